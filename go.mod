@@ -1,0 +1,3 @@
+module github.com/voicetest-go/voicetest
+
+go 1.26
