@@ -1,0 +1,50 @@
+package voicetest
+
+import (
+	"context"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+)
+
+// User is the simulated caller. The personas package implements it with
+// scripted lines, recorded audio and LLM-played personas.
+//
+// NextUtterance is asked for the user's next turn, with the conversation so
+// far in st. It must not keep st after it returns.
+type User interface {
+	NextUtterance(ctx context.Context, st *State) (Utterance, error)
+}
+
+// Utterance is what the user does on one turn.
+type Utterance struct {
+	// Text is what the user says. With Audio unset, the runner speaks it
+	// through the configured user TTS (or sends it as text to a text-only
+	// agent).
+	Text string
+	// Audio, when set, is recorded speech to play instead of synthesising
+	// Text; Text then holds its transcript, if known.
+	Audio pcm.Chunk
+	// Voice overrides the user TTS voice for this utterance.
+	Voice string
+	// Effects apply to the user's audio after TTS (and after the cache):
+	// noise, a telephone band, packet loss.
+	Effects pcm.Effect
+	// Wait asks the runner to let the agent keep talking for up to this
+	// long before the user speaks (the agent said "one moment"). The
+	// runner bounds it by its own wait limit.
+	Wait time.Duration
+	// HangUp ends the call after Text (if any) is said.
+	HangUp bool
+	// Done reports that the user has nothing more to say: a scripted user
+	// out of lines. The conversation ends as if the user hung up.
+	Done bool
+}
+
+// UserFunc adapts a function to the User interface.
+type UserFunc func(ctx context.Context, st *State) (Utterance, error)
+
+// NextUtterance calls f.
+func (f UserFunc) NextUtterance(ctx context.Context, st *State) (Utterance, error) {
+	return f(ctx, st)
+}
