@@ -244,17 +244,17 @@ const (
 	// DTMF tones. The block is Hann-windowed and analysed every quarter
 	// block.
 	dtmfBlock = 25625 * time.Microsecond
-	// dtmfRelPeakDB: within each group, the chosen tone must exceed each
-	// other tone of the group by this much.
-	dtmfRelPeakDB = 10
+	// dtmfRelPeak: within each group, the chosen tone must exceed each
+	// other tone of the group by this power ratio (10 dB).
+	dtmfRelPeak = 10.0
 	// dtmfToneFraction: the two tones must carry at least this fraction of
 	// the block's power. Speech and noise spread their power; a key does
 	// not.
 	dtmfToneFraction = 0.6
-	// dtmfHarmonicDB: each tone's second harmonic must be this much weaker
-	// than the tone, which rejects voices and music whose harmonics happen
-	// to fall on DTMF frequencies.
-	dtmfHarmonicDB = 15
+	// dtmfHarmonic: each tone's second harmonic must be weaker than the
+	// tone by this power ratio (15 dB), which rejects voices and music
+	// whose harmonics happen to fall on DTMF frequencies.
+	dtmfHarmonic = 31.622776601683793
 	// dtmfRelease is how many consecutive analysis steps without the key
 	// end a key press: a single dropped step (6.4 ms) does not split one
 	// long press into two digits.
@@ -472,23 +472,21 @@ func (d *DTMFDetector) classify() rune {
 	if ph > pl*d.normTw || pl > ph*d.revTw {
 		return 0
 	}
-	rel := math.Pow(10, dtmfRelPeakDB/10.0)
 	for i := range 4 {
-		if i != lo && p[i]*rel > pl {
+		if i != lo && p[i]*dtmfRelPeak > pl {
 			return 0
 		}
-		if 4+i != hi && p[4+i]*rel > ph {
+		if 4+i != hi && p[4+i]*dtmfRelPeak > ph {
 			return 0
 		}
 	}
 	if pl+ph < dtmfToneFraction*total {
 		return 0
 	}
-	harm := math.Pow(10, dtmfHarmonicDB/10.0)
-	if c := d.harmC[lo]; c != 0 && !d.noLowHarm[lo][hi-4] && goertzelPower(d.work, c)*d.toneK*harm > pl {
+	if c := d.harmC[lo]; c != 0 && !d.noLowHarm[lo][hi-4] && goertzelPower(d.work, c)*d.toneK*dtmfHarmonic > pl {
 		return 0
 	}
-	if c := d.harmC[hi]; c != 0 && goertzelPower(d.work, c)*d.toneK*harm > ph {
+	if c := d.harmC[hi]; c != 0 && goertzelPower(d.work, c)*d.toneK*dtmfHarmonic > ph {
 		return 0
 	}
 	return rune(dtmfKeys[lo*4+(hi-4)])

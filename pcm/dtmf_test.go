@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -377,6 +379,70 @@ func TestDTMFRepeatedKeyShortGap(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkDigits(t, got, "5555", 0, 90*time.Millisecond, 50*time.Millisecond, dtmfTol)
+	}
+}
+
+// TestDTMFNoGap checks keys that follow each other with no silence.
+func TestDTMFNoGap(t *testing.T) {
+	cfg := DTMFConfig{Tone: 60 * time.Millisecond, LevelDBFS: -10}
+	c, err := GenerateDTMF("1236", Rate8k, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DetectDTMF(c, DefaultDTMFDetectConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDigits(t, got, "1236", 0, 60*time.Millisecond, 60*time.Millisecond, 2*dtmfTol)
+}
+
+// TestDTMFTalkOffLive synthesises several voices saying several sentences
+// and checks that none of it is heard as a key, at 8 and 16 kHz.
+func TestDTMFTalkOffLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesises speech; skipped with -short")
+	}
+	for _, tool := range []struct{ bin, pkg string }{{"flite", "flite"}, {"espeak-ng", "espeak-ng"}, {"sox", "sox"}} {
+		if _, err := exec.LookPath(tool.bin); err != nil {
+			t.Skipf("%s not installed (Debian package %s)", tool.bin, tool.pkg)
+		}
+	}
+	text := "Thank you for calling. Press one for sales, two for support, or hold for an operator. " +
+		"Your balance is four hundred and twelve dollars. Goodbye!"
+	dir := t.TempDir()
+	var wavs []string
+	for _, voice := range []string{"slt", "kal", "awb", "rms"} {
+		out := filepath.Join(dir, voice+".wav")
+		if b, err := exec.CommandContext(t.Context(), "flite", "-voice", voice, "-t", text, "-o", out).CombinedOutput(); err != nil {
+			t.Fatalf("flite -voice %s: %v\n%s", voice, err, b)
+		}
+		wavs = append(wavs, out)
+	}
+	for _, voice := range []string{"en-us", "en-us+f3"} {
+		out := filepath.Join(dir, voice+".wav")
+		if b, err := exec.CommandContext(t.Context(), "espeak-ng", "-v", voice, "-w", out, text).CombinedOutput(); err != nil {
+			t.Fatalf("espeak-ng -v %s: %v\n%s", voice, err, b)
+		}
+		wavs = append(wavs, out)
+	}
+	for _, wav := range wavs {
+		for _, rate := range []int{Rate8k, Rate16k} {
+			raw, err := exec.CommandContext(t.Context(), "sox", wav, "-r", fmt.Sprint(rate), "-c", "1", "-b", "16", "-e", "signed", "-L", "-t", "raw", "-").Output()
+			if err != nil {
+				t.Fatalf("sox %s: %v", wav, err)
+			}
+			c, err := FromBytes(rate, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DetectDTMF(c, DefaultDTMFDetectConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 0 {
+				t.Errorf("%s at %d Hz (%v): false digits %v", filepath.Base(wav), rate, c.Duration(), got)
+			}
+		}
 	}
 }
 
