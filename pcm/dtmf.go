@@ -372,9 +372,9 @@ func (d *DTMFDetector) Reset() {
 }
 
 // Process analyses samples, which continue the stream, and appends to dst
-// the keys whose press ended within them. A key is reported once its tones
-// have stopped for about 13 ms, so the last key of a stream may only come
-// out of Flush.
+// the keys whose press ended within them. A key is reported about 20 ms
+// after its tones stop, so the last key of a stream may only come out of
+// Flush.
 func (d *DTMFDetector) Process(dst []DTMFDigit, samples []int16) []DTMFDigit {
 	d.pushed += int64(len(samples))
 	for len(samples) > 0 {

@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -205,6 +206,46 @@ func TestDTMFMulawFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDigits(t, got, allDTMF, 0, 120*time.Millisecond, 60*time.Millisecond, dtmfTol)
+}
+
+// TestDTMFG711Live sends generated keys through G.711 µ-law and A-law at
+// 8 kHz with ffmpeg (encode, then decode) and detects them.
+func TestDTMFG711Live(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg not installed (Debian package ffmpeg); TestDTMFMulawFixture covers µ-law")
+	}
+	cfg := DTMFConfig{Tone: 50 * time.Millisecond, Gap: 50 * time.Millisecond, LevelDBFS: -24, TwistDB: 2}
+	c, err := GenerateDTMF(allDTMF, Rate8k, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, law := range []string{"mulaw", "alaw"} {
+		run := func(stdin []byte, args ...string) []byte {
+			cmd := exec.CommandContext(t.Context(), "ffmpeg", append([]string{"-nostdin", "-loglevel", "error"}, args...)...)
+			cmd.Stdin = bytes.NewReader(stdin)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("ffmpeg %v: %v", args, err)
+			}
+			return out
+		}
+		enc := run(c.Bytes(), "-f", "s16le", "-ar", "8000", "-ac", "1", "-i", "-", "-f", law, "-")
+		if len(enc) != c.Len() {
+			t.Fatalf("%s: %d bytes for %d samples", law, len(enc), c.Len())
+		}
+		dec := run(enc, "-f", law, "-ar", "8000", "-ac", "1", "-i", "-", "-f", "s16le", "-")
+		back, err := FromBytes(Rate8k, dec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DetectDTMF(back, DefaultDTMFDetectConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(law, func(t *testing.T) {
+			checkDigits(t, got, allDTMF, 0, 100*time.Millisecond, 50*time.Millisecond, dtmfTol)
+		})
+	}
 }
 
 // TestDTMFNoise adds white noise 20 dB below the tones (and, as a margin

@@ -184,6 +184,50 @@ func TestVADSpeech(t *testing.T) {
 	}
 }
 
+// TestVADLongSpeech checks that speech running much longer than the
+// floor window (10.6 s: the fixture's speech five times over, without
+// pauses) does not raise the noise floor into the speech: it stays one
+// segment.
+func TestVADLongSpeech(t *testing.T) {
+	speech := vdLoad(t, "vad_speech16k.s16", Rate16k)
+	act := speech.Slice(speechSpan.Start, speechSpan.End)
+	ref := vdPower(act.Samples)
+	long := vdConcat(Rate16k, Silence(Rate16k, time.Second), act, act, act, act, act, Silence(Rate16k, time.Second))
+	end := time.Second + 5*act.Duration()
+	for name, in := range map[string]Chunk{
+		"clean": long,
+		"white": vdWhiteNoise(long, ref, 10, 5),
+		"pink":  vdPinkNoise(long, ref, 10, 5),
+	} {
+		got, err := DetectSpeech(in, DefaultVADConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Start < time.Second || got[0].Start > time.Second+70*time.Millisecond ||
+			got[0].End > end || got[0].End < end-150*time.Millisecond {
+			t.Errorf("%s: segments %v, want one from 1s to %v", name, got, end)
+		}
+	}
+}
+
+// TestVADRisingNoise pins down the documented cost of the minimum-tracking
+// floor: noise that jumps 20 dB louder is taken for speech until the floor
+// window has passed, and not after.
+func TestVADRisingNoise(t *testing.T) {
+	cfg := DefaultVADConfig()
+	quiet := vdWhiteNoise(Silence(Rate16k, 5*time.Second), 1e4, 0, 1)
+	loud := vdPinkNoise(Silence(Rate16k, 10*time.Second), 1e6, 0, 2)
+	got, err := DetectSpeech(vdConcat(Rate16k, quiet, loud), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got {
+		if s.Start < 5*time.Second || s.End > 5*time.Second+cfg.FloorWindow+cfg.Frame {
+			t.Errorf("segment %v outside [5s, 5s + FloorWindow]", s)
+		}
+	}
+}
+
 // TestVADSpeechFromFirstSample checks speech that starts at the first
 // sample, with noise starting with it, so that no quiet lead-in shows the
 // noise floor first.
