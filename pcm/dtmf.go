@@ -439,8 +439,9 @@ func (d *DTMFDetector) finish(dst []DTMFDigit) []DTMFDigit {
 	n := int64(d.n)
 	start := d.stepStart(d.first) + n/2 - n/4
 	end := d.stepStart(d.last) + n/2 + n/4
+	// A key cut by the stream's start or end is judged on what was heard.
+	start, end = max(start, 0), min(end, d.pushed)
 	if end-start >= d.minLen {
-		start, end = max(start, 0), min(end, d.pushed)
 		dst = append(dst, DTMFDigit{Digit: d.cur, Start: DurationOf(int(start), d.rate), End: DurationOf(int(end), d.rate)})
 	}
 	d.cur, d.misses = 0, 0
