@@ -781,3 +781,16 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+func TestNilProducer(t *testing.T) {
+	c := openTest(t, t.TempDir(), Record)
+	if _, err := c.Text(t.Context(), textKey("a"), nil); !errors.Is(err, errNoProducer) {
+		t.Errorf("Text with nil producer: %v", err)
+	}
+	if _, err := c.Audio(t.Context(), textKey("a"), nil); !errors.Is(err, errNoProducer) {
+		t.Errorf("Audio with nil producer: %v", err)
+	}
+	if _, err := DoJSON[int](t.Context(), c, textKey("a"), nil); !errors.Is(err, errNoProducer) {
+		t.Errorf("DoJSON with nil producer: %v", err)
+	}
+}

@@ -119,7 +119,7 @@ type transport struct {
 // httpRequest is a request reduced to its key, plus what redaction needs.
 type httpRequest struct {
 	key     Key
-	summary string
+	summary func() string
 	secrets []string
 	stream  bool
 }
@@ -458,16 +458,18 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 		provider = t.defaultProvider(u)
 	}
 	hr.key = Key{Kind: kind, Provider: provider, Model: model, Fields: fields}
-	sum := req.Method + " " + u.EscapedPath()
-	if model != "" {
-		sum += " model=" + model
-	}
-	if b, ok := fields["body"]; ok {
-		if enc, err := canonical(b); err == nil {
-			sum += " body=" + preview(string(enc), 160)
+	hr.summary = func() string {
+		sum := req.Method + " " + u.EscapedPath()
+		if model != "" {
+			sum += " model=" + model
 		}
+		if b, ok := fields["body"]; ok {
+			if enc, err := canonical(b); err == nil {
+				sum += " body=" + preview(string(enc), 160)
+			}
+		}
+		return sum
 	}
-	hr.summary = sum
 	return hr, nil
 }
 
