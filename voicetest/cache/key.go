@@ -110,7 +110,7 @@ func secretName(name string) bool {
 		strings.Contains(n, "password"), strings.Contains(n, "passwd"),
 		strings.Contains(n, "credential"), strings.Contains(n, "privatekey"),
 		strings.Contains(n, "authorization"), strings.Contains(n, "cookie"),
-		strings.Contains(n, "session"), strings.Contains(n, "signature"),
+		strings.Contains(n, "signature"),
 		n == "auth", n == "key", n == "sig", n == "bearer":
 		return true
 	case strings.Contains(n, "token"):

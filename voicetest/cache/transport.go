@@ -557,8 +557,8 @@ func multipartFields(body []byte, boundary string, secrets []string) (map[string
 	return form, nil
 }
 
-// scrubTree removes object members named like secrets and blanks secret
-// values inside strings, in a decoded JSON tree.
+// scrubTree removes scalar object members named like secrets and blanks
+// secret values inside strings, in a decoded JSON tree.
 func scrubTree(v any, secrets []string) any {
 	switch x := v.(type) {
 	case string:
@@ -575,7 +575,9 @@ func scrubTree(v any, secrets []string) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if secretName(k) {
+			// A credential is a string (or number); an object under such a
+			// name is data, like a JSON schema property called "password".
+			if secretName(k) && isScalar(e) {
 				continue
 			}
 			out[k] = scrubTree(e, secrets)
@@ -583,6 +585,14 @@ func scrubTree(v any, secrets []string) any {
 		return out
 	}
 	return v
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
 }
 
 // secretHeader reports request headers that carry credentials.
@@ -609,6 +619,7 @@ func noiseHeader(name string) bool {
 		strings.Contains(n, "request-id") || strings.Contains(n, "requestid") ||
 		strings.Contains(n, "idempotency") || strings.Contains(n, "correlation") ||
 		strings.Contains(n, "trace") || strings.Contains(n, "timestamp") ||
+		strings.Contains(n, "session") ||
 		strings.Contains(n, "nonce")
 }
 

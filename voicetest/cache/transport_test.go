@@ -408,3 +408,26 @@ func TestTransportHostInKey(t *testing.T) {
 		t.Error("KeyOnPath with WithProvider: hosts still in the key")
 	}
 }
+
+func TestTransportScrubKeepsSchemas(t *testing.T) {
+	tr := openTest(t, t.TempDir(), Replay).Transport(nil).(*transport)
+	body := `{"model":"m","api_key":"abcdefgh","tools":[{"parameters":{"properties":{"password":{"type":"string"}}}}],"max_tokens":5}`
+	req, _ := http.NewRequest("POST", "https://api.example.com/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Session-Id", "s-123")
+	hr, err := tr.describe(req, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := canonical(hr.key.Fields)
+	for _, want := range []string{`"password":{"type":"string"}`, `"max_tokens":5`} {
+		if !strings.Contains(string(enc), want) {
+			t.Errorf("key lacks %s: %s", want, enc)
+		}
+	}
+	for _, unwanted := range []string{"api_key", "abcdefgh", "s-123"} {
+		if strings.Contains(string(enc), unwanted) {
+			t.Errorf("key contains %s: %s", unwanted, enc)
+		}
+	}
+}
