@@ -153,7 +153,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return t.base.RoundTrip(out)
 	}
-	if hr.stream && t.c.mode != Off {
+	if t.c.mode == Off {
+		// The cache is not involved: the response, streamed or not, is the
+		// server's, untouched.
+		return send(req.Context())
+	}
+	if hr.stream {
 		return t.roundTripStream(req, r, hr, send)
 	}
 	s, err := t.c.get(req.Context(), r, func(ctx context.Context) (stored, error) {

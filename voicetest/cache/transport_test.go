@@ -431,3 +431,21 @@ func TestTransportScrubKeepsSchemas(t *testing.T) {
 		}
 	}
 }
+
+func TestTransportOffPassesThrough(t *testing.T) {
+	dir := t.TempDir()
+	srv := newFakeOpenAI(t)
+	client := openTest(t, dir, Off).Client()
+	for i := 1; i <= 2; i++ {
+		resp, body := do(t, client, chatRequest(t, srv.URL, `{"model":"m"}`, nil))
+		if want := fmt.Sprintf(`"id": "chatcmpl-%d"`, i); !strings.Contains(string(body), want) {
+			t.Errorf("call %d: body %s lacks %s: off mode must call the server every time", i, body, want)
+		}
+		if resp.Header.Get("Openai-Processing-Ms") == "" {
+			t.Errorf("off mode changed the response headers: %v", resp.Header)
+		}
+	}
+	if fs := files(t, dir); len(fs) != 0 {
+		t.Errorf("off mode wrote %v", fs)
+	}
+}
