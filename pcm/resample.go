@@ -120,6 +120,7 @@ func NewResampler(from, to int) (*Resampler, error) {
 	upRate := float64(u) * float64(from) // rate the prototype runs at
 	taps := kaiserTaps(resampleAtten, (stop-pass)/upRate)
 	r.k = (taps + u - 1) / u
+	r.k = (r.k + 3) &^ 3 // whole groups of four for the vector dot product
 	total := r.k * u
 	if int64(r.k)*int64(u+1) > maxCoefficients {
 		return nil, fmt.Errorf("%w: %d Hz → %d Hz needs %d filter taps (limit %d); resample in two steps through an intermediate rate",
@@ -248,9 +249,6 @@ func (r *Resampler) extend(n int) []float32 {
 func (r *Resampler) produce(dst []int16, want int64) []int16 {
 	k := int64(r.k)
 	avail := r.base + int64(len(r.buf)) // one past the last input sample held
-	if cap(dst)-len(dst) < int(want-r.nOut) {
-		dst = grow(dst, int(want-r.nOut))[:len(dst)]
-	}
 	if r.exact {
 		for r.nOut < want && r.pi < avail {
 			start := r.pi - (k - 1) - r.base
@@ -301,19 +299,22 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 	return dst
 }
 
-// dot returns the inner product of h and x[:len(h)].
-func dot(h, x []float32) float32 {
+// dotGo returns the inner product of h and x[:len(h)] in portable Go, four
+// products at a time into independent accumulators.
+func dotGo(h, x []float32) float32 {
 	x = x[:len(h)]
 	var s0, s1, s2, s3 float32
-	for len(h) >= 4 && len(x) >= 4 {
-		s0 += h[0] * x[0]
-		s1 += h[1] * x[1]
-		s2 += h[2] * x[2]
-		s3 += h[3] * x[3]
-		h, x = h[4:], x[4:]
+	i := 0
+	for ; i+4 <= len(h); i += 4 {
+		hh := h[i : i+4 : i+4]
+		xx := x[i : i+4 : i+4]
+		s0 += hh[0] * xx[0]
+		s1 += hh[1] * xx[1]
+		s2 += hh[2] * xx[2]
+		s3 += hh[3] * xx[3]
 	}
-	for j := range h {
-		s0 += h[j] * x[j]
+	for ; i < len(h); i++ {
+		s0 += h[i] * x[i]
 	}
 	return (s0 + s1) + (s2 + s3)
 }

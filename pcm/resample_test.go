@@ -297,3 +297,21 @@ func TestResampleMatchesSox(t *testing.T) {
 		}
 	}
 }
+
+func TestDotMatchesPortable(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 80 {
+		h, x := make([]float32, n), make([]float32, n+3)
+		var exact float64
+		for i := range h {
+			h[i] = rng.Float32()*2 - 1
+			x[i] = rng.Float32()*60000 - 30000
+			exact += float64(h[i]) * float64(x[i])
+		}
+		a, b := dot(h, x), dotGo(h, x)
+		if math.Abs(float64(a)-exact) > 1e-3*(1+math.Abs(exact)) || math.Abs(float64(b)-exact) > 1e-3*(1+math.Abs(exact)) {
+			t.Errorf("n=%d: dot %v, dotGo %v, exact %v", n, a, b, exact)
+		}
+	}
+}
