@@ -315,8 +315,10 @@ func PacketLoss(rate float64, frame time.Duration, seed uint64) Effect {
 			// Ping-pong through last: backwards from its end, then forwards.
 			m := len(last)
 			k := d % (2 * m)
-			v := float64(last[m-1-k])
-			if k >= m {
+			var v float64
+			if k < m {
+				v = float64(last[m-1-k])
+			} else {
 				v = float64(last[k-m])
 			}
 			if d > hold {

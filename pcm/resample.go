@@ -29,6 +29,9 @@ const (
 	// resampleBlock is how many input samples Process converts at a time;
 	// it bounds the Resampler's working buffer.
 	resampleBlock = 4096
+	// maxResampleRate bounds the rates a Resampler accepts, which keeps
+	// its position arithmetic far from int64 overflow.
+	maxResampleRate = 1 << 24
 )
 
 // ErrResampleRatio reports a pair of rates whose conversion filter would be
@@ -101,11 +104,15 @@ type Resampler struct {
 }
 
 // NewResampler returns a Resampler from rate from to rate to. A rate ≤ 0 is
-// ErrBadRate; a pair needing an enormous filter is ErrResampleRatio. from ==
+// ErrBadRate; a rate above 16777216 Hz, or a pair needing an enormous
+// filter, is ErrResampleRatio. from ==
 // to is allowed and still filters (at the common Nyquist frequency).
 func NewResampler(from, to int) (*Resampler, error) {
 	if from <= 0 || to <= 0 {
 		return nil, fmt.Errorf("pcm: resampler %d Hz → %d Hz: %w", from, to, ErrBadRate)
+	}
+	if from > maxResampleRate || to > maxResampleRate {
+		return nil, fmt.Errorf("%w: %d Hz → %d Hz: rates above %d Hz are not supported", ErrResampleRatio, from, to, maxResampleRate)
 	}
 	g := gcd(from, to)
 	r := &Resampler{from: from, to: to, l: int64(to / g), m: int64(from / g)}
