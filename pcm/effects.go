@@ -158,6 +158,7 @@ func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 		}
 		rng := newRNG(seed)
 		noise := make([]float64, len(c.Samples))
+		resamplers := make(map[int]*Resampler) // per talker rate, this call only
 		fade := max(SamplesFor(c.Rate, babbleFade), 1)
 		lo, hi := SamplesFor(c.Rate, babbleMinExcerpt), SamplesFor(c.Rate, babbleMaxExcerpt)
 		for range babbleVoices {
@@ -166,7 +167,7 @@ func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 			pos := -rng.IntN(hi)
 			for pos < len(noise) {
 				want := lo + rng.IntN(hi-lo+1)
-				ex := excerpt(rng, usable[rng.IntN(len(usable))], c.Rate, want)
+				ex := excerpt(rng, usable[rng.IntN(len(usable))], c.Rate, want, resamplers)
 				if len(ex) == 0 {
 					pos += want // this talker cannot be used at this rate
 					continue
@@ -193,19 +194,28 @@ func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 }
 
 // excerpt returns about n samples at rate from a random place in t (all of
-// t if it is shorter), or nil if t cannot be resampled to rate.
-func excerpt(rng *rand.Rand, t Chunk, rate, n int) []int16 {
+// t if it is shorter), or nil if t cannot be resampled to rate. It keeps
+// the resamplers it builds in rs, by t's rate.
+func excerpt(rng *rand.Rand, t Chunk, rate, n int, rs map[int]*Resampler) []int16 {
 	m := min(int(int64(n)*int64(t.Rate)/int64(rate))+1, len(t.Samples))
 	start := rng.IntN(len(t.Samples) - m + 1)
-	piece := Chunk{Rate: t.Rate, Samples: t.Samples[start : start+m]}
+	piece := t.Samples[start : start+m]
 	if t.Rate == rate {
-		return piece.Samples
+		return piece
 	}
-	r, err := Resample(piece, rate)
-	if err != nil {
+	r, ok := rs[t.Rate]
+	if !ok {
+		var err error
+		if r, err = NewResampler(t.Rate, rate); err != nil {
+			r = nil // remembered, so the failure is not retried
+		}
+		rs[t.Rate] = r
+	}
+	if r == nil {
 		return nil
 	}
-	return r.Samples
+	out := r.Process(nil, piece)
+	return r.Flush(out) // Flush also resets r for the next excerpt
 }
 
 // Telephone band edges and filter orders.

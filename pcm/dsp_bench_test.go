@@ -1,0 +1,84 @@
+package pcm
+
+import (
+	"testing"
+	"time"
+)
+
+// reportSamples reports samples per second for n samples per iteration.
+func reportSamples(b *testing.B, n int) {
+	b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds()/1e6, "Msamples/s")
+}
+
+func BenchmarkMixInto(b *testing.B) {
+	src := tone(Rate24k, 440, 8000, 0, Rate24k)
+	dst := tone(Rate24k, 300, 8000, 0, Rate24k)
+	for _, g := range []struct {
+		name string
+		gain float64
+	}{{"unity", 1}, {"gain0.5", 0.5}} {
+		b.Run(g.name, func(b *testing.B) {
+			b.SetBytes(int64(2 * len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				MixInto(dst, src, g.gain)
+			}
+			reportSamples(b, len(src))
+		})
+	}
+}
+
+// BenchmarkMix is the allocating Chunk form: a 1 s user turn over 1 s of
+// agent audio, half overlapping.
+func BenchmarkMix(b *testing.B) {
+	agent := Chunk{Rate: Rate24k, Samples: tone(Rate24k, 300, 8000, 0, Rate24k)}
+	user := Chunk{Rate: Rate24k, Samples: tone(Rate24k, 440, 8000, 0, Rate24k)}
+	b.SetBytes(int64(2 * len(user.Samples)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Mix(agent, user, 500*time.Millisecond); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportSamples(b, len(user.Samples))
+}
+
+// BenchmarkEffects applies each effect to 1 s of speech-like audio at 24 kHz.
+func BenchmarkEffects(b *testing.B) {
+	in := speechLike(Rate24k, time.Second, 1)
+	talkers := testTalkers()
+	effects := []struct {
+		name string
+		e    Effect
+	}{
+		{"Gain", Gain(-6)},
+		{"Normalize", Normalize(-26)},
+		{"WhiteNoise", WhiteNoise(10, 1)},
+		{"PinkNoise", PinkNoise(10, 1)},
+		{"BrownNoise", BrownNoise(10, 1)},
+		{"Babble", Babble(talkers, 10, 1)},
+		{"TelephoneBand", TelephoneBand()},
+		{"Clip", Clip(-12)},
+		{"PacketLoss", PacketLoss(0.1, 20*time.Millisecond, 1)},
+	}
+	for _, e := range effects {
+		b.Run(e.name, func(b *testing.B) {
+			b.SetBytes(int64(2 * len(in.Samples)))
+			b.ReportAllocs()
+			for b.Loop() {
+				e.e(in)
+			}
+			reportSamples(b, len(in.Samples))
+		})
+	}
+}
+
+func BenchmarkActiveRMS(b *testing.B) {
+	in := speechLike(Rate24k, time.Second, 1)
+	b.SetBytes(int64(2 * len(in.Samples)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ActiveRMS(in)
+	}
+	reportSamples(b, len(in.Samples))
+}
