@@ -1,6 +1,7 @@
 package pcm
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -8,6 +9,34 @@ import (
 // reportSamples reports samples per second for n samples per iteration.
 func reportSamples(b *testing.B, n int) {
 	b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds()/1e6, "Msamples/s")
+}
+
+// cpuClock measures the CPU time of one benchmark's loop on its own OS
+// thread; see threadCPU.
+type cpuClock struct {
+	start time.Duration
+	ok    bool
+}
+
+// startCPU locks the goroutine to its thread (until the benchmark ends)
+// and starts measuring.
+func startCPU(b *testing.B) *cpuClock {
+	b.Helper()
+	runtime.LockOSThread()
+	b.Cleanup(runtime.UnlockOSThread)
+	c := &cpuClock{}
+	c.start, c.ok = threadCPU()
+	return c
+}
+
+// report adds metric unit: count per CPU-second, in millions.
+func (c *cpuClock) report(b *testing.B, count float64, unit string) {
+	b.Helper()
+	end, ok := threadCPU()
+	if !c.ok || !ok || end <= c.start {
+		return
+	}
+	b.ReportMetric(count/(end-c.start).Seconds()/1e6, unit)
 }
 
 func BenchmarkMixInto(b *testing.B) {

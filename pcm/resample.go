@@ -29,6 +29,9 @@ const (
 	// resampleBlock is how many input samples Process converts at a time;
 	// it bounds the Resampler's working buffer.
 	resampleBlock = 4096
+	// resampleBatch is how many output samples are computed per call into
+	// the vector kernel.
+	resampleBatch = 256
 	// maxResampleRate bounds the rates a Resampler accepts, which keeps
 	// its position arithmetic far from int64 overflow.
 	maxResampleRate = 1 << 24
@@ -101,6 +104,11 @@ type Resampler struct {
 	// bank) or nOut·M + centre = pi·L + pr (exact bank).
 	pi, pr int64
 	mi, mr int64 // M / L and M % L
+
+	// Batch workspace for the exact bank: each output's filter row and
+	// input window offsets, and the unrounded outputs.
+	cOff, xOff []int32
+	out        []float32
 }
 
 // NewResampler returns a Resampler from rate from to rate to. A rate ≤ 0 is
@@ -155,6 +163,9 @@ func NewResampler(from, to int) (*Resampler, error) {
 	}
 	r.mi, r.mr = r.m/r.l, r.m%r.l
 	r.buf = make([]float32, 0, 2*r.k+resampleBlock+int(r.mi)+8)
+	if r.exact {
+		r.cOff, r.xOff, r.out = make([]int32, resampleBatch), make([]int32, resampleBatch), make([]float32, resampleBatch)
+	}
 	r.Reset()
 	return r, nil
 }
@@ -257,18 +268,28 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 	k := int64(r.k)
 	avail := r.base + int64(len(r.buf)) // one past the last input sample held
 	if r.exact {
+		// Plan a batch of outputs (filter row and input window of each),
+		// compute them in one call, then round them into dst.
 		for r.nOut < want && r.pi < avail {
-			start := r.pi - (k - 1) - r.base
-			p := r.pr
-			y := dot(r.coef[p*k:(p+1)*k], r.buf[start:start+k])
-			dst = append(dst, round16(y))
-			r.nOut++
-			r.pr += r.mr
-			r.pi += r.mi
-			if r.pr >= r.l {
-				r.pr -= r.l
-				r.pi++
+			nb := 0
+			for nb < len(r.out) && r.nOut+int64(nb) < want && r.pi < avail {
+				r.cOff[nb] = int32(r.pr * k)
+				r.xOff[nb] = int32(r.pi - (k - 1) - r.base)
+				nb++
+				r.pr += r.mr
+				r.pi += r.mi
+				if r.pr >= r.l {
+					r.pr -= r.l
+					r.pi++
+				}
 			}
+			// The offsets are in range: rows are < len(coef) by
+			// construction, and windows end at pi < avail.
+			polyBatch(r.out[:nb], r.coef, r.buf, r.cOff[:nb], r.xOff[:nb], r.k)
+			for _, y := range r.out[:nb] {
+				dst = append(dst, round16(y))
+			}
+			r.nOut += int64(nb)
 		}
 	} else {
 		u := float64(r.phases)
