@@ -25,7 +25,7 @@ const (
 	approxPhases = 512
 	// maxCoefficients bounds the coefficient table (4 bytes each), so that a
 	// pathological ratio is an error rather than a huge allocation.
-	maxCoefficients = 1 << 24
+	maxCoefficients = 1 << 22
 	// resampleBlock is how many input samples Process converts at a time;
 	// it bounds the Resampler's working buffer.
 	resampleBlock = 4096
@@ -113,8 +113,9 @@ type Resampler struct {
 
 // NewResampler returns a Resampler from rate from to rate to. A rate ≤ 0 is
 // ErrBadRate; a rate above 16777216 Hz, or a pair needing an enormous
-// filter, is ErrResampleRatio. from ==
-// to is allowed and still filters (at the common Nyquist frequency).
+// filter (over 4M coefficients, which only extreme ratios such as
+// 1000003 → 1 Hz do), is ErrResampleRatio. from == to is allowed and still
+// filters (at the common Nyquist frequency).
 func NewResampler(from, to int) (*Resampler, error) {
 	if from <= 0 || to <= 0 {
 		return nil, fmt.Errorf("pcm: resampler %d Hz → %d Hz: %w", from, to, ErrBadRate)

@@ -315,3 +315,28 @@ func TestDotMatchesPortable(t *testing.T) {
 		}
 	}
 }
+
+// TestResampleUnusualPairs covers rates outside the common set, including
+// pairs that need the interpolated bank (L > 1024) and large ratios.
+func TestResampleUnusualPairs(t *testing.T) {
+	t.Parallel()
+	pairs := [][2]int{{11025, 8000}, {32000, 22050}, {96000, 8000}, {12345, 6789}, {6789, 12345}, {100, 8000}, {8000, 100}, {8000, 7999}}
+	for _, p := range pairs {
+		freq := 0.3 * float64(min(p[0], p[1])) / 2
+		n := max(p[0], 4000)
+		in := Chunk{Rate: p[0], Samples: tone(p[0], freq, 10000, 0.7, n)}
+		out, err := Resample(in, p[1])
+		if err != nil {
+			t.Fatalf("%d→%d Hz: %v", p[0], p[1], err)
+		}
+		if want := int(math.Round(float64(n) * float64(p[1]) / float64(p[0]))); out.Len() != want {
+			t.Errorf("%d→%d Hz: %d samples, want %d", p[0], p[1], out.Len(), want)
+		}
+		f := fitTone(t, out.Samples, p[1], freq, out.Len()/8)
+		dp := phaseDiff(f.phase, 0.7)
+		t.Logf("%d→%d Hz, %.0f Hz tone: SNR %.1f dB, phase error %.1e rad", p[0], p[1], freq, f.snrDB, dp)
+		if f.snrDB < 60 || math.Abs(dp) > 1e-3 {
+			t.Errorf("%d→%d Hz: SNR %.1f dB (want ≥ 60), phase error %.1e rad (want < 1e-3)", p[0], p[1], f.snrDB, dp)
+		}
+	}
+}
