@@ -6,9 +6,12 @@ import (
 	"time"
 )
 
-// reportSamples reports samples per second for n samples per iteration.
-func reportSamples(b *testing.B, n int) {
+// reportSamples reports samples per second, of wall time and of the
+// benchmark thread's CPU time (see startCPU), for n samples per iteration.
+func reportSamples(b *testing.B, cpu *cpuClock, n int) {
+	b.Helper()
 	b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds()/1e6, "Msamples/s")
+	cpu.report(b, float64(b.N)*float64(n), "Msamples/cpu-s")
 }
 
 // cpuClock measures the CPU time of one benchmark's loop on its own OS
@@ -49,10 +52,11 @@ func BenchmarkMixInto(b *testing.B) {
 		b.Run(g.name, func(b *testing.B) {
 			b.SetBytes(int64(2 * len(src)))
 			b.ReportAllocs()
+			cpu := startCPU(b)
 			for b.Loop() {
 				MixInto(dst, src, g.gain)
 			}
-			reportSamples(b, len(src))
+			reportSamples(b, cpu, len(src))
 		})
 	}
 }
@@ -64,12 +68,13 @@ func BenchmarkMix(b *testing.B) {
 	user := Chunk{Rate: Rate24k, Samples: tone(Rate24k, 440, 8000, 0, Rate24k)}
 	b.SetBytes(int64(2 * len(user.Samples)))
 	b.ReportAllocs()
+	cpu := startCPU(b)
 	for b.Loop() {
 		if _, err := Mix(agent, user, 500*time.Millisecond); err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportSamples(b, len(user.Samples))
+	reportSamples(b, cpu, len(user.Samples))
 }
 
 // BenchmarkEffects applies each effect to 1 s of speech-like audio at 24 kHz.
@@ -94,10 +99,11 @@ func BenchmarkEffects(b *testing.B) {
 		b.Run(e.name, func(b *testing.B) {
 			b.SetBytes(int64(2 * len(in.Samples)))
 			b.ReportAllocs()
+			cpu := startCPU(b)
 			for b.Loop() {
 				e.e(in)
 			}
-			reportSamples(b, len(in.Samples))
+			reportSamples(b, cpu, len(in.Samples))
 		})
 	}
 }
@@ -106,8 +112,9 @@ func BenchmarkActiveRMS(b *testing.B) {
 	in := speechLike(Rate24k, time.Second, 1)
 	b.SetBytes(int64(2 * len(in.Samples)))
 	b.ReportAllocs()
+	cpu := startCPU(b)
 	for b.Loop() {
 		ActiveRMS(in)
 	}
-	reportSamples(b, len(in.Samples))
+	reportSamples(b, cpu, len(in.Samples))
 }
