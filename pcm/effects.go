@@ -139,8 +139,9 @@ const (
 // recordings at any rate, at snrDB below the input's active level (the
 // babble's level is its RMS over the chunk). Six overlapping streams each
 // play random excerpts (0.8–2.5 s, from random talkers at random
-// positions, faded in and out over 10 ms) back to back; excerpts are
-// resampled to the input's rate. The talkers are not modified and may be
+// positions, cross-faded over 10 ms at each join; each stream starts
+// part-way into its first excerpt) back to back; excerpts are resampled to
+// the input's rate. The talkers are not modified and may be
 // shared. Talkers that are empty or have an invalid rate are ignored; with
 // none left, or silent input, or a NaN or +Inf snrDB, the input comes back
 // unchanged.
@@ -159,32 +160,36 @@ func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 		rng := newRNG(seed)
 		noise := make([]float64, len(c.Samples))
 		resamplers := make(map[int]*Resampler) // per talker rate, this call only
+		var scratch []int16                    // resampled excerpts, reused
 		fade := max(SamplesFor(c.Rate, babbleFade), 1)
 		lo, hi := SamplesFor(c.Rate, babbleMinExcerpt), SamplesFor(c.Rate, babbleMaxExcerpt)
 		for range babbleVoices {
-			// Start each stream part-way into an excerpt so that the
-			// streams' joins do not line up.
-			pos := -rng.IntN(hi)
-			for pos < len(noise) {
+			for pos, first := 0, true; pos < len(noise); first = false {
 				want := lo + rng.IntN(hi-lo+1)
-				ex := excerpt(rng, usable[rng.IntN(len(usable))], c.Rate, want, resamplers)
+				if first {
+					// Start part-way into an excerpt, so that the
+					// streams' joins do not line up.
+					want = 1 + rng.IntN(want)
+				}
+				last := want >= len(noise)-pos
+				want = min(want, len(noise)-pos)
+				ex := excerpt(rng, usable[rng.IntN(len(usable))], c.Rate, want, resamplers, scratch[:0])
+				scratch = ex[:0]
 				if len(ex) == 0 {
 					pos += want // this talker cannot be used at this rate
 					continue
 				}
+				ex = ex[:min(len(ex), len(noise)-pos)]
+				// Fade each join; the chunk's own start and end need none.
 				for i, v := range ex {
-					j := pos + i
-					if j < 0 {
-						continue
-					}
-					if j >= len(noise) {
-						break
-					}
 					w := 1.0
-					if d := min(i, len(ex)-1-i); d < fade {
-						w = float64(d) / float64(fade)
+					if i < fade && !first {
+						w = float64(i) / float64(fade)
 					}
-					noise[j] += w * float64(v)
+					if d := len(ex) - 1 - i; d < fade && !last {
+						w = min(w, float64(d)/float64(fade))
+					}
+					noise[pos+i] += w * float64(v)
 				}
 				pos += len(ex)
 			}
@@ -195,13 +200,14 @@ func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 
 // excerpt returns about n samples at rate from a random place in t (all of
 // t if it is shorter), or nil if t cannot be resampled to rate. It keeps
-// the resamplers it builds in rs, by t's rate.
-func excerpt(rng *rand.Rand, t Chunk, rate, n int, rs map[int]*Resampler) []int16 {
+// the resamplers it builds in rs, by t's rate, and resamples into dst's
+// capacity (never into t's samples).
+func excerpt(rng *rand.Rand, t Chunk, rate, n int, rs map[int]*Resampler, dst []int16) []int16 {
 	m := min(int(int64(n)*int64(t.Rate)/int64(rate))+1, len(t.Samples))
 	start := rng.IntN(len(t.Samples) - m + 1)
 	piece := t.Samples[start : start+m]
 	if t.Rate == rate {
-		return piece
+		return append(dst, piece...)
 	}
 	r, ok := rs[t.Rate]
 	if !ok {
@@ -214,7 +220,7 @@ func excerpt(rng *rand.Rand, t Chunk, rate, n int, rs map[int]*Resampler) []int1
 	if r == nil {
 		return nil
 	}
-	out := r.Process(nil, piece)
+	out := r.Process(dst, piece)
 	return r.Flush(out) // Flush also resets r for the next excerpt
 }
 

@@ -390,3 +390,31 @@ func ExampleWhiteNoise() {
 	// SNR 20.0 dB
 	// 16000 samples at 16000 Hz
 }
+
+func TestBabbleEdgeCases(t *testing.T) {
+	t.Parallel()
+	in := speechLike(Rate16k, time.Second, 41)
+	if got := Babble(nil, 10, 1)(in); !slicesEqual(got.Samples, in.Samples) {
+		t.Error("Babble with no talkers changed the audio; want an unchanged copy")
+	}
+	bad := []Chunk{{Rate: 0, Samples: []int16{1, 2, 3}}, {Rate: Rate16k}}
+	if got := Babble(bad, 10, 1)(in); !slicesEqual(got.Samples, in.Samples) {
+		t.Error("Babble with only unusable talkers changed the audio; want an unchanged copy")
+	}
+	// Same-rate and other-rate talkers, one shorter than an excerpt: the
+	// talkers must come out untouched.
+	talkers := []Chunk{speechLike(Rate16k, 300*time.Millisecond, 42), speechLike(Rate8k, 3*time.Second, 43), bad[0]}
+	keep := []Chunk{talkers[0].Clone(), talkers[1].Clone()}
+	out := Babble(talkers, 0, 7)(in)
+	for i := range keep {
+		if !slicesEqual(talkers[i].Samples, keep[i].Samples) {
+			t.Errorf("Babble modified talker %d", i)
+		}
+	}
+	if got := measuredSNR(in, out); math.Abs(got) > 0.5 {
+		t.Errorf("Babble at 0 dB with short talkers: SNR %.2f dB, want 0 ± 0.5", got)
+	}
+	if silent := (Chunk{Rate: Rate16k, Samples: make([]int16, 100)}); Peak(Babble(talkers, 0, 1)(silent)) != 0 {
+		t.Error("Babble added noise to silence; want silence (no level to measure the SNR against)")
+	}
+}
