@@ -23,9 +23,12 @@ const rngStream = 0x766f696365746573 // "voicetes"
 func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, rngStream)) }
 
 // WhiteNoise returns an Effect that adds Gaussian white noise (flat
-// spectrum) at snrDB below the input's active level. Silent input has no
-// level to measure against and comes back unchanged, as does a NaN or +Inf
-// snrDB.
+// spectrum) at snrDB below the input's active level: the SNR is ActiveRMS
+// of the input over the RMS of the noise added. The same input and seed
+// always give the same output. Silent input has no level to measure
+// against and comes back unchanged, as does a NaN or +Inf snrDB. It keeps
+// the rate and length, does not modify its input, and is safe for
+// concurrent use.
 func WhiteNoise(snrDB float64, seed uint64) Effect {
 	return noiseEffect(snrDB, seed, func(rng *rand.Rand, noise []float64, _ int) {
 		for i := range noise {
@@ -144,7 +147,8 @@ const (
 // the input's rate. The talkers are not modified and may be
 // shared. Talkers that are empty or have an invalid rate are ignored; with
 // none left, or silent input, or a NaN or +Inf snrDB, the input comes back
-// unchanged.
+// unchanged. Like WhiteNoise it is deterministic for a seed, keeps the rate
+// and length, and does not modify its input.
 func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 	usable := make([]Chunk, 0, len(talkers))
 	for _, t := range talkers {
