@@ -175,7 +175,6 @@ func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 					// streams' joins do not line up.
 					want = 1 + rng.IntN(want)
 				}
-				last := want >= len(noise)-pos
 				want = min(want, len(noise)-pos)
 				ex := excerpt(rng, usable[rng.IntN(len(usable))], c.Rate, want, resamplers, scratch[:0])
 				scratch = ex[:0]
@@ -184,6 +183,7 @@ func Babble(talkers []Chunk, snrDB float64, seed uint64) Effect {
 					continue
 				}
 				ex = ex[:min(len(ex), len(noise)-pos)]
+				last := pos+len(ex) == len(noise)
 				// Fade each join; the chunk's own start and end need none.
 				for i, v := range ex {
 					w := 1.0
