@@ -395,3 +395,27 @@ func TestResamplerFilterResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestResamplerSameRate: a Resampler between equal rates is a linear-phase
+// low-pass at 0.8–1.0 of Nyquist with the delay compensated, so a tone
+// below the pass-band edge comes out unchanged but for rounding.
+func TestResamplerSameRate(t *testing.T) {
+	t.Parallel()
+	r, err := NewResampler(Rate16k, Rate16k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := tone(Rate16k, 1000, 12000, 0.2, Rate16k)
+	out := r.Flush(r.Process(nil, in))
+	if len(out) != len(in) {
+		t.Fatalf("%d samples out, want %d", len(out), len(in))
+	}
+	maxDiff := 0
+	for i := 800; i < len(in)-800; i++ {
+		d := int(out[i]) - int(in[i])
+		maxDiff = max(maxDiff, d, -d)
+	}
+	if maxDiff > 2 {
+		t.Errorf("16 kHz → 16 kHz changed a 1 kHz tone by up to %d, want ≤ 2 (rounding)", maxDiff)
+	}
+}
