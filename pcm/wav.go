@@ -165,6 +165,8 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 	switch {
 	case n == 0:
 		return wavFormat{}, 0, fmt.Errorf("%w: the input is empty", ErrNotWAV)
+	case n < 4 && string(hdr[:n]) == "RIFF"[:n]:
+		return wavFormat{}, 0, fmt.Errorf("%w: the input is only %d bytes long, a RIFF header needs 12", ErrWAVHeaderTruncated, n)
 	case n >= 4 && string(hdr[:4]) == "RIFX":
 		return wavFormat{}, 0, fmt.Errorf("%w: big-endian RIFX files are not supported; convert with: ffmpeg -i in.wav -c:a pcm_s16le out.wav", ErrWAVUnsupported)
 	case n >= 4 && (string(hdr[:4]) == "RF64" || string(hdr[:4]) == "BW64"):
