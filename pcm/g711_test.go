@@ -16,7 +16,7 @@ import (
 // updateG711 rewrites the G.711 fixtures from the installed ffmpeg.
 var updateG711 = flag.Bool("update-g711", false, "regenerate pcm/testdata/g711_* from ffmpeg")
 
-// The committed fixtures, made by ffmpeg (see testdata/README.md):
+// The committed fixtures, made by ffmpeg (see testdata/wav_g711_README.md):
 //
 //	g711_{mulaw,alaw}_sweep.gz   ffmpeg's encoding of every int16 value, in
 //	                             order from -32768 to 32767 (65536 bytes, gzipped)
