@@ -492,3 +492,27 @@ func benchDecode(b *testing.B, dec func([]int16, []byte) []int16, enc func([]byt
 		b.Fatal("short decode")
 	}
 }
+
+// TestG711EveryLength checks the bulk functions against the per-sample
+// ones for lengths around the eight-at-a-time loop.
+func TestG711EveryLength(t *testing.T) {
+	src := allSamples()[30000:30040]
+	for n := range len(src) {
+		mu, a := EncodeMulaw(nil, src[:n]), EncodeAlaw(nil, src[:n])
+		if len(mu) != n || len(a) != n {
+			t.Fatalf("length %d: encoded %d and %d bytes", n, len(mu), len(a))
+		}
+		muBack, aBack := DecodeMulaw(nil, mu), DecodeAlaw(nil, a)
+		if len(muBack) != n || len(aBack) != n {
+			t.Fatalf("length %d: decoded %d and %d samples", n, len(muBack), len(aBack))
+		}
+		for i, s := range src[:n] {
+			if mu[i] != MulawSample(s) || a[i] != AlawSample(s) {
+				t.Fatalf("length %d, sample %d: bulk and single encodings differ", n, i)
+			}
+			if muBack[i] != MulawValue(mu[i]) || aBack[i] != AlawValue(a[i]) {
+				t.Fatalf("length %d, sample %d: bulk and single decodings differ", n, i)
+			}
+		}
+	}
+}
