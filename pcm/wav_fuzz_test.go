@@ -37,7 +37,7 @@ func FuzzDecodeWAV(f *testing.F) {
 
 	sentinels := []error{ErrNotWAV, ErrWAVHeaderTruncated, ErrWAVDataTruncated, ErrWAVUnsupported, ErrWAVMalformed}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := DecodeWAV(b)
+		c, err := decodeBoth(t, b)
 		if err != nil {
 			known := false
 			for _, s := range sentinels {
