@@ -199,7 +199,6 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 		dataSize          int64
 		pos               int64 = 12 // offset of the next chunk header, from the start of the file
 		chunkHdr          [8]byte
-		fmtBuf            [wavMaxFmtSize]byte
 	)
 	for {
 		if haveFmt && haveData {
@@ -229,7 +228,7 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 			if size < 16 || size > wavMaxFmtSize {
 				return wavFormat{}, 0, fmt.Errorf("%w: fmt chunk of %d bytes (it must be 16 to %d)", ErrWAVMalformed, size, wavMaxFmtSize)
 			}
-			body := fmtBuf[:size]
+			body := make([]byte, size) // at most wavMaxFmtSize
 			if n, err := io.ReadFull(r, body); err != nil {
 				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 					return wavFormat{}, 0, fmt.Errorf("%w: the fmt chunk declares %d bytes but the input ends after %d", ErrWAVHeaderTruncated, size, n)
