@@ -207,14 +207,14 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 			}
 			return f, dataSize, nil
 		}
-		n, err := io.ReadFull(r, chunkHdr[:])
+		_, err := io.ReadFull(r, chunkHdr[:])
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				missing := "fmt"
 				if haveFmt {
 					missing = "data"
 				}
-				return wavFormat{}, 0, fmt.Errorf("%w: the input ends after %d bytes without a %q chunk", ErrWAVHeaderTruncated, pos+int64(n), missing)
+				return wavFormat{}, 0, fmt.Errorf("%w: the input ends without a %q chunk", ErrWAVHeaderTruncated, missing)
 			}
 			return wavFormat{}, 0, fmt.Errorf("pcm: reading WAV chunk header at byte %d: %w", pos, err)
 		}
@@ -231,7 +231,7 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 			body := make([]byte, size) // at most wavMaxFmtSize
 			if n, err := io.ReadFull(r, body); err != nil {
 				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					return wavFormat{}, 0, fmt.Errorf("%w: the fmt chunk declares %d bytes but the input ends after %d", ErrWAVHeaderTruncated, size, n)
+					return wavFormat{}, 0, fmt.Errorf("%w: the fmt chunk declares %d bytes but only %d are present", ErrWAVHeaderTruncated, size, n)
 				}
 				return wavFormat{}, 0, fmt.Errorf("pcm: reading WAV fmt chunk: %w", err)
 			}

@@ -363,7 +363,7 @@ func TestReadWAVErrors(t *testing.T) {
 		{"block align", buildWAV(ck("fmt ", append(pcm16[:12:12], 4, 0, 16, 0)), ck("data", nil)), []error{ErrWAVMalformed}, "block align 4"},
 		{"tiny fmt", buildWAV(ck("fmt ", pcm16[:8]), ck("data", nil)), []error{ErrWAVMalformed}, "fmt chunk of 8 bytes"},
 		{"huge fmt", buildWAV(riffChunk{"fmt ", pcm16, 0xFFFFFFF0}), []error{ErrWAVMalformed}, "fmt chunk of 4294967280 bytes"},
-		{"fmt cut short", buildWAV(riffChunk{"fmt ", pcm16, 18}), []error{ErrWAVHeaderTruncated}, "fmt chunk declares 18"},
+		{"fmt cut short", buildWAV(riffChunk{"fmt ", pcm16, 18}), []error{ErrWAVHeaderTruncated}, "fmt chunk declares 18 bytes but only 16 are present"},
 		{"float 24", buildWAV(ck("fmt ", fmtChunk(wavFormatFloat, 1, 8000, 24)), ck("data", nil)), []error{ErrWAVUnsupported}, "24-bit float"},
 		{"PCM 40", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 1, 8000, 40)), ck("data", nil)), []error{ErrWAVUnsupported}, "40-bit"},
 		{"PCM 0 bits", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 1, 8000, 0)), ck("data", nil)), []error{ErrWAVUnsupported}, "0-bit"},
