@@ -190,17 +190,17 @@ func DecodeAlaw(dst []int16, src []byte) []int16 {
 	return decodeG711(&alawTables.decode, dst, src)
 }
 
-// MulawSample returns the G.711 µ-law code of one sample.
-func MulawSample(s int16) byte { return mulawTables.encode[encodeIndex(s)] }
+// LinearToMulaw returns the G.711 µ-law code of one sample.
+func LinearToMulaw(s int16) byte { return mulawTables.encode[encodeIndex(s)] }
 
-// MulawValue returns the linear value of one G.711 µ-law code.
-func MulawValue(code byte) int16 { return mulawTables.decode[code] }
+// MulawToLinear returns the linear value of one G.711 µ-law code.
+func MulawToLinear(code byte) int16 { return mulawTables.decode[code] }
 
-// AlawSample returns the G.711 A-law code of one sample.
-func AlawSample(s int16) byte { return alawTables.encode[encodeIndex(s)] }
+// LinearToAlaw returns the G.711 A-law code of one sample.
+func LinearToAlaw(s int16) byte { return alawTables.encode[encodeIndex(s)] }
 
-// AlawValue returns the linear value of one G.711 A-law code.
-func AlawValue(code byte) int16 { return alawTables.decode[code] }
+// AlawToLinear returns the linear value of one G.711 A-law code.
+func AlawToLinear(code byte) int16 { return alawTables.decode[code] }
 
 // MulawToChunk decodes G.711 µ-law bytes, as telephony carries them, into
 // a new 8 kHz Chunk.

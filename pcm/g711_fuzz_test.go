@@ -63,7 +63,7 @@ func FuzzMulaw(f *testing.F) {
 	g711Seeds(f)
 	bounds := g711Bounds(mulawTables)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fuzzG711(t, b, bounds, 0x7F, EncodeMulaw, DecodeMulaw, MulawSample, MulawValue)
+		fuzzG711(t, b, bounds, 0x7F, EncodeMulaw, DecodeMulaw, LinearToMulaw, MulawToLinear)
 	})
 }
 
@@ -71,7 +71,7 @@ func FuzzAlaw(f *testing.F) {
 	g711Seeds(f)
 	bounds := g711Bounds(alawTables)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fuzzG711(t, b, bounds, -1, EncodeAlaw, DecodeAlaw, AlawSample, AlawValue)
+		fuzzG711(t, b, bounds, -1, EncodeAlaw, DecodeAlaw, LinearToAlaw, AlawToLinear)
 	})
 }
 

@@ -230,30 +230,30 @@ func readFileT(t *testing.T, path string) []byte {
 func TestG711SpecValues(t *testing.T) {
 	mu := map[byte]int16{0x00: -32124, 0x80: 32124, 0x7F: 0, 0xFF: 0, 0x7E: -8, 0xFE: 8, 0x70: -120, 0xEF: 132, 0xF0: 120}
 	for code, want := range mu {
-		if got := MulawValue(code); got != want {
-			t.Errorf("MulawValue(0x%02X) = %d, want %d", code, got, want)
+		if got := MulawToLinear(code); got != want {
+			t.Errorf("MulawToLinear(0x%02X) = %d, want %d", code, got, want)
 		}
 	}
 	a := map[byte]int16{0xD5: 8, 0x55: -8, 0xAA: 32256, 0x2A: -32256, 0xD4: 24, 0xC5: 264, 0x80: 5504}
 	for code, want := range a {
-		if got := AlawValue(code); got != want {
-			t.Errorf("AlawValue(0x%02X) = %d, want %d", code, got, want)
+		if got := AlawToLinear(code); got != want {
+			t.Errorf("AlawToLinear(0x%02X) = %d, want %d", code, got, want)
 		}
 	}
-	if got := MulawSample(0); got != 0xFF {
-		t.Errorf("MulawSample(0) = 0x%02X, want 0xFF (positive zero)", got)
+	if got := LinearToMulaw(0); got != 0xFF {
+		t.Errorf("LinearToMulaw(0) = 0x%02X, want 0xFF (positive zero)", got)
 	}
-	if got := MulawSample(32767); got != 0x80 {
-		t.Errorf("MulawSample(32767) = 0x%02X, want 0x80", got)
+	if got := LinearToMulaw(32767); got != 0x80 {
+		t.Errorf("LinearToMulaw(32767) = 0x%02X, want 0x80", got)
 	}
-	if got := MulawSample(-32768); got != 0x00 {
-		t.Errorf("MulawSample(-32768) = 0x%02X, want 0x00", got)
+	if got := LinearToMulaw(-32768); got != 0x00 {
+		t.Errorf("LinearToMulaw(-32768) = 0x%02X, want 0x00", got)
 	}
-	if got := AlawSample(0); got != 0xD5 {
-		t.Errorf("AlawSample(0) = 0x%02X, want 0xD5", got)
+	if got := LinearToAlaw(0); got != 0xD5 {
+		t.Errorf("LinearToAlaw(0) = 0x%02X, want 0xD5", got)
 	}
-	if got := AlawSample(-32768); got != 0x2A {
-		t.Errorf("AlawSample(-32768) = 0x%02X, want 0x2A", got)
+	if got := LinearToAlaw(-32768); got != 0x2A {
+		t.Errorf("LinearToAlaw(-32768) = 0x%02X, want 0x2A", got)
 	}
 }
 
@@ -331,11 +331,11 @@ func TestG711CodesRoundTrip(t *testing.T) {
 		if c == 0x7F {
 			want = 0xFF // µ-law negative zero encodes as positive zero, as in ffmpeg
 		}
-		if got := MulawSample(MulawValue(c)); got != want {
-			t.Errorf("µ-law 0x%02X → %d → 0x%02X, want 0x%02X", c, MulawValue(c), got, want)
+		if got := LinearToMulaw(MulawToLinear(c)); got != want {
+			t.Errorf("µ-law 0x%02X → %d → 0x%02X, want 0x%02X", c, MulawToLinear(c), got, want)
 		}
-		if got := AlawSample(AlawValue(c)); got != c {
-			t.Errorf("A-law 0x%02X → %d → 0x%02X, want 0x%02X", c, AlawValue(c), got, c)
+		if got := LinearToAlaw(AlawToLinear(c)); got != c {
+			t.Errorf("A-law 0x%02X → %d → 0x%02X, want 0x%02X", c, AlawToLinear(c), got, c)
 		}
 	}
 }
@@ -348,8 +348,8 @@ func TestG711AppendsToDst(t *testing.T) {
 		t.Fatalf("EncodeMulaw did not append: %v", got)
 	}
 	for i, s := range src {
-		if got[3+i] != MulawSample(s) {
-			t.Errorf("EncodeMulaw[%d] = 0x%02X, want 0x%02X", i, got[3+i], MulawSample(s))
+		if got[3+i] != LinearToMulaw(s) {
+			t.Errorf("EncodeMulaw[%d] = 0x%02X, want 0x%02X", i, got[3+i], LinearToMulaw(s))
 		}
 	}
 	samples := DecodeAlaw([]int16{7}, EncodeAlaw(nil, src))
@@ -357,7 +357,7 @@ func TestG711AppendsToDst(t *testing.T) {
 		t.Fatalf("DecodeAlaw did not append: %v", samples)
 	}
 	for i, s := range src {
-		if want := AlawValue(AlawSample(s)); samples[1+i] != want {
+		if want := AlawToLinear(LinearToAlaw(s)); samples[1+i] != want {
 			t.Errorf("DecodeAlaw[%d] = %d, want %d", i, samples[1+i], want)
 		}
 	}
@@ -398,7 +398,7 @@ func TestChunkG711(t *testing.T) {
 		t.Fatalf("MulawToChunk = rate %d, %d samples", back.Rate, len(back.Samples))
 	}
 	for i, s := range c.Samples {
-		if want := MulawValue(MulawSample(s)); back.Samples[i] != want {
+		if want := MulawToLinear(LinearToMulaw(s)); back.Samples[i] != want {
 			t.Errorf("µ-law sample %d: %d, want %d", i, back.Samples[i], want)
 		}
 	}
@@ -406,7 +406,7 @@ func TestChunkG711(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := AlawToChunk(al); got.Rate != Rate8k || got.Samples[3] != AlawValue(AlawSample(20000)) {
+	if got := AlawToChunk(al); got.Rate != Rate8k || got.Samples[3] != AlawToLinear(LinearToAlaw(20000)) {
 		t.Errorf("AlawToChunk = %+v", got)
 	}
 
@@ -507,10 +507,10 @@ func TestG711EveryLength(t *testing.T) {
 			t.Fatalf("length %d: decoded %d and %d samples", n, len(muBack), len(aBack))
 		}
 		for i, s := range src[:n] {
-			if mu[i] != MulawSample(s) || a[i] != AlawSample(s) {
+			if mu[i] != LinearToMulaw(s) || a[i] != LinearToAlaw(s) {
 				t.Fatalf("length %d, sample %d: bulk and single encodings differ", n, i)
 			}
-			if muBack[i] != MulawValue(mu[i]) || aBack[i] != AlawValue(a[i]) {
+			if muBack[i] != MulawToLinear(mu[i]) || aBack[i] != AlawToLinear(a[i]) {
 				t.Fatalf("length %d, sample %d: bulk and single decodings differ", n, i)
 			}
 		}

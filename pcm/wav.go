@@ -445,9 +445,9 @@ func wavSample32(s []byte, tag uint16) (int64, bool) {
 		}
 		return int64(math.Round(max(min(x, 1), -1) * (1 << 31))), true
 	case wavFormatMulaw:
-		return int64(MulawValue(s[0])) << 16, true
+		return int64(MulawToLinear(s[0])) << 16, true
 	default: // wavFormatAlaw
-		return int64(AlawValue(s[0])) << 16, true
+		return int64(AlawToLinear(s[0])) << 16, true
 	}
 }
 

@@ -75,9 +75,9 @@ var wavFixtures = []wavFixture{
 	// Without -fflags +bitexact ffmpeg adds a LIST/INFO chunk naming itself.
 	{"wav_24k_mono_s16_list.wav", 24000, 1, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_s16le", "OUT"), lossless},
 	{"wav_8k_mono_mulaw.wav", 8000, 1, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_mulaw", "-fflags", "+bitexact", "OUT"),
-		func(v int16) float64 { return float64(MulawValue(MulawSample(v))) }},
+		func(v int16) float64 { return float64(MulawToLinear(LinearToMulaw(v))) }},
 	{"wav_8k_stereo_alaw.wav", 8000, 2, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_alaw", "-fflags", "+bitexact", "OUT"),
-		func(v int16) float64 { return float64(AlawValue(AlawSample(v))) }},
+		func(v int16) float64 { return float64(AlawToLinear(LinearToAlaw(v))) }},
 	// sox writes WAVE_FORMAT_EXTENSIBLE and a fact chunk for these.
 	{"wav_sox_44k1_mono_s24.wav", 44100, 1, "sox", cat(soxIn, "-e", "signed", "-b", "24", "OUT"), lossless},
 	{"wav_sox_48k_stereo_f32.wav", 48000, 2, "sox", cat(soxIn, "-e", "floating-point", "-b", "32", "OUT"), lossless},
