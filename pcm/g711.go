@@ -213,36 +213,38 @@ func AlawToChunk(b []byte) Chunk {
 	return Chunk{Rate: Rate8k, Samples: DecodeAlaw(make([]int16, 0, len(b)), b)}
 }
 
-// ChunkToMulaw encodes c as G.711 µ-law bytes for telephony. G.711 is
-// defined at 8 kHz, so c must be at 8 kHz: other rates are an error (a rate
-// that is not positive is ErrBadRate).
+// ChunkToMulaw encodes c as G.711 µ-law bytes for telephony, resampling it
+// to 8 kHz first when it is at another rate. A rate that is not positive is
+// ErrBadRate.
 func ChunkToMulaw(c Chunk) ([]byte, error) {
-	if err := checkG711Rate(c, "µ-law"); err != nil {
+	c, err := toG711Rate(c, "µ-law")
+	if err != nil {
 		return nil, err
 	}
 	return EncodeMulaw(make([]byte, 0, len(c.Samples)), c.Samples), nil
 }
 
-// ChunkToAlaw encodes c as G.711 A-law bytes for telephony. Like
-// ChunkToMulaw, it needs c at 8 kHz.
+// ChunkToAlaw encodes c as G.711 A-law bytes for telephony, resampling it to
+// 8 kHz first like ChunkToMulaw.
 func ChunkToAlaw(c Chunk) ([]byte, error) {
-	if err := checkG711Rate(c, "A-law"); err != nil {
+	c, err := toG711Rate(c, "A-law")
+	if err != nil {
 		return nil, err
 	}
 	return EncodeAlaw(make([]byte, 0, len(c.Samples)), c.Samples), nil
 }
 
-// checkG711Rate reports whether c can be G.711-encoded as it is.
-//
-// TODO(lead): once pcm/resample.go lands, resample instead of failing:
-// c, err = Resample(c, Rate8k) in ChunkToMulaw and ChunkToAlaw, and drop the
-// rate error here.
-func checkG711Rate(c Chunk, law string) error {
+// toG711Rate returns c at 8 kHz, the rate G.711 is defined at.
+func toG711Rate(c Chunk, law string) (Chunk, error) {
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("pcm: encoding %s: %w", law, err)
+		return Chunk{}, fmt.Errorf("pcm: encoding %s: %w", law, err)
 	}
-	if c.Rate != Rate8k {
-		return fmt.Errorf("pcm: encoding %s: G.711 audio is 8000 Hz but the chunk is %d Hz; resample it to 8000 Hz first", law, c.Rate)
+	if c.Rate == Rate8k {
+		return c, nil
 	}
-	return nil
+	r, err := Resample(c, Rate8k)
+	if err != nil {
+		return Chunk{}, fmt.Errorf("pcm: encoding %s: %w", law, err)
+	}
+	return r, nil
 }

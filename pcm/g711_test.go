@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,11 +411,31 @@ func TestChunkG711(t *testing.T) {
 		t.Errorf("AlawToChunk = %+v", got)
 	}
 
-	if _, err := ChunkToMulaw(Chunk{Rate: Rate16k, Samples: []int16{1}}); err == nil {
-		t.Error("ChunkToMulaw accepted 16 kHz audio")
+	// Audio at another rate is resampled to 8 kHz first: the bytes equal
+	// those of Resample followed by the 8 kHz encoder.
+	tone := Chunk{Rate: Rate24k, Samples: make([]int16, 2400)}
+	for i := range tone.Samples {
+		tone.Samples[i] = int16(8000 * math.Sin(2*math.Pi*1000*float64(i)/Rate24k))
 	}
-	if _, err := ChunkToAlaw(Chunk{Rate: Rate24k}); err == nil {
-		t.Error("ChunkToAlaw accepted 24 kHz audio")
+	at8k, err := Resample(tone, Rate8k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, law := range []struct {
+		name   string
+		encode func(Chunk) ([]byte, error)
+		want   []byte
+	}{
+		{"µ-law", ChunkToMulaw, EncodeMulaw(nil, at8k.Samples)},
+		{"A-law", ChunkToAlaw, EncodeAlaw(nil, at8k.Samples)},
+	} {
+		got, err := law.encode(tone)
+		if err != nil {
+			t.Fatalf("%s of 24 kHz audio: %v", law.name, err)
+		}
+		if len(got) != 800 || !bytes.Equal(got, law.want) {
+			t.Errorf("%s of 100 ms at 24 kHz: %d bytes, equal to Resample+encode: %v; want 800 bytes, equal", law.name, len(got), bytes.Equal(got, law.want))
+		}
 	}
 	if _, err := ChunkToMulaw(Chunk{}); err == nil || !errors.Is(err, ErrBadRate) {
 		t.Errorf("ChunkToMulaw(zero Chunk) = %v, want ErrBadRate", err)
