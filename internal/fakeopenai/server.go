@@ -36,7 +36,7 @@ type Request struct {
 	Header http.Header
 	// Body is the raw request body (JSON, or the multipart form).
 	Body []byte
-	// Status is the HTTP status the Server answered.
+	// Status is the HTTP status the Server answered (0 while it has not).
 	Status int
 }
 
@@ -197,19 +197,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // statusWriter remembers the status written through it.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onStatus func(int)
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		w.onStatus(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -219,13 +221,18 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (s *Server) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
+		// The request is recorded before it is answered, so a client that
+		// has its answer always finds its request recorded; the status is
+		// filled in as soon as the handler writes it.
+		s.mu.Lock()
+		i := len(s.requests)
+		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		s.mu.Unlock()
+		sw := &statusWriter{ResponseWriter: w, onStatus: func(code int) {
 			s.mu.Lock()
-			s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path,
-				Header: r.Header.Clone(), Body: body, Status: sw.status})
+			s.requests[i].Status = code
 			s.mu.Unlock()
-		}()
+		}}
 		switch {
 		case err != nil:
 			writeError(sw, badRequest("", "could not read the request body: %v", err))
