@@ -74,4 +74,3 @@ func Example() {
 	// tool_calls submit_verdict pass
 	// The agent asks to confirm a table for two.
 }
-

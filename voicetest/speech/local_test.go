@@ -204,5 +204,5 @@ func TestInstalled(t *testing.T) {
 	}
 }
 
-func mkdirAll(dir string) error            { return os.MkdirAll(dir, 0o755) }
+func mkdirAll(dir string) error             { return os.MkdirAll(dir, 0o755) }
 func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }
