@@ -259,3 +259,31 @@ func TestFromCompletionChecksModelOutput(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{}`, string(got.Message.ToolCalls[0].Arguments))
 }
+
+// BenchmarkCompleteCacheHit answers a completion from a replaying cache.
+func BenchmarkCompleteCacheHit(b *testing.B) {
+	srv := fakeopenai.New(b)
+	srv.QueueChat(fakeopenai.ChatReply{ToolCalls: []fakeopenai.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}})
+	dir := b.TempDir()
+	rec, err := cache.Open(dir, cache.WithMode(cache.Record))
+	require.NoError(b, err)
+	req := voicetest.ChatRequest{
+		Messages:   []voicetest.ChatMessage{{Role: voicetest.ChatUser, Content: "Weather in Paris?"}},
+		Tools:      []voicetest.ToolSpec{weatherTool},
+		ToolChoice: "get_weather",
+	}
+	cl, err := New(withGetenv(noEnv), WithCache(rec), WithBaseURL(srv.BaseURL()), WithAPIKey(srv.APIKey()))
+	require.NoError(b, err)
+	_, err = cl.Complete(b.Context(), req)
+	require.NoError(b, err)
+	rep, err := cache.Open(dir, cache.WithMode(cache.Replay))
+	require.NoError(b, err)
+	cl, err = New(withGetenv(noEnv), WithCache(rep))
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cl.Complete(b.Context(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
