@@ -1,6 +1,7 @@
 package speech_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -67,5 +68,46 @@ func TestFlitePocketsphinxRoundTrip(t *testing.T) {
 				t.Errorf("WER %.1f%% is above %.0f%%", 100*wer, 100*mode.limit)
 			}
 		})
+	}
+}
+
+// TestCommittedCacheMatchesEngines re-runs the installed engines on one of
+// the round-trip sentences without the cache and compares with the
+// committed entries, so fixtures that no longer match the engines (a new
+// flite or pocketsphinx release) are noticed.
+func TestCommittedCacheMatchesEngines(t *testing.T) {
+	speech.SkipIfNotInstalled(t, "flite")
+	speech.SkipIfNotInstalled(t, "pocketsphinx")
+	c, err := cache.Open(cache.DefaultDir, cache.WithMode(cache.Replay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{roundTripSentences[4]} {
+		req := voicetest.SpeechRequest{Text: s}
+		stored, err := speech.Flite(speech.WithCache(c)).Synthesize(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := speech.Flite().Synthesize(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(stored.Samples, fresh.Samples) || stored.Rate != fresh.Rate {
+			t.Errorf("flite output for %q differs from the committed cache (%d samples at %d Hz vs %d at %d Hz); re-record with go test ./voicetest/speech -run TestFlitePocketsphinxRoundTrip -voicetest.cache=refresh",
+				s, fresh.Len(), fresh.Rate, stored.Len(), stored.Rate)
+			continue
+		}
+		treq := voicetest.TranscriptionRequest{Audio: stored}
+		want, err := speech.Pocketsphinx(speech.WithCache(c)).Transcribe(t.Context(), treq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := speech.Pocketsphinx().Transcribe(t.Context(), treq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("pocketsphinx now hears %q where the committed cache says %q; re-record with -voicetest.cache=refresh", got.Text, want.Text)
+		}
 	}
 }
