@@ -1,6 +1,7 @@
 package speech
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
@@ -206,3 +207,11 @@ func TestInstalled(t *testing.T) {
 
 func mkdirAll(dir string) error             { return os.MkdirAll(dir, 0o755) }
 func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }
+
+func TestLocalEnginesStopWithContext(t *testing.T) {
+	SkipIfNotInstalled(t, "flite")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := Flite().Synthesize(ctx, voicetest.SpeechRequest{Text: "This is never spoken."})
+	require.ErrorIs(t, err, context.Canceled)
+}

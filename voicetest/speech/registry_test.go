@@ -105,3 +105,17 @@ func TestDefaults(t *testing.T) {
 	_, err = DefaultTTS(withEnv(func(k string) string { return map[string]string{EnvTTS: "nope"}[k] }, nil))
 	require.ErrorContains(t, err, "unknown TTS engine")
 }
+
+func TestForTestHelpers(t *testing.T) {
+	tts := TTSForTest(t, "flite/kal")
+	f, ok := tts.(*FliteTTS)
+	require.True(t, ok, "got %T", tts)
+	assert.Equal(t, "kal", f.voice)
+	require.NotNil(t, f.cfg.cache, "the test's cache is attached")
+	stt := STTForTest(t, "pocketsphinx")
+	p, ok := stt.(*PocketsphinxSTT)
+	require.True(t, ok, "got %T", stt)
+	require.NotNil(t, p.cfg.cache)
+	assert.NotNil(t, TTSForTest(t, ""))
+	assert.NotNil(t, STTForTest(t, ""))
+}
