@@ -179,18 +179,24 @@ type bodyRef struct {
 type request struct {
 	key     Key
 	digest  string
-	summary string
+	summary func() string // nil: derived from the key
 }
 
-func (c *Cache) newRequest(key Key, summary string) (request, error) {
+func (c *Cache) newRequest(key Key, summary func() string) (request, error) {
 	digest, err := key.Digest()
 	if err != nil {
 		return request{}, err
 	}
-	if summary == "" {
-		summary = key.summary()
-	}
 	return request{key: key, digest: digest, summary: summary}, nil
+}
+
+// describe returns the request's one-line summary, computed only when an
+// error or a log line needs it.
+func (r request) describe() string {
+	if r.summary != nil {
+		return r.summary()
+	}
+	return r.key.summary()
 }
 
 func (c *Cache) entryPath(r request) string {
@@ -294,6 +300,10 @@ func (c *Cache) lead(ctx context.Context, r request, produce func(context.Contex
 	return s, c.markUsed(r)
 }
 
+// errNoProducer is returned when an answer must be produced but the caller
+// passed a nil producer (fine in Replay mode, where none is called).
+var errNoProducer = errors.New("no producer given (nil func): pass one, or use replay mode")
+
 func (c *Cache) produce(ctx context.Context, r request, produce func(context.Context) (stored, error)) (stored, error) {
 	s, err := produce(ctx)
 	if err != nil {
@@ -312,7 +322,7 @@ func (c *Cache) missError(r request) error {
 		Kind:     r.key.Kind,
 		Provider: r.key.Provider,
 		Model:    r.key.Model,
-		Summary:  r.summary,
+		Summary:  r.describe(),
 		Digest:   r.digest,
 		Path:     c.entryPath(r),
 		Command:  recordCommand(c.name, flagArg),
@@ -366,16 +376,11 @@ func (c *Cache) load(r request) (stored, error) {
 	return stored{data: data, ext: ext, typ: e.Body.Type, meta: e.Response}, nil
 }
 
-// parseEntry decodes an entry file strictly.
+// parseEntry decodes an entry file and checks its format version.
 func parseEntry(raw []byte) (*entryFile, error) {
 	var e entryFile
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
+	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the entry object")
 	}
 	if e.Format != entryFormat {
 		return nil, fmt.Errorf("format %q, want %q", e.Format, entryFormat)
@@ -468,7 +473,7 @@ func (c *Cache) store(r request, s stored) error {
 	logf := c.logf
 	c.mu.Unlock()
 	if logf != nil {
-		logf("voicetest/cache: %s %s: %s", c.mode, path, r.summary)
+		logf("voicetest/cache: %s %s: %s", c.mode, path, r.describe())
 	}
 	return nil
 }
@@ -564,11 +569,14 @@ func appendUsage(dir, entry string) error {
 // Text returns the text answer for key: from the store, or from produce
 // (according to the mode), stored as a UTF-8 .txt body file.
 func (c *Cache) Text(ctx context.Context, key Key, produce func(context.Context) (string, error)) (string, error) {
-	r, err := c.newRequest(key, "")
+	r, err := c.newRequest(key, nil)
 	if err != nil {
 		return "", err
 	}
 	s, err := c.get(ctx, r, func(ctx context.Context) (stored, error) {
+		if produce == nil {
+			return stored{}, errNoProducer
+		}
 		text, err := produce(ctx)
 		if err != nil {
 			return stored{}, err
@@ -587,11 +595,14 @@ func (c *Cache) Text(ctx context.Context, key Key, produce func(context.Context)
 // later replay decodes it, so record and replay give the same T.
 func DoJSON[T any](ctx context.Context, c *Cache, key Key, produce func(context.Context) (T, error)) (T, error) {
 	var zero T
-	r, err := c.newRequest(key, "")
+	r, err := c.newRequest(key, nil)
 	if err != nil {
 		return zero, err
 	}
 	s, err := c.get(ctx, r, func(ctx context.Context) (stored, error) {
+		if produce == nil {
+			return stored{}, errNoProducer
+		}
 		v, err := produce(ctx)
 		if err != nil {
 			return stored{}, err
@@ -633,11 +644,14 @@ type Audio struct {
 // (according to the mode). Audio with a rate ≤ 0 or an odd number of bytes
 // is an error and is not stored.
 func (c *Cache) Audio(ctx context.Context, key Key, produce func(context.Context) (Audio, error)) (Audio, error) {
-	r, err := c.newRequest(key, "")
+	r, err := c.newRequest(key, nil)
 	if err != nil {
 		return Audio{}, err
 	}
 	s, err := c.get(ctx, r, func(ctx context.Context) (stored, error) {
+		if produce == nil {
+			return stored{}, errNoProducer
+		}
 		a, err := produce(ctx)
 		if err != nil {
 			return stored{}, err

@@ -148,8 +148,8 @@ func decodeTree(data []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("invalid JSON: data after the first value")
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return nil, fmt.Errorf("invalid JSON: data after the first value: %q", preview(string(rest), 20))
 	}
 	return v, nil
 }
@@ -169,7 +169,16 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
 	if abs < 1e-6 || abs >= 1e21 {
 		format = 'e'
 	}
-	return strconv.AppendFloat(dst, f, format, -1, bits), nil
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if format == 'e' {
+		// Drop the exponent's leading zero: 1e-07 → 1e-7, as ECMAScript.
+		if n := len(dst); n-start >= 4 && dst[n-4] == 'e' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, nil
 }
 
 // appendNumber appends the canonical form of a JSON number literal. Integer

@@ -104,14 +104,13 @@ func validKind(kind string) error {
 // secretName reports whether a field, header or query parameter name looks
 // like it carries a credential. Counts such as "max_tokens" are not secrets.
 func secretName(name string) bool {
-	n := strings.ToLower(name)
-	n = strings.NewReplacer("-", "", "_", "", ".", "", " ", "").Replace(n)
+	n := normName(name)
 	switch {
 	case strings.Contains(n, "apikey"), strings.Contains(n, "secret"),
 		strings.Contains(n, "password"), strings.Contains(n, "passwd"),
 		strings.Contains(n, "credential"), strings.Contains(n, "privatekey"),
 		strings.Contains(n, "authorization"), strings.Contains(n, "cookie"),
-		strings.Contains(n, "session"), strings.Contains(n, "signature"),
+		strings.Contains(n, "signature"),
 		n == "auth", n == "key", n == "sig", n == "bearer":
 		return true
 	case strings.Contains(n, "token"):
@@ -121,6 +120,33 @@ func secretName(name string) bool {
 			!strings.Contains(n, "tokenlimit")
 	}
 	return false
+}
+
+// normName lower-cases name and drops '-', '_', '.' and ' '.
+func normName(name string) string {
+	clean := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.' || c == ' ' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return name
+	}
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+('a'-'A'))
+		case c == '-' || c == '_' || c == '.' || c == ' ':
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }
 
 // AudioDigest returns a content hash of PCM16 little-endian mono audio at a

@@ -119,7 +119,7 @@ type transport struct {
 // httpRequest is a request reduced to its key, plus what redaction needs.
 type httpRequest struct {
 	key     Key
-	summary string
+	summary func() string
 	secrets []string
 	stream  bool
 }
@@ -153,7 +153,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return t.base.RoundTrip(out)
 	}
-	if hr.stream && t.c.mode != Off {
+	if t.c.mode == Off {
+		// The cache is not involved: the response, streamed or not, is the
+		// server's, untouched.
+		return send(req.Context())
+	}
+	if hr.stream {
 		return t.roundTripStream(req, r, hr, send)
 	}
 	s, err := t.c.get(req.Context(), r, func(ctx context.Context) (stored, error) {
@@ -458,16 +463,18 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 		provider = t.defaultProvider(u)
 	}
 	hr.key = Key{Kind: kind, Provider: provider, Model: model, Fields: fields}
-	sum := req.Method + " " + u.EscapedPath()
-	if model != "" {
-		sum += " model=" + model
-	}
-	if b, ok := fields["body"]; ok {
-		if enc, err := canonical(b); err == nil {
-			sum += " body=" + preview(string(enc), 160)
+	hr.summary = func() string {
+		sum := req.Method + " " + u.EscapedPath()
+		if model != "" {
+			sum += " model=" + model
 		}
+		if b, ok := fields["body"]; ok {
+			if enc, err := canonical(b); err == nil {
+				sum += " body=" + preview(string(enc), 160)
+			}
+		}
+		return sum
 	}
-	hr.summary = sum
 	return hr, nil
 }
 
@@ -555,8 +562,8 @@ func multipartFields(body []byte, boundary string, secrets []string) (map[string
 	return form, nil
 }
 
-// scrubTree removes object members named like secrets and blanks secret
-// values inside strings, in a decoded JSON tree.
+// scrubTree removes scalar object members named like secrets and blanks
+// secret values inside strings, in a decoded JSON tree.
 func scrubTree(v any, secrets []string) any {
 	switch x := v.(type) {
 	case string:
@@ -573,7 +580,9 @@ func scrubTree(v any, secrets []string) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if secretName(k) {
+			// A credential is a string (or number); an object under such a
+			// name is data, like a JSON schema property called "password".
+			if secretName(k) && isScalar(e) {
 				continue
 			}
 			out[k] = scrubTree(e, secrets)
@@ -581,6 +590,14 @@ func scrubTree(v any, secrets []string) any {
 		return out
 	}
 	return v
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
 }
 
 // secretHeader reports request headers that carry credentials.
@@ -607,6 +624,7 @@ func noiseHeader(name string) bool {
 		strings.Contains(n, "request-id") || strings.Contains(n, "requestid") ||
 		strings.Contains(n, "idempotency") || strings.Contains(n, "correlation") ||
 		strings.Contains(n, "trace") || strings.Contains(n, "timestamp") ||
+		strings.Contains(n, "session") ||
 		strings.Contains(n, "nonce")
 }
 
