@@ -128,6 +128,14 @@ func encodeG711(enc *[g711EncodeSize]byte, dst []byte, src []int16) []byte {
 	dst = slices.Grow(dst, len(src))[:n+len(src)]
 	out := dst[n:]
 	out = out[:len(src)]
+	// Eight at a time: one bounds check and one loop branch per eight.
+	for len(src) >= 8 && len(out) >= 8 {
+		s, o := src[:8], out[:8]
+		o[0], o[1], o[2], o[3] = enc[encodeIndex(s[0])], enc[encodeIndex(s[1])], enc[encodeIndex(s[2])], enc[encodeIndex(s[3])]
+		o[4], o[5], o[6], o[7] = enc[encodeIndex(s[4])], enc[encodeIndex(s[5])], enc[encodeIndex(s[6])], enc[encodeIndex(s[7])]
+		src, out = src[8:], out[8:]
+	}
+	out = out[:len(src)]
 	for i, s := range src {
 		out[i] = enc[encodeIndex(s)]
 	}
@@ -139,6 +147,13 @@ func decodeG711(dec *[256]int16, dst []int16, src []byte) []int16 {
 	n := len(dst)
 	dst = grow(dst, len(src))
 	out := dst[n:]
+	out = out[:len(src)]
+	for len(src) >= 8 && len(out) >= 8 {
+		s, o := src[:8], out[:8]
+		o[0], o[1], o[2], o[3] = dec[s[0]], dec[s[1]], dec[s[2]], dec[s[3]]
+		o[4], o[5], o[6], o[7] = dec[s[4]], dec[s[5]], dec[s[6]], dec[s[7]]
+		src, out = src[8:], out[8:]
+	}
 	out = out[:len(src)]
 	for i, b := range src {
 		out[i] = dec[b]

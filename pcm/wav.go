@@ -149,9 +149,22 @@ func ReadWAVFile(path string) (Chunk, error) {
 	return c, nil
 }
 
-// DecodeWAV decodes the WAV file held in b; see ReadWAV.
+// DecodeWAV decodes the WAV file held in b; see ReadWAV. It converts the
+// samples straight from b, without copying them first.
 func DecodeWAV(b []byte) (Chunk, error) {
-	return ReadWAV(bytes.NewReader(b))
+	r := bytes.NewReader(b)
+	f, declared, err := readWAVHeader(r)
+	if err != nil {
+		return Chunk{}, err
+	}
+	data := b[len(b)-r.Len():]
+	have, want := wavDataExtent(declared, int64(len(data)))
+	whole := have - have%int64(f.blockAlign)
+	out, err := convertWAV(make([]int16, 0, whole/int64(f.blockAlign)), data[:whole], f)
+	if err != nil {
+		return Chunk{}, err
+	}
+	return finishWAVData(Chunk{Rate: f.rate, Samples: out}, f, declared, have, want)
 }
 
 // readWAVHeader reads up to the start of the sample data, leaving r there.
@@ -186,7 +199,6 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 		dataSize          int64
 		pos               int64 = 12 // offset of the next chunk header, from the start of the file
 		chunkHdr          [8]byte
-		fmtBuf            [wavMaxFmtSize]byte
 	)
 	for {
 		if haveFmt && haveData {
@@ -195,14 +207,14 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 			}
 			return f, dataSize, nil
 		}
-		n, err := io.ReadFull(r, chunkHdr[:])
+		_, err := io.ReadFull(r, chunkHdr[:])
 		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				missing := "fmt"
 				if haveFmt {
 					missing = "data"
 				}
-				return wavFormat{}, 0, fmt.Errorf("%w: the input ends after %d bytes without a %q chunk", ErrWAVHeaderTruncated, pos+int64(n), missing)
+				return wavFormat{}, 0, fmt.Errorf("%w: the input ends without a %q chunk", ErrWAVHeaderTruncated, missing)
 			}
 			return wavFormat{}, 0, fmt.Errorf("pcm: reading WAV chunk header at byte %d: %w", pos, err)
 		}
@@ -216,10 +228,10 @@ func readWAVHeader(r io.ReadSeeker) (wavFormat, int64, error) {
 			if size < 16 || size > wavMaxFmtSize {
 				return wavFormat{}, 0, fmt.Errorf("%w: fmt chunk of %d bytes (it must be 16 to %d)", ErrWAVMalformed, size, wavMaxFmtSize)
 			}
-			body := fmtBuf[:size]
+			body := make([]byte, size) // at most wavMaxFmtSize
 			if n, err := io.ReadFull(r, body); err != nil {
 				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					return wavFormat{}, 0, fmt.Errorf("%w: the fmt chunk declares %d bytes but the input ends after %d", ErrWAVHeaderTruncated, size, n)
+					return wavFormat{}, 0, fmt.Errorf("%w: the fmt chunk declares %d bytes but only %d are present", ErrWAVHeaderTruncated, size, n)
 				}
 				return wavFormat{}, 0, fmt.Errorf("pcm: reading WAV fmt chunk: %w", err)
 			}
@@ -318,13 +330,7 @@ func readWAVData(r io.ReadSeeker, f wavFormat, declared int64) (Chunk, error) {
 	if _, err := r.Seek(here, io.SeekStart); err != nil {
 		return Chunk{}, fmt.Errorf("pcm: reading WAV data: %w", err)
 	}
-	available := max(end-here, 0)
-	streaming := declared == wavStreamingSize
-	want := declared
-	if streaming {
-		want = available
-	}
-	have := min(want, available)
+	have, want := wavDataExtent(declared, max(end-here, 0))
 
 	frames := have / int64(f.blockAlign)
 	out := make([]int16, 0, frames)
@@ -350,12 +356,28 @@ func readWAVData(r io.ReadSeeker, f wavFormat, declared int64) (Chunk, error) {
 		}
 		left -= int64(n)
 	}
-	c := Chunk{Rate: f.rate, Samples: out}
+	return finishWAVData(Chunk{Rate: f.rate, Samples: out}, f, declared, have, want)
+}
+
+// wavDataExtent returns how many bytes of sample data to decode (have) and
+// how many the file should hold (want), given the size the data chunk
+// declares and the bytes available after its header.
+func wavDataExtent(declared, available int64) (have, want int64) {
+	want = declared
+	if declared == wavStreamingSize {
+		want = available
+	}
+	return min(want, available), want
+}
+
+// finishWAVData returns c, the decoded complete frames, with an error if
+// the data was shorter than declared or ended in an incomplete frame.
+func finishWAVData(c Chunk, f wavFormat, declared, have, want int64) (Chunk, error) {
 	switch {
 	case have < want:
-		return c, fmt.Errorf("%w: the data chunk declares %d bytes but only %d are present; returning the %d complete frames (%v)", ErrWAVDataTruncated, declared, have, len(out), c.Duration())
+		return c, fmt.Errorf("%w: the data chunk declares %d bytes but only %d are present; returning the %d complete frames (%v)", ErrWAVDataTruncated, declared, have, len(c.Samples), c.Duration())
 	case have%int64(f.blockAlign) != 0:
-		return c, fmt.Errorf("%w: the data is %d bytes, not a whole number of %d-byte frames (the last %d bytes are an incomplete frame); returning the %d complete frames", ErrWAVDataTruncated, have, f.blockAlign, have%int64(f.blockAlign), len(out))
+		return c, fmt.Errorf("%w: the data is %d bytes, not a whole number of %d-byte frames (the last %d bytes are an incomplete frame); returning the %d complete frames", ErrWAVDataTruncated, have, f.blockAlign, have%int64(f.blockAlign), len(c.Samples))
 	}
 	return c, nil
 }

@@ -13,6 +13,9 @@ import (
 // updateWAV rewrites the WAV fixtures with the installed ffmpeg and sox.
 var updateWAV = flag.Bool("update-wav", false, "regenerate pcm/testdata/wav_* with ffmpeg and sox")
 
+// The fixtures and the commands that made them are listed in
+// testdata/wav_g711_README.md.
+
 // wavFixtureFrames is the length of every WAV fixture, in frames.
 const wavFixtureFrames = 480
 

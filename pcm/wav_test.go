@@ -363,7 +363,7 @@ func TestReadWAVErrors(t *testing.T) {
 		{"block align", buildWAV(ck("fmt ", append(pcm16[:12:12], 4, 0, 16, 0)), ck("data", nil)), []error{ErrWAVMalformed}, "block align 4"},
 		{"tiny fmt", buildWAV(ck("fmt ", pcm16[:8]), ck("data", nil)), []error{ErrWAVMalformed}, "fmt chunk of 8 bytes"},
 		{"huge fmt", buildWAV(riffChunk{"fmt ", pcm16, 0xFFFFFFF0}), []error{ErrWAVMalformed}, "fmt chunk of 4294967280 bytes"},
-		{"fmt cut short", buildWAV(riffChunk{"fmt ", pcm16, 18}), []error{ErrWAVHeaderTruncated}, "fmt chunk declares 18"},
+		{"fmt cut short", buildWAV(riffChunk{"fmt ", pcm16, 18}), []error{ErrWAVHeaderTruncated}, "fmt chunk declares 18 bytes but only 16 are present"},
 		{"float 24", buildWAV(ck("fmt ", fmtChunk(wavFormatFloat, 1, 8000, 24)), ck("data", nil)), []error{ErrWAVUnsupported}, "24-bit float"},
 		{"PCM 40", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 1, 8000, 40)), ck("data", nil)), []error{ErrWAVUnsupported}, "40-bit"},
 		{"PCM 0 bits", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 1, 8000, 0)), ck("data", nil)), []error{ErrWAVUnsupported}, "0-bit"},
@@ -372,7 +372,7 @@ func TestReadWAVErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := DecodeWAV(tc.in)
+			c, err := decodeBoth(t, tc.in)
 			if err == nil {
 				t.Fatalf("DecodeWAV succeeded: %d Hz, %d samples", c.Rate, len(c.Samples))
 			}
@@ -401,7 +401,7 @@ func TestReadWAVEveryPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n := range len(full) {
-		got, err := DecodeWAV(full[:n])
+		got, err := decodeBoth(t, full[:n])
 		switch {
 		case n == 0:
 			if !errors.Is(err, ErrNotWAV) {
@@ -491,7 +491,7 @@ func TestReadWAVLayouts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := DecodeWAV(tc.in)
+			c, err := decodeBoth(t, tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -680,6 +680,37 @@ func BenchmarkGoAudioDecodeWAV(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := wav.NewDecoder(bytes.NewReader(in)).FullPCMBuffer(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// decodeBoth decodes b with DecodeWAV and with ReadWAV, which take
+// different paths to the samples, and fails unless they agree.
+func decodeBoth(t testing.TB, b []byte) (Chunk, error) {
+	t.Helper()
+	c, err := DecodeWAV(b)
+	rc, rerr := ReadWAV(bytes.NewReader(b))
+	if fmt.Sprint(err) != fmt.Sprint(rerr) {
+		t.Fatalf("DecodeWAV error %v, ReadWAV error %v", err, rerr)
+	}
+	if c.Rate != rc.Rate || (c.Samples == nil) != (rc.Samples == nil) || firstSampleDiff(c.Samples, rc.Samples) != "" {
+		t.Fatalf("DecodeWAV and ReadWAV return different audio")
+	}
+	return c, err
+}
+
+// BenchmarkReadWAV reads the same file as BenchmarkDecodeWAV through an
+// io.ReadSeeker (the path ReadWAVFile takes).
+func BenchmarkReadWAV(b *testing.B) {
+	in, err := EncodeWAV(testChunk(Rate24k, Rate24k))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadWAV(bytes.NewReader(in)); err != nil {
 			b.Fatal(err)
 		}
 	}
