@@ -65,6 +65,14 @@ func WithAPIKey(key string) Option { return func(s *Server) { s.key = key } }
 // tb.Cleanup.
 func New(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
+	s := Start(opts...)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a Server on a loopback port outside a test (for examples
+// and benchmarks' helpers); the caller must Close it. Tests use New.
+func Start(opts ...Option) *Server {
 	s := &Server{key: DefaultAPIKey}
 	for _, o := range opts {
 		o(s)
@@ -78,9 +86,11 @@ func New(tb testing.TB, opts ...Option) *Server {
 			Message: fmt.Sprintf("Invalid URL (%s %s): the fakeopenai test double serves only /v1/audio/speech, /v1/audio/transcriptions and /v1/chat/completions", r.Method, r.URL.Path)})
 	})
 	s.srv = httptest.NewServer(s.record(mux))
-	tb.Cleanup(s.srv.Close)
 	return s
 }
+
+// Close shuts the Server down, waiting for requests in flight.
+func (s *Server) Close() { s.srv.Close() }
 
 // BaseURL returns the API base URL, ending in "/v1/", for
 // option.WithBaseURL or OPENAI_BASE_URL.
