@@ -211,6 +211,7 @@ type statusWriter struct {
 	onStatus func(int)
 }
 
+// WriteHeader records the first status written.
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
@@ -219,6 +220,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write records an implicit 200 before the first body bytes.
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
