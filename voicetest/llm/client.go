@@ -35,6 +35,10 @@ const (
 // VOICETEST_LLM_MODEL names one.
 const DefaultModel = "gpt-4o-mini"
 
+// DefaultBaseURL is OpenAI's API, used when neither WithBaseURL nor
+// OPENAI_BASE_URL names another endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
 // DefaultProvider is the provider name cache keys carry unless WithProvider
 // says otherwise.
 const DefaultProvider = "openai"
@@ -125,14 +129,17 @@ func New(opts ...Option) (*Client, error) {
 	if cfg.provider == "" {
 		cfg.provider = DefaultProvider
 	}
-	ropts := []option.RequestOption{}
-	if cfg.baseURL != "" {
-		u, err := url.Parse(cfg.baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:11434/v1/\"", cfg.baseURL)
-		}
-		ropts = append(ropts, option.WithBaseURL(cfg.baseURL))
+	base := cfg.baseURL
+	if base == "" {
+		// Always pass the base URL: openai-go would otherwise read
+		// OPENAI_BASE_URL itself, behind WithBaseURL's back.
+		base = DefaultBaseURL
 	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:11434/v1/\"", base)
+	}
+	ropts := []option.RequestOption{option.WithBaseURL(base)}
 	key := cfg.apiKey
 	if key == "" {
 		key = replayKey

@@ -17,6 +17,10 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 )
 
+// DefaultBaseURL is OpenAI's API, used when neither WithBaseURL nor
+// OPENAI_BASE_URL names another endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
 // OpenAIRate is the sample rate of OpenAI's "pcm" speech format.
 const OpenAIRate = pcm.Rate24k
 
@@ -44,14 +48,14 @@ func newOpenAIConn(cfg config, modelEnv, defaultModel string) (*openaiConn, erro
 	baseURL := cmp(cfg.baseURL, cfg.getenv(EnvBaseURL))
 	key := cmp(cfg.apiKey, cfg.getenv(EnvAPIKey))
 	model := cmp(cfg.model, cmp(cfg.getenv(modelEnv), defaultModel))
-	var ropts []option.RequestOption
-	if baseURL != "" {
-		u, err := url.Parse(baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("speech: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:8000/v1/\"", baseURL)
-		}
-		ropts = append(ropts, option.WithBaseURL(baseURL))
+	// Always pass the base URL: openai-go would otherwise read
+	// OPENAI_BASE_URL itself, behind WithBaseURL's back.
+	endpoint := cmp(baseURL, DefaultBaseURL)
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("speech: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:8000/v1/\"", endpoint)
 	}
+	ropts := []option.RequestOption{option.WithBaseURL(endpoint)}
 	ropts = append(ropts, option.WithAPIKey(cmp(key, replayKey)))
 	if cfg.httpClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
