@@ -170,6 +170,16 @@ func TestPocketsphinxTranscribes(t *testing.T) {
 	assert.Equal(t, "please cancel my order", tr.Text)
 	assert.Equal(t, "en", tr.Language)
 
+	// The grammar accepts a sequence of phrases, across a pause.
+	yes, err := Flite().Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Yes, that's correct.", Rate: pcm.Rate24k})
+	require.NoError(t, err)
+	both := pcm.Chunk{Rate: pcm.Rate24k}
+	both.Samples = append(append(append(both.Samples, yes.Samples...), pcm.Silence(pcm.Rate24k, 8e8).Samples...), audio.Samples...)
+	tr, err = p.Transcribe(t.Context(), voicetest.TranscriptionRequest{Audio: both,
+		Phrases: []string{"Please cancel my order.", "Yes, that's correct.", "No thanks."}})
+	require.NoError(t, err)
+	assert.Equal(t, "yes that's correct please cancel my order", tr.Text)
+
 	_, err = p.Transcribe(t.Context(), voicetest.TranscriptionRequest{Audio: audio, Phrases: []string{"frobnicate the xyzzyq"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not in the pocketsphinx dictionary")
