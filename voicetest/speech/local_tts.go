@@ -54,7 +54,7 @@ var _ voicetest.TTS = (*FliteTTS)(nil)
 // Synthesize speaks req.Text with flite. Instructions are ignored (flite
 // has no such control); Speed stretches durations by 1/Speed.
 func (f *FliteTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
-	voice := cmp(req.Voice, f.voice)
+	voice := orDefault(req.Voice, f.voice)
 	if !slices.Contains(FliteVoices, voice) {
 		return pcm.Chunk{}, fmt.Errorf("speech: flite has no voice %q; use one of %s", voice, strings.Join(FliteVoices, ", "))
 	}
@@ -105,7 +105,7 @@ var _ voicetest.TTS = (*EspeakTTS)(nil)
 // Speed scales the rate of 175 words per minute (espeak-ng accepts 80 to
 // 450).
 func (e *EspeakTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
-	voice := cmp(req.Voice, e.voice)
+	voice := orDefault(req.Voice, e.voice)
 	if voice == "" || strings.ContainsAny(voice, " \t\n/\\") || strings.HasPrefix(voice, "-") {
 		return pcm.Chunk{}, fmt.Errorf("speech: espeak-ng voice %q is not a voice name (e.g. \"en-us\", \"en-gb+f3\")", voice)
 	}
@@ -130,8 +130,8 @@ func (e *EspeakTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest)
 	})
 }
 
-// cmp returns a if it is not empty, else b.
-func cmp(a, b string) string {
+// orDefault returns a if it is not empty, else b.
+func orDefault(a, b string) string {
 	if a != "" {
 		return a
 	}

@@ -45,18 +45,18 @@ type openaiConn struct {
 }
 
 func newOpenAIConn(cfg config, modelEnv, defaultModel string) (*openaiConn, error) {
-	baseURL := cmp(cfg.baseURL, cfg.getenv(EnvBaseURL))
-	key := cmp(cfg.apiKey, cfg.getenv(EnvAPIKey))
-	model := cmp(cfg.model, cmp(cfg.getenv(modelEnv), defaultModel))
+	baseURL := orDefault(cfg.baseURL, cfg.getenv(EnvBaseURL))
+	key := orDefault(cfg.apiKey, cfg.getenv(EnvAPIKey))
+	model := orDefault(cfg.model, orDefault(cfg.getenv(modelEnv), defaultModel))
 	// Always pass the base URL: openai-go would otherwise read
 	// OPENAI_BASE_URL itself, behind WithBaseURL's back.
-	endpoint := cmp(baseURL, DefaultBaseURL)
+	endpoint := orDefault(baseURL, DefaultBaseURL)
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("speech: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:8000/v1/\"", endpoint)
 	}
 	ropts := []option.RequestOption{option.WithBaseURL(endpoint)}
-	ropts = append(ropts, option.WithAPIKey(cmp(key, replayKey)))
+	ropts = append(ropts, option.WithAPIKey(orDefault(key, replayKey)))
 	if cfg.httpClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
 	}
@@ -69,7 +69,7 @@ func newOpenAIConn(cfg config, modelEnv, defaultModel string) (*openaiConn, erro
 	return &openaiConn{
 		api:      openai.NewClient(ropts...),
 		model:    model,
-		provider: cmp(cfg.provider, "openai"),
+		provider: orDefault(cfg.provider, "openai"),
 		voice:    cfg.voice,
 		baseURL:  baseURL,
 		keySet:   key != "",
@@ -101,7 +101,7 @@ func NewOpenAITTS(opts ...Option) (*OpenAITTS, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.voice = cmp(c.voice, DefaultOpenAIVoice)
+	c.voice = orDefault(c.voice, DefaultOpenAIVoice)
 	return &OpenAITTS{c: c}, nil
 }
 
@@ -118,7 +118,7 @@ func (o *OpenAITTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest)
 	if n := len([]rune(req.Text)); n > 4096 {
 		return pcm.Chunk{}, fmt.Errorf("speech: openai tts: text is %d characters; the API takes at most 4096, so split it", n)
 	}
-	voice := cmp(req.Voice, o.c.voice)
+	voice := orDefault(req.Voice, o.c.voice)
 	fields := map[string]any{"text": req.Text, "voice": voice, "speed": speed, "format": "pcm"}
 	if req.Instructions != "" {
 		fields["instructions"] = req.Instructions
@@ -270,7 +270,7 @@ func describeAPIError(err error) error {
 	if !errors.As(err, &apiErr) {
 		return err
 	}
-	msg := cmp(apiErr.Message, "(no message)")
+	msg := orDefault(apiErr.Message, "(no message)")
 	if apiErr.Param != "" {
 		msg += " (param " + apiErr.Param + ")"
 	}

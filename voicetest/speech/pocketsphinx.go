@@ -46,7 +46,7 @@ type PocketsphinxSTT struct {
 // and model are looked up only when a call is not answered by the cache.
 func Pocketsphinx(opts ...Option) *PocketsphinxSTT {
 	cfg := newConfig(opts)
-	return &PocketsphinxSTT{cfg: cfg, modelDir: cmp(cfg.modelDir, defaultModelDir)}
+	return &PocketsphinxSTT{cfg: cfg, modelDir: orDefault(cfg.modelDir, defaultModelDir)}
 }
 
 var _ voicetest.STT = (*PocketsphinxSTT)(nil)
