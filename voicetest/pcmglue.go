@@ -1,0 +1,28 @@
+package voicetest
+
+import (
+	"errors"
+
+	"github.com/voicetest-go/voicetest/pcm"
+)
+
+// This file holds the runner's uses of pcm pieces that other branches are
+// adding (WAV I/O, resampling, mixing, DTMF). Each helper is the one place
+// to wire the pcm function when it lands.
+
+var errPCMPending = errors.New("voicetest: this needs a pcm function that is not merged yet")
+
+// encodeWAV encodes c as a WAV file. TODO: pcm.EncodeWAV.
+func encodeWAV(c pcm.Chunk) ([]byte, error) { return nil, errPCMPending }
+
+// mixAt adds src into dst starting at sample off, saturating. TODO: pcm.Mix.
+func mixAt(dst, src pcm.Chunk, off int) pcm.Chunk { return dst }
+
+// readUserWAV reads a WAV file at the session rate. TODO: pcm.ReadWAVFile.
+func readUserWAV(path string, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
+
+// resample converts c to rate. TODO: pcm.Resample.
+func resample(c pcm.Chunk, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
+
+// dtmfTones returns in-band tones for digits. TODO: pcm.GenerateDTMF.
+func dtmfTones(digits string, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
