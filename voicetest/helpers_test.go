@@ -75,12 +75,16 @@ type fakeTB struct {
 
 func newFakeTB(t *testing.T) *fakeTB { return &fakeTB{T: t, attrs: map[string]string{}} }
 
-func (f *fakeTB) Helper()                           {}
-func (f *fakeTB) Error(args ...any)                 { f.errs = append(f.errs, fmt.Sprint(args...)) }
-func (f *fakeTB) Errorf(format string, args ...any) { f.errs = append(f.errs, fmt.Sprintf(format, args...)) }
-func (f *fakeTB) Log(args ...any)                   { f.logs = append(f.logs, fmt.Sprint(args...)) }
-func (f *fakeTB) Logf(format string, args ...any)   { f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
-func (f *fakeTB) Attr(k, v string)                  { f.attrs[k] = v }
+func (f *fakeTB) Helper()           {}
+func (f *fakeTB) Error(args ...any) { f.errs = append(f.errs, fmt.Sprint(args...)) }
+func (f *fakeTB) Errorf(format string, args ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}
+func (f *fakeTB) Log(args ...any) { f.logs = append(f.logs, fmt.Sprint(args...)) }
+func (f *fakeTB) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+func (f *fakeTB) Attr(k, v string) { f.attrs[k] = v }
 func (f *fakeTB) Fatalf(format string, args ...any) {
 	f.errs = append(f.errs, fmt.Sprintf(format, args...))
 	f.T.Fatalf(format, args...)
