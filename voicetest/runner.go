@@ -832,9 +832,11 @@ func (r *runner) interrupt(ctx context.Context, content string, when InterruptWh
 		return err
 	}
 	// The interrupted reply is over: close it, whatever came of it.
+	// The agent stopped when it said so (AgentInterrupted), else when its
+	// audio ran out.
 	stop := r.playEnd
 	if r.gotInterrupt {
-		stop = min(stop, r.interruptStop)
+		stop = r.interruptStop
 		r.clip(stop)
 	}
 	stop = max(stop, at)
@@ -846,8 +848,10 @@ func (r *runner) interrupt(ctx context.Context, content string, when InterruptWh
 		if err := r.closeSpeech(ctx); err != nil {
 			return err
 		}
-		// closeSpeech recorded agent_stop_speaking; give it the response time.
-		for i := len(r.st.timeline) - 1; i >= 0; i-- {
+		// closeSpeech recorded agent_stop_speaking; without an
+		// agent_interrupted event (which carries it) give it the response
+		// time.
+		for i := len(r.st.timeline) - 1; i >= 0 && !r.gotInterrupt; i-- {
 			if r.st.timeline[i].Type == EventAgentStopSpeaking {
 				r.st.timeline[i].Latency = resp
 				break

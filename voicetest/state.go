@@ -126,10 +126,16 @@ func (s *State) Description() string { return s.description }
 // Turn returns the number of user turns so far.
 func (s *State) Turn() int { return s.turn }
 
-// Transcript returns the messages so far, ordered by start time.
+// Transcript returns the messages so far, ordered by start time (and by
+// turn for messages that start together, as a barge-in does).
 func (s *State) Transcript() []Message {
 	out := slices.Clone(s.transcript)
-	slices.SortStableFunc(out, func(a, b Message) int { return cmpDur(a.Start, b.Start) })
+	slices.SortStableFunc(out, func(a, b Message) int {
+		if c := cmpDur(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return a.Turn - b.Turn
+	})
 	return out
 }
 
