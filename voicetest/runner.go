@@ -76,6 +76,7 @@ type runner struct {
 	playEnd      time.Duration
 	lastAgentAt  time.Duration
 	turnEnds     int
+	deferred     []recvItem
 	turnText     strings.Builder
 	textFinal    bool
 	hasText      bool
@@ -217,6 +218,12 @@ func (r *runner) handle(it recvItem) error {
 		r.closeErr = it.err
 		return fmt.Errorf("receiving from the %s adapter at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
 	}
+	if r.turnEnds > 0 {
+		// The agent ended its turn; what follows is its next turn's, and
+		// is handled once this one is recorded.
+		r.deferred = append(r.deferred, it)
+		return nil
+	}
 	ev, at := it.ev, it.at
 	r.lastAgentAt = max(r.lastAgentAt, at)
 	turn := r.st.turn
@@ -306,6 +313,9 @@ func (r *runner) speak(at time.Duration, c pcm.Chunk, dur time.Duration) {
 		r.ttfb = at
 	}
 	if r.seg == nil {
+		// A new stretch of agent speech. Latency is measured only for one
+		// that starts after the user stopped: speech that began earlier
+		// (late audio, a greeting talked over) is not a response to it.
 		r.seg = &agentSpeech{turn: r.st.turn, start: playAt}
 		e := Event{At: playAt, Type: EventAgentStartSpeaking, Turn: r.st.turn, Role: RoleAgent}
 		if r.awaitLatency && at >= r.userEnd {
@@ -315,11 +325,6 @@ func (r *runner) speak(at time.Duration, c pcm.Chunk, dur time.Duration) {
 			r.latencies = append(r.latencies, r.seg.latency)
 		}
 		r.addEvent(e)
-	} else if r.awaitLatency && at >= r.userEnd {
-		// The segment began before the user stopped (late or overlapping
-		// audio); the turn's latency is to the first audio after.
-		r.awaitLatency = false
-		r.latencies = append(r.latencies, at-r.userEnd)
 	}
 	if !c.IsEmpty() {
 		r.seg.pieces = append(r.seg.pieces, piece{at: playAt, c: c})
@@ -482,14 +487,15 @@ func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
 	if err != nil && err != errDeadline {
 		return err
 	}
-	if r.turnEnds > 0 {
-		r.turnEnds--
-	}
+	r.turnEnds = 0
 	if maxHit {
 		r.addEvent(Event{At: r.now(), Type: EventMaxTurnAudio, Turn: r.st.turn, Role: RoleAgent,
 			Text: fmt.Sprintf("stopped draining after %v of agent audio", r.cfg.Timeouts.MaxTurnAudio)})
 	}
 	if err := r.closeSpeech(ctx); err != nil {
+		return err
+	}
+	if err := r.replay(); err != nil {
 		return err
 	}
 	if maxHit && r.cfg.Timeouts.FailOnMaxTurnAudio {
@@ -864,8 +870,23 @@ func (r *runner) interrupt(ctx context.Context, content string, when InterruptWh
 			return err
 		}
 	}
+	if err := r.replay(); err != nil {
+		return err
+	}
 	if r.hungUp {
 		r.end("the agent hung up")
+	}
+	return nil
+}
+
+// replay handles the events deferred while a finished turn was recorded.
+func (r *runner) replay() error {
+	for len(r.deferred) > 0 && r.turnEnds == 0 {
+		it := r.deferred[0]
+		r.deferred = r.deferred[1:]
+		if err := r.handle(it); err != nil {
+			return err
+		}
 	}
 	return nil
 }
