@@ -245,6 +245,19 @@ func (res *Result) Save(dir string) error {
 		}
 		return nil
 	}
+	man, err := res.Manifest()
+	if err != nil {
+		return fmt.Errorf("voicetest: encoding the manifest: %w", err)
+	}
+	if err := write("manifest.json", man); err != nil {
+		return err
+	}
+	if err := write("transcript.txt", []byte(res.TranscriptText())); err != nil {
+		return err
+	}
+	if err := write("timeline.txt", []byte(res.TimelineText())); err != nil {
+		return err
+	}
 	for i, s := range res.Recording.Segments {
 		if s.Audio.IsEmpty() {
 			continue
@@ -261,20 +274,7 @@ func (res *Result) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("voicetest: encoding the mixed recording: %w", err)
 	}
-	if err := write("conversation.wav", mixed); err != nil {
-		return err
-	}
-	man, err := res.Manifest()
-	if err != nil {
-		return fmt.Errorf("voicetest: encoding the manifest: %w", err)
-	}
-	if err := write("manifest.json", man); err != nil {
-		return err
-	}
-	if err := write("transcript.txt", []byte(res.TranscriptText())); err != nil {
-		return err
-	}
-	return write("timeline.txt", []byte(res.TimelineText()))
+	return write("conversation.wav", mixed)
 }
 
 // TranscriptText renders the transcript as "role: text" lines, one per

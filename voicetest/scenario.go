@@ -107,11 +107,10 @@ func report(t testing.TB, res *Result) {
 	b.WriteString(res.report())
 	if dir == "" {
 		d, err := os.MkdirTemp("", "voicetest-"+safeName(t.Name())+"-")
-		if err == nil {
-			err = res.Save(d)
-		}
 		if err != nil {
 			fmt.Fprintf(&b, "artifacts: not saved: %v\n", err)
+		} else if err := res.Save(d); err != nil {
+			fmt.Fprintf(&b, "artifacts: %s (incomplete: %v)\n", d, err)
 		} else {
 			dir = d
 		}
