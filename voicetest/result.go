@@ -199,11 +199,11 @@ func (res *Result) Manifest() ([]byte, error) {
 		SegmentCount int               `json:"segment_count"`
 		Segments     []seg             `json:"segments"`
 		Events       []ev              `json:"events"`
-		Latency      Latency           `json:"latency_ns"`
+		Latency      manifestLatency   `json:"latency"`
 		Status       Status            `json:"status"`
 		Criteria     []CriterionResult `json:"criteria,omitempty"`
 	}{Name: res.Name, Duration: res.Duration.Seconds(), Rate: res.Recording.Rate,
-		SegmentCount: len(res.Recording.Segments), Latency: res.Latency, Status: res.Status,
+		SegmentCount: len(res.Recording.Segments), Latency: newManifestLatency(res.Latency), Status: res.Status,
 		Segments: []seg{}, Events: []ev{}}
 	for i, s := range res.Recording.Segments {
 		e := seg{Idx: i, Role: s.Role, Turn: s.Turn, StartTime: s.Start.Seconds(), EndTime: s.End.Seconds(),
@@ -226,6 +226,28 @@ func (res *Result) Manifest() ([]byte, error) {
 	}
 	m.Criteria = append(append(append(m.Criteria, res.Passed...), res.Failed...), res.Inconclusive...)
 	return json.MarshalIndent(m, "", "  ")
+}
+
+// manifestLatency is Latency in seconds, as the manifest gives times.
+type manifestLatency struct {
+	PerTurn           []float64 `json:"measurements"`
+	Mean              float64   `json:"avg"`
+	P50               float64   `json:"p50"`
+	P95               float64   `json:"p95"`
+	TTFB              float64   `json:"time_to_first_byte"`
+	InterruptResponse []float64 `json:"interrupt_response_time,omitempty"`
+}
+
+func newManifestLatency(l Latency) manifestLatency {
+	secs := func(ds []time.Duration) []float64 {
+		out := make([]float64, len(ds))
+		for i, d := range ds {
+			out[i] = d.Seconds()
+		}
+		return out
+	}
+	return manifestLatency{PerTurn: secs(l.PerTurn), Mean: l.Mean.Seconds(), P50: l.P50.Seconds(), P95: l.P95.Seconds(),
+		TTFB: l.TTFB.Seconds(), InterruptResponse: secs(l.InterruptResponse)}
 }
 
 func segmentFile(i int, s Segment) string {

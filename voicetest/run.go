@@ -23,9 +23,10 @@ type hooks struct {
 }
 
 // Run runs the scenario described by cfg on the real clock, outside of a
-// test, and returns its result. The error is cfg's validation error or
-// the scenario's first error (also in Result.Err); a scenario that merely
-// fails its verdict returns a nil error and Result.Success false.
+// test (or inside a synctest bubble the caller made), and returns its
+// result. An invalid cfg returns a nil Result and the validation error;
+// otherwise the error is Result.Err: nil on success, else the first error
+// or the failed verdict (errors.Is ErrFailed).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	logf := cfg.Logf
 	if logf == nil {

@@ -24,7 +24,8 @@ import (
 // test if any goroutine outlives the scenario. Such a scenario must not
 // call t.Run or t.Parallel from its steps, and its agent must block only
 // on channels and timers. Other agents (and *testing.B) run on the real
-// clock.
+// clock. A test that already runs in a bubble (it called synctest.Test
+// itself) runs the scenario in that bubble.
 //
 // Scenario calls t.Helper, logs through t, closes the connection in a
 // t.Cleanup even if a step panics, and publishes the attributes
@@ -48,7 +49,7 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		}
 		res, err = runAll(ctx, cfg, h)
 	}
-	if tt, ok := t.(*testing.T); ok && runsOnVirtualTime(cfg.Agent) {
+	if tt, ok := t.(*testing.T); ok && runsOnVirtualTime(cfg.Agent) && !inBubble() {
 		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context()) })
 	} else {
 		run(t, t.Context())
@@ -66,6 +67,21 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	}
 	report(t, res)
 	return res
+}
+
+// inBubble reports whether the caller already runs in a synctest bubble
+// (the test called synctest.Test itself): the scenario then runs on that
+// bubble's virtual time. synctest.Wait is documented to panic outside a
+// bubble; inside one it returns once the bubble's other goroutines are
+// blocked, which at the start of a scenario costs nothing.
+func inBubble() (in bool) {
+	defer func() {
+		if recover() != nil {
+			in = false
+		}
+	}()
+	synctest.Wait()
+	return true
 }
 
 func runsOnVirtualTime(a Agent) bool {

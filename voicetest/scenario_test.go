@@ -2,6 +2,7 @@ package voicetest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -235,5 +236,76 @@ func BenchmarkScenarioTenTurns(b *testing.B) {
 		if res.Turns != 10 || !res.Success {
 			b.Fatalf("turns %d, success %v", res.Turns, res.Success)
 		}
+	}
+}
+
+func TestScenarioInsideTheCallersBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		res := voicetest.Scenario(t, voicetest.Config{
+			Agent:  fixtures.TextAgent(fixtures.Reply{Text: "hi there", Latency: time.Second}),
+			Script: []voicetest.Step{voicetest.UserSays("hello"), voicetest.AgentTurn()},
+		})
+		if !res.Success || res.Latency.PerTurn[0] != time.Second || time.Since(start) != res.Duration {
+			t.Errorf("success %v, latency %v, bubble time %v vs duration %v", res.Success, res.Latency.PerTurn, time.Since(start), res.Duration)
+		}
+	})
+}
+
+func TestManifest(t *testing.T) {
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "one two", Latency: 300 * time.Millisecond,
+			Tools: []voicetest.ToolCall{{Name: "lookup", Arguments: []byte(`{"q":1}`)}}}),
+		UserVoice: &toneTTS{},
+		Script:    []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := res.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		SegmentCount int `json:"segment_count"`
+		Segments     []struct {
+			File       string  `json:"file"`
+			Role       string  `json:"role"`
+			StartTime  float64 `json:"start_time"`
+			EndTime    float64 `json:"end_time"`
+			Transcript string  `json:"transcript"`
+		} `json:"segments"`
+		Events []struct {
+			Time    float64  `json:"time"`
+			Type    string   `json:"type"`
+			Latency *float64 `json:"latency"`
+			Name    string   `json:"name"`
+		} `json:"events"`
+		Latency struct {
+			P50 float64 `json:"p50"`
+		} `json:"latency"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("manifest is not JSON: %v\n%s", err, b)
+	}
+	if m.SegmentCount != 2 || m.Segments[1].File != "segments/01-agent-700ms.wav" || m.Segments[1].StartTime != 0.7 ||
+		m.Segments[1].EndTime != 1.5 || m.Segments[1].Transcript != "one two" {
+		t.Errorf("segments %+v", m.Segments)
+	}
+	var types []string
+	for _, e := range m.Events {
+		types = append(types, e.Type)
+		if e.Type == "agent_start_speaking" && (e.Latency == nil || *e.Latency != 0.3) {
+			t.Errorf("agent_start_speaking latency %v", e.Latency)
+		}
+		if e.Type == "tool_call" && e.Name != "lookup" {
+			t.Errorf("tool_call name %q", e.Name)
+		}
+	}
+	if got := strings.Join(types, ","); got != "user_start_speaking,user_stop_speaking,tool_call,agent_start_speaking,agent_stop_speaking" {
+		t.Errorf("event types %s", got)
+	}
+	if m.Latency.P50 != 0.3 {
+		t.Errorf("latency p50 %v", m.Latency.P50)
 	}
 }
