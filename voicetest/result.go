@@ -46,17 +46,19 @@ type Result struct {
 	// State is the conversation at the end: transcript, timeline, the
 	// agent's items and tool calls.
 	State *State
-	// Transcript and Timeline are State's, for convenience.
+	// Transcript is State.Transcript(), for convenience.
 	Transcript []Message
-	Timeline   []Event
+	// Timeline is State.Timeline(), for convenience.
+	Timeline []Event
 	// Recording holds the audio of the conversation.
 	Recording Recording
 	// Latency summarises the agent's response times.
 	Latency Latency
 	// Duration is the conversation's length (virtual time for in-process
-	// agents); Turns the number of user turns.
+	// agents).
 	Duration time.Duration
-	Turns    int
+	// Turns is the number of user turns.
+	Turns int
 	// Capabilities are the adapter's.
 	Capabilities Capabilities
 
@@ -74,12 +76,13 @@ type Result struct {
 type Latency struct {
 	// PerTurn holds one latency per agent reply that followed user speech.
 	PerTurn []time.Duration `json:"per_turn"`
-	// Mean, P50 (the median; the mean of the two middle values for an
-	// even count) and P95 (sorted[min(n-1, ceil(0.95*(n-1)))]) are over
-	// PerTurn; zero when it is empty.
+	// Mean is the mean of PerTurn; zero when it is empty.
 	Mean time.Duration `json:"mean"`
-	P50  time.Duration `json:"p50"`
-	P95  time.Duration `json:"p95"`
+	// P50 is the median of PerTurn (the mean of the two middle values for
+	// an even count).
+	P50 time.Duration `json:"p50"`
+	// P95 is sorted(PerTurn)[min(n-1, ceil(0.95*(n-1)))].
+	P95 time.Duration `json:"p95"`
 	// TTFB is the time from the start of the conversation to the agent's
 	// first audio (its greeting, or its first reply); zero if it never
 	// spoke.
@@ -113,7 +116,9 @@ func (l *Latency) Summarize() {
 
 // Segment is one stretch of speech.
 type Segment struct {
+	// Role is who speaks.
 	Role Role
+	// Turn is the user turn the speech belongs to (0 before the first).
 	Turn int
 	// Start and End are offsets from the start of the scenario.
 	Start, End time.Duration

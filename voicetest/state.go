@@ -20,12 +20,16 @@ const (
 type Message struct {
 	// Turn is the user turn number the message belongs to (1-based; the
 	// agent's greeting is turn 0).
-	Turn int    `json:"turn"`
-	Role Role   `json:"role"`
+	Turn int `json:"turn"`
+	// Role is who spoke.
+	Role Role `json:"role"`
+	// Text is what was said ("" when unknown; see AudioOnly).
 	Text string `json:"text"`
-	// Start and End are offsets from the start of the scenario.
+	// Start is the offset from the start of the scenario at which the
+	// speech started.
 	Start time.Duration `json:"start"`
-	End   time.Duration `json:"end"`
+	// End is the offset at which it ended.
+	End time.Duration `json:"end"`
 	// Interrupted marks agent speech cut short by a barge-in.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// AudioOnly marks an agent message whose words are unknown: the agent
@@ -87,12 +91,20 @@ const (
 // Event is one entry in the timeline.
 type Event struct {
 	// At is the offset from the start of the scenario.
-	At   time.Duration   `json:"at"`
-	Type EventType       `json:"type"`
-	Turn int             `json:"turn"`
-	Role Role            `json:"role,omitempty"`
-	Text string          `json:"text,omitempty"`
-	Tool *ToolCall       `json:"tool,omitempty"`
+	At time.Duration `json:"at"`
+	// Type says what happened.
+	Type EventType `json:"type"`
+	// Turn is the user turn number at the time (0 before the first).
+	Turn int `json:"turn"`
+	// Role is the party the event is about, when there is one.
+	Role Role `json:"role,omitempty"`
+	// Text is the event's text: what the user said when interrupting, the
+	// DTMF keys, a tool's name, a data payload's name, a hang-up reason, a
+	// judge's summary.
+	Text string `json:"text,omitempty"`
+	// Tool is the call or result of tool_call and tool_result events.
+	Tool *ToolCall `json:"tool,omitempty"`
+	// Data is the payload of data events.
 	Data json.RawMessage `json:"data,omitempty"`
 	// Latency is set on agent_start_speaking: first agent audio minus the
 	// end of the user's audio. On agent_interrupted and on the

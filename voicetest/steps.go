@@ -37,6 +37,7 @@ type StepError struct {
 	Err error
 }
 
+// Error says which step failed and why.
 func (e *StepError) Error() string {
 	return fmt.Sprintf("step %d %s: %v", e.Index, e.Step, e.Err)
 }
@@ -126,6 +127,7 @@ const (
 	whenAfter
 )
 
+// String describes the condition as the step function that built it.
 func (w InterruptWhen) String() string {
 	switch w.kind {
 	case whenWords:
