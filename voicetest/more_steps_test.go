@@ -221,3 +221,31 @@ func TestMissingPiecesAreClearErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestAgentHangsUpWhileTheUserSpeaks(t *testing.T) {
+	agent := fixtures.Fake(fixtures.FakeConfig{Greeting: fixtures.Reply{Text: "Bye", Latency: 410 * time.Millisecond, HangUp: true}})
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: agent, UserVoice: &toneTTS{},
+		Script: []voicetest.Step{voicetest.UserSays("I have a long question for you"), voicetest.UserSays("hello?")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ended != "the agent hung up" || len(res.SkippedSteps) != 1 {
+		t.Errorf("ended %q, skipped %v", res.Ended, res.SkippedSteps)
+	}
+	// The user stopped being heard when the agent hung up, and the agent's
+	// last words were recorded although no AgentTurn drained them.
+	want := `      0ms turn 1 user_start_speaking
+    410ms turn 1 agent_start_speaking
+    410ms turn 1 agent_hang_up "goodbye"
+    410ms turn 1 user_stop_speaking
+    810ms turn 1 agent_stop_speaking
+`
+	if got := res.TimelineText(); got != want {
+		t.Errorf("timeline:\n%s\nwant:\n%s", got, want)
+	}
+	if got := res.TranscriptText(); got != "user: I have a long question for you\nagent: Bye\n" {
+		t.Errorf("transcript:\n%s", got)
+	}
+}

@@ -117,6 +117,9 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		r.events = events
 		go receive(ctx, r.conn, r.start, events, done)
 		err = r.runScript(ctx)
+		if ferr := r.flush(ctx); ferr != nil && err == nil && !errors.Is(ferr, ErrTransportClosed) {
+			err = fmt.Errorf("after the script: %w", ferr)
+		}
 		cancel()
 		if cerr := r.conn.Close(); cerr != nil {
 			h.logf("voicetest: closing the %s connection: %v", r.adapter(), cerr)

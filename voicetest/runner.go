@@ -68,6 +68,7 @@ type runner struct {
 
 	// stream state
 	hungUp       bool
+	hangUpAt     time.Duration
 	streamClosed bool
 	closeErr     error
 
@@ -218,9 +219,10 @@ func (r *runner) handle(it recvItem) error {
 		r.closeErr = it.err
 		return fmt.Errorf("receiving from the %s adapter at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
 	}
-	if r.turnEnds > 0 {
+	if r.turnEnds > 0 && it.ev.Kind != AgentHangUp {
 		// The agent ended its turn; what follows is its next turn's, and
-		// is handled once this one is recorded.
+		// is handled once this one is recorded. A hang-up ends everything
+		// at once.
 		r.deferred = append(r.deferred, it)
 		return nil
 	}
@@ -294,6 +296,7 @@ func (r *runner) handle(it recvItem) error {
 		r.clip(at)
 	case AgentHangUp:
 		r.hungUp = true
+		r.hangUpAt = at
 		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
 	case AgentLog:
 		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
@@ -449,7 +452,7 @@ func (r *runner) quietDeadline(since time.Duration) time.Duration {
 // (within Timeouts.Greeting) no error.
 func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
 	if r.hungUp {
-		return nil
+		return r.closeAndEnd(ctx)
 	}
 	begin := r.now()
 	wait := r.cfg.Timeouts.FirstChunk
@@ -552,6 +555,10 @@ func (r *runner) userTurn(ctx context.Context, u Utterance, interrupt bool) erro
 			return err
 		}
 	}
+	if r.hungUp {
+		r.end("the agent hung up")
+		return nil
+	}
 	if u.HangUp {
 		r.addEvent(Event{At: r.now(), Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser})
 		r.end("the user hung up")
@@ -574,10 +581,13 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		}
 		start = r.now()
 		r.addEvent(Event{At: start, Type: EventUserStartSpeaking, Turn: turn, Role: RoleUser})
-		if err := r.sendAudio(ctx, audio); err != nil {
+		sent, err := r.sendAudio(ctx, audio)
+		if err != nil {
 			return err
 		}
-		if err := r.conn.EndUtterance(ctx); err != nil && !r.hungUp {
+		// An agent that hung up heard only what was sent.
+		audio = audio.Slice(0, sent)
+		if err := r.conn.EndUtterance(ctx); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("ending the user's utterance", err)
 		}
 		end = r.now()
@@ -596,7 +606,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 			}
 		}
 		if !r.hungUp {
-			if err := r.conn.SendText(ctx, u.Text); err != nil && !r.hungUp {
+			if err := r.conn.SendText(ctx, u.Text); err != nil && !r.hungUpAfter(ctx, err) {
 				return r.sendErr("sending the user's text", err)
 			}
 		}
@@ -605,6 +615,9 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		return &UnsupportedError{Adapter: r.adapter(), Capability: "user input",
 			Alternative: "the adapter declares neither Audio nor Text input; fix its Capabilities"}
 	}
+	if r.hungUp && r.hangUpAt >= start && r.hangUpAt < end {
+		end = r.hangUpAt // the user was heard until the agent hung up
+	}
 	r.addEvent(Event{At: end, Type: EventUserStopSpeaking, Turn: turn, Role: RoleUser})
 	r.userEnd = end
 	r.awaitLatency = true
@@ -612,6 +625,25 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 	r.st.transcript = append(r.st.transcript, m)
 	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, Audio: audio})
 	return nil
+}
+
+// settleWait bounds how long a failed send waits for the agent's hang-up
+// to arrive through Recv.
+const settleWait = time.Second
+
+// hungUpAfter reports whether a send that failed with err failed because
+// the agent hung up: the hang-up event may still be on its way through
+// Recv, so it waits (at most settleWait) for the receive stream to say.
+func (r *runner) hungUpAfter(ctx context.Context, err error) bool {
+	if r.hungUp {
+		return true
+	}
+	if !errors.Is(err, ErrTransportClosed) {
+		return false
+	}
+	until := r.now() + settleWait
+	_ = r.pump(ctx, func() bool { return r.hungUp || r.streamClosed }, func() time.Duration { return until })
+	return r.hungUp
 }
 
 func (r *runner) sendErr(what string, err error) error {
@@ -664,33 +696,34 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 }
 
 // sendAudio sends c in 20 ms frames, paced as configured, handling agent
-// events between frames.
-func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) error {
+// events between frames. It returns how much was sent: all of c, unless
+// the agent hung up.
+func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
 	start := r.now()
 	var sent time.Duration
 	for _, f := range c.Frames(FrameDuration) {
 		if r.realTime() {
 			if err := r.waitUntil(ctx, start+sent); err != nil {
-				return err
+				return sent, err
 			}
 		} else if err := r.poll(); err != nil {
-			return err
+			return sent, err
 		}
 		if r.hungUp {
-			return nil
+			return sent, nil
 		}
 		if err := r.conn.SendAudio(ctx, f); err != nil {
-			if r.hungUp {
-				return nil
+			if r.hungUpAfter(ctx, err) {
+				return sent, nil
 			}
-			return r.sendErr("sending user audio", err)
+			return sent, r.sendErr("sending user audio", err)
 		}
 		sent += f.Duration()
 	}
 	if r.realTime() {
-		return r.waitUntil(ctx, start+sent)
+		return sent, r.waitUntil(ctx, start+sent)
 	}
-	return r.poll()
+	return sent, r.poll()
 }
 
 func (r *runner) silence(ctx context.Context, d time.Duration) error {
@@ -701,7 +734,8 @@ func (r *runner) silence(ctx context.Context, d time.Duration) error {
 	at := r.now()
 	r.addEvent(Event{At: at, Type: EventSilence, Turn: r.st.turn, Role: RoleUser, Duration: d})
 	if r.caps.Audio {
-		return r.sendAudio(ctx, pcm.Silence(r.cfg.Rate, d))
+		_, err := r.sendAudio(ctx, pcm.Silence(r.cfg.Rate, d))
+		return err
 	}
 	return r.waitUntil(ctx, at+d)
 }
@@ -725,7 +759,7 @@ func (r *runner) dtmf(ctx context.Context, digits string) error {
 	switch {
 	case r.caps.DTMF:
 		r.addEvent(Event{At: at, Type: EventDTMF, Turn: r.st.turn, Role: RoleUser, Text: digits})
-		if err := r.conn.SendDTMF(ctx, digits); err != nil {
+		if err := r.conn.SendDTMF(ctx, digits); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("sending DTMF", err)
 		}
 		return nil
@@ -735,7 +769,7 @@ func (r *runner) dtmf(ctx context.Context, digits string) error {
 			return fmt.Errorf("generating in-band DTMF tones: %w", err)
 		}
 		r.addEvent(Event{At: at, Type: EventDTMF, Turn: r.st.turn, Role: RoleUser, Text: digits, Duration: tones.Duration()})
-		if err := r.sendAudio(ctx, tones); err != nil {
+		if _, err := r.sendAudio(ctx, tones); err != nil {
 			return err
 		}
 		r.segs = append(r.segs, Segment{Role: RoleUser, Turn: r.st.turn, Start: at, End: r.now(), Text: "DTMF " + digits, Audio: tones})
@@ -829,7 +863,7 @@ func (r *runner) interrupt(ctx context.Context, content string, when InterruptWh
 		r.seg.interrupted = true
 	}
 	if r.caps.NativeInterrupt {
-		if err := r.conn.Interrupt(ctx); err != nil && !r.hungUp {
+		if err := r.conn.Interrupt(ctx); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("interrupting the agent", err)
 		}
 		r.clip(at)
@@ -889,6 +923,26 @@ func (r *runner) replay() error {
 		}
 	}
 	return nil
+}
+
+// flush records what the agent said that no step drained: speech still
+// open when the script ended, and events already received.
+func (r *runner) flush(ctx context.Context) error {
+	if err := r.poll(); err != nil {
+		return err
+	}
+	for {
+		if err := r.closeSpeech(ctx); err != nil {
+			return err
+		}
+		if len(r.deferred) == 0 {
+			return nil
+		}
+		r.turnEnds = 0
+		if err := r.replay(); err != nil {
+			return err
+		}
+	}
 }
 
 func (r *runner) closeAndEnd(ctx context.Context) error {
