@@ -99,6 +99,9 @@ type Timeouts struct {
 	// WaitForSpeech bounds the wait for the agent to start speaking before
 	// an Interrupt (default 8 s).
 	WaitForSpeech time.Duration
+	// Engine bounds each call to Config.User, Config.Judge,
+	// Config.UserVoice and Config.AgentSTT (default 2 min).
+	Engine time.Duration
 	// Greeting is how long Proceed waits, before the first user turn, for
 	// an agent that speaks first (default 3 s). No greeting within it is
 	// not an error.
@@ -113,6 +116,7 @@ const (
 	DefaultMaxTurnAudio      = 30 * time.Second
 	DefaultWaitForSpeech     = 8 * time.Second
 	DefaultGreetingWait      = 3 * time.Second
+	DefaultEngineTimeout     = 2 * time.Minute
 	DefaultMaxTurns          = 10
 	DefaultWordsPerMinute    = 150
 )
@@ -208,6 +212,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		{"MaxTurnAudio", &t.MaxTurnAudio, DefaultMaxTurnAudio},
 		{"WaitForSpeech", &t.WaitForSpeech, DefaultWaitForSpeech},
 		{"Greeting", &t.Greeting, DefaultGreetingWait},
+		{"Engine", &t.Engine, DefaultEngineTimeout},
 	} {
 		if *f.v < 0 {
 			return cfg, fmt.Errorf("voicetest: Config.Timeouts.%s is %v; use a positive duration or 0 for the default %v", f.name, *f.v, f.def)

@@ -249,3 +249,59 @@ func TestAgentHangsUpWhileTheUserSpeaks(t *testing.T) {
 		t.Errorf("transcript:\n%s", got)
 	}
 }
+
+// stuckTTS never answers until its context ends.
+type stuckTTS struct{}
+
+func (stuckTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
+	<-ctx.Done()
+	return pcm.Chunk{}, ctx.Err()
+}
+
+func TestEngineTimeout(t *testing.T) {
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: fixtures.EchoAgent(), UserVoice: stuckTTS{},
+		Script: []voicetest.Step{voicetest.UserSays("hello")},
+	})
+	var te *voicetest.TimeoutError
+	if !errors.As(err, &te) || te.Phase != voicetest.PhaseSynthesize || te.Timeout != voicetest.DefaultEngineTimeout ||
+		!strings.Contains(te.Hint, "Config.UserVoice") {
+		t.Fatalf("err = %v, want a synthesis TimeoutError naming Config.UserVoice", err)
+	}
+	if res.Duration != voicetest.DefaultEngineTimeout {
+		t.Errorf("duration %v", res.Duration)
+	}
+}
+
+// stuckAgent accepts the connection and then never reads user audio.
+type stuckAgent struct{ fixtures.FakeAgent }
+
+type stuckConn struct {
+	voicetest.Conn
+	block chan struct{}
+}
+
+func (a *stuckAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	c, err := a.FakeAgent.Connect(ctx, s)
+	return &stuckConn{Conn: c, block: make(chan struct{})}, err
+}
+
+func (c *stuckConn) SendAudio(ctx context.Context, a pcm.Chunk) error {
+	select {
+	case <-c.block:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestSendTimeout(t *testing.T) {
+	_, err := runVirtual(t, voicetest.Config{
+		Agent: &stuckAgent{*fixtures.EchoAgent()}, UserVoice: &toneTTS{},
+		Script: []voicetest.Step{voicetest.UserSays("hello")},
+	})
+	var te *voicetest.TimeoutError
+	if !errors.As(err, &te) || te.Phase != voicetest.PhaseSend || !strings.Contains(te.Hint, "stopped accepting audio after 0s of 400ms") {
+		t.Fatalf("err = %v, want a send TimeoutError", err)
+	}
+}

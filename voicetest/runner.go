@@ -387,7 +387,11 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 		Interrupted: seg.interrupted, Latency: seg.latency}
 	if !hasText && seg.audio > 0 {
 		if r.cfg.AgentSTT != nil {
-			tr, err := r.cfg.AgentSTT.Transcribe(ctx, TranscriptionRequest{Audio: audio, Language: r.cfg.Language})
+			var tr Transcription
+			err := r.bounded(ctx, PhaseTranscribe, "Config.AgentSTT", func(ctx context.Context) (err error) {
+				tr, err = r.cfg.AgentSTT.Transcribe(ctx, TranscriptionRequest{Audio: audio, Language: r.cfg.Language})
+				return err
+			})
 			if err != nil {
 				return fmt.Errorf("transcribing the agent's turn %d (%v of audio) with Config.AgentSTT: %w", seg.turn, audio.Duration(), err)
 			}
@@ -525,7 +529,11 @@ func (r *runner) askUser(ctx context.Context) (Utterance, error) {
 	if r.cfg.User == nil {
 		return Utterance{}, errors.New("Config.User is nil: UserTurn and Proceed ask the User for the next utterance; set Config.User (e.g. a personas.Scripted) or use UserSays")
 	}
-	u, err := r.cfg.User.NextUtterance(ctx, &r.st)
+	var u Utterance
+	err := r.bounded(ctx, PhaseUser, "Config.User", func(ctx context.Context) (err error) {
+		u, err = r.cfg.User.NextUtterance(ctx, &r.st)
+		return err
+	})
 	if err != nil {
 		return Utterance{}, fmt.Errorf("asking Config.User for turn %d: %w", r.st.turn+1, err)
 	}
@@ -627,6 +635,19 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 	return nil
 }
 
+// bounded calls f with a context that ends after Timeouts.Engine, and
+// turns that deadline into a *TimeoutError naming phase and what.
+func (r *runner) bounded(ctx context.Context, phase Phase, what string, f func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Engine)
+	defer cancel()
+	err := f(cctx)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return &TimeoutError{Phase: phase, Timeout: r.cfg.Timeouts.Engine, Turn: r.st.turn,
+			Hint: fmt.Sprintf("%s did not answer (%v); raise Config.Timeouts.Engine if it needs longer", what, err)}
+	}
+	return err
+}
+
 // settleWait bounds how long a failed send waits for the agent's hang-up
 // to arrive through Recv.
 const settleWait = time.Second
@@ -666,7 +687,10 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 			voice = r.cfg.Voice
 		}
 		var err error
-		c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Rate: r.cfg.Rate})
+		err = r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
+			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Rate: r.cfg.Rate})
+			return err
+		})
 		if err != nil {
 			return pcm.Chunk{}, fmt.Errorf("synthesising the user's text %s with Config.UserVoice: %w", quote(u.Text), err)
 		}
@@ -699,6 +723,10 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 // events between frames. It returns how much was sent: all of c, unless
 // the agent hung up.
 func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
+	// An adapter that stops accepting audio must not hang the scenario.
+	limit := c.Duration() + r.cfg.Timeouts.FirstChunk
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	start := r.now()
 	var sent time.Duration
 	for _, f := range c.Frames(FrameDuration) {
@@ -712,9 +740,13 @@ func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, err
 		if r.hungUp {
 			return sent, nil
 		}
-		if err := r.conn.SendAudio(ctx, f); err != nil {
+		if err := r.conn.SendAudio(sctx, f); err != nil {
 			if r.hungUpAfter(ctx, err) {
 				return sent, nil
+			}
+			if ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+				return sent, &TimeoutError{Phase: PhaseSend, Timeout: limit, Turn: r.st.turn,
+					Hint: fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, c.Duration())}
 			}
 			return sent, r.sendErr("sending user audio", err)
 		}
@@ -974,7 +1006,11 @@ func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Verd
 	req.State = &r.st
 	req.Turn = r.st.turn
 	req.MaxTurns = r.cfg.MaxTurns
-	v, err := r.cfg.Judge.Evaluate(ctx, req)
+	var v Verdict
+	err := r.bounded(ctx, PhaseJudge, "Config.Judge", func(ctx context.Context) (err error) {
+		v, err = r.cfg.Judge.Evaluate(ctx, req)
+		return err
+	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("asking Config.Judge (turn %d): %w", r.st.turn, err)
 	}

@@ -399,3 +399,33 @@ func TestCheckpointsAndOutcomes(t *testing.T) {
 		}
 	})
 }
+
+func TestToolAgentPreset(t *testing.T) {
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: fixtures.ToolAgent(), UserVoice: &toneTTS{},
+		User: lines("A table for two?", "At seven please"),
+		Script: []voicetest.Step{
+			voicetest.Proceed(2),
+			voicetest.Check(func(st *voicetest.State) error {
+				return st.Expect().
+					NextEvent().IsMessageContaining(voicetest.RoleAgent, "help").
+					NextEvent().IsToolCall("check_availability", map[string]any{"party": 2}).
+					NextEvent().IsToolResult().
+					NextEvent().IsMessage(voicetest.RoleAgent).
+					NextEvent().IsToolCall("book", map[string]any{"time": "19:00"}).
+					NextEvent().IsToolResult().
+					NextEvent().IsMessageContaining(voicetest.RoleAgent, "booked").
+					NoMoreEvents().Err()
+			}),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Latency.PerTurn; len(got) != 2 || got[0] != ms(600) || got[1] != ms(800) {
+		t.Errorf("PerTurn = %v", got)
+	}
+	if !strings.Contains(res.TimelineText(), `tool_result book {"confirmation":"A7"}`) {
+		t.Errorf("timeline:\n%s", res.TimelineText())
+	}
+}
