@@ -305,3 +305,28 @@ func TestSendTimeout(t *testing.T) {
 		t.Fatalf("err = %v, want a send TimeoutError", err)
 	}
 }
+
+func TestInBandDTMF(t *testing.T) {
+	res, err := runVirtual(t, voicetest.Config{
+		Agent:  fixtures.ScriptedAgent(),
+		Script: []voicetest.Step{voicetest.DTMF("12#")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 keys of 100 ms with 50 ms gaps, sent as the user's audio.
+	segs := res.Recording.Segments
+	if len(segs) != 1 || segs[0].Role != voicetest.RoleUser || segs[0].Audio.Duration() != ms(400) || res.Duration != ms(400) {
+		t.Fatalf("segments %+v, duration %v", segs, res.Duration)
+	}
+	keys, err := pcm.DetectDTMF(segs[0].Audio, pcm.DefaultDTMFDetectConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pcm.DTMFString(keys); got != "12#" {
+		t.Errorf("detected %q in the sent audio, want 12#", got)
+	}
+	if !strings.Contains(res.TimelineText(), `dtmf "12#" duration=400ms`) {
+		t.Errorf("timeline:\n%s", res.TimelineText())
+	}
+}

@@ -2,6 +2,7 @@ package voicetest
 
 import (
 	"errors"
+	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
 )
@@ -24,5 +25,10 @@ func readUserWAV(path string, rate int) (pcm.Chunk, error) { return pcm.Chunk{},
 // resample converts c to rate. TODO: pcm.Resample.
 func resample(c pcm.Chunk, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
 
-// dtmfTones returns in-band tones for digits. TODO: pcm.GenerateDTMF.
-func dtmfTones(digits string, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
+// dtmfTones returns in-band tones for digits: 100 ms per key at −10 dBFS
+// per tone, 50 ms gaps.
+func dtmfTones(digits string, rate int) (pcm.Chunk, error) {
+	cfg := pcm.DefaultDTMFConfig()
+	cfg.Gap = 50 * time.Millisecond
+	return pcm.GenerateDTMF(digits, rate, cfg)
+}

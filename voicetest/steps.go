@@ -209,7 +209,7 @@ func Sleep(d time.Duration) Step {
 
 // DTMF presses keys ("0"–"9", "*", "#", "A"–"D"): as protocol events when
 // the adapter has Capabilities.DTMF, else as in-band tones in the user's
-// audio (100 ms tone, 50 ms gap per key). A text-only agent without DTMF
+// audio (pcm.GenerateDTMF: 100 ms tone, 50 ms gap per key). A text-only agent without DTMF
 // fails with an *UnsupportedError.
 func DTMF(digits string) Step {
 	s := Step{name: "DTMF(" + quote(digits) + ")"}
