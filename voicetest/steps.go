@@ -209,8 +209,9 @@ func Sleep(d time.Duration) Step {
 
 // DTMF presses keys ("0"–"9", "*", "#", "A"–"D"): as protocol events when
 // the adapter has Capabilities.DTMF, else as in-band tones in the user's
-// audio (pcm.GenerateDTMF: 100 ms tone, 50 ms gap per key). A text-only agent without DTMF
-// fails with an *UnsupportedError.
+// audio (pcm.GenerateDTMF: 100 ms tone, 50 ms gap per key, no
+// EndUtterance after them). A text-only agent without DTMF fails with an
+// *UnsupportedError.
 func DTMF(digits string) Step {
 	s := Step{name: "DTMF(" + quote(digits) + ")"}
 	if digits == "" {
