@@ -78,8 +78,8 @@ type runner struct {
 	lastAgentAt  time.Duration
 	turnEnds     int
 	deferred     []recvItem
-	turnText     strings.Builder
-	textFinal    bool
+	turnText     strings.Builder // deltas of the utterance being spoken
+	committed    []string        // final texts of the turn's utterances
 	hasText      bool
 	textAt       time.Duration
 	turnAudio    time.Duration
@@ -249,17 +249,12 @@ func (r *runner) handle(it recvItem) error {
 			r.textAt = at
 		}
 		r.hasText = true
-		switch {
-		case ev.Final:
+		if ev.Final {
+			// The final text of an utterance replaces its deltas; a turn
+			// may hold several utterances.
+			r.committed = append(r.committed, strings.TrimSpace(ev.Text))
 			r.turnText.Reset()
-			r.turnText.WriteString(ev.Text)
-			r.textFinal = true
-		case r.textFinal:
-			// A delta after the final text of this turn starts the text over.
-			r.turnText.Reset()
-			r.textFinal = false
-			r.turnText.WriteString(ev.Text)
-		default:
+		} else {
 			r.turnText.WriteString(ev.Text)
 		}
 		if ev.Speech > 0 {
@@ -365,9 +360,10 @@ func (r *runner) lastAudioStart() time.Duration {
 // closeSpeech ends the agent's current segment (if any) and records its
 // message, transcribing it when needed.
 func (r *runner) closeSpeech(ctx context.Context) error {
-	text, hasText, textAt := r.turnText.String(), r.hasText, r.textAt
+	text, hasText, textAt := r.agentText(), r.hasText, r.textAt
 	r.turnText.Reset()
-	r.hasText, r.textFinal = false, false
+	r.committed = r.committed[:0]
+	r.hasText = false
 	seg := r.seg
 	r.seg = nil
 	r.turnAudio = 0
@@ -985,11 +981,20 @@ func (r *runner) closeAndEnd(ctx context.Context) error {
 	return nil
 }
 
+// agentText returns the text of the agent's current turn so far.
+func (r *runner) agentText() string {
+	parts := append([]string(nil), r.committed...)
+	if p := strings.TrimSpace(r.turnText.String()); p != "" {
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}
+
 // spokenWords returns how many words of its current turn the agent has
 // said: counted in its transcript, or estimated from its speech time.
 func (r *runner) spokenWords() int {
 	if r.hasText {
-		return len(strings.Fields(r.turnText.String()))
+		return len(strings.Fields(r.agentText()))
 	}
 	if r.seg == nil {
 		return 0
