@@ -216,3 +216,22 @@ func TestInterruptErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestInterruptTextOnlyAgentByEstimatedWords(t *testing.T) {
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: fixtures.TextAgent(interruptReplies()...),
+		Script: []voicetest.Step{
+			voicetest.UserSays("hi"), // 1 word: 400 ms
+			voicetest.Interrupt("stop please", voicetest.AfterWords(2)),
+			voicetest.AgentTurn(),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The text "one two three four five" arrives at 700 ms with 2 s of
+	// speech; two words are said by 1500 ms.
+	if !strings.Contains(res.TimelineText(), `   1500ms turn 1 user_interrupt "stop please"`) {
+		t.Errorf("timeline:\n%s", res.TimelineText())
+	}
+}

@@ -861,7 +861,7 @@ func (r *runner) interrupt(ctx context.Context, content string, when InterruptWh
 		}
 		deadline = func() time.Duration {
 			d := r.quietDeadline(begin)
-			if !r.hasText && r.seg != nil {
+			if r.estimatesWords() {
 				// The estimate grows with playback: wake when it reaches n.
 				need := r.seg.start + time.Duration(when.words)*time.Minute/time.Duration(r.cfg.WordsPerMinute)
 				d = min(d, max(need, r.now()+time.Millisecond))
@@ -981,6 +981,13 @@ func (r *runner) closeAndEnd(ctx context.Context) error {
 	return nil
 }
 
+// estimatesWords reports whether spokenWords estimates from speech time:
+// for audio without a transcript, and for a text-only agent, whose text
+// arrives before it is "said".
+func (r *runner) estimatesWords() bool {
+	return r.seg != nil && (!r.hasText || r.seg.audio == 0)
+}
+
 // agentText returns the text of the agent's current turn so far.
 func (r *runner) agentText() string {
 	parts := append([]string(nil), r.committed...)
@@ -993,11 +1000,11 @@ func (r *runner) agentText() string {
 // spokenWords returns how many words of its current turn the agent has
 // said: counted in its transcript, or estimated from its speech time.
 func (r *runner) spokenWords() int {
-	if r.hasText {
-		return len(strings.Fields(r.agentText()))
-	}
 	if r.seg == nil {
 		return 0
+	}
+	if !r.estimatesWords() {
+		return len(strings.Fields(r.agentText()))
 	}
 	played := min(r.now(), r.playEnd) - r.seg.start
 	return int(played * time.Duration(r.cfg.WordsPerMinute) / time.Minute)

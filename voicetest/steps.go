@@ -140,7 +140,8 @@ func (w InterruptWhen) String() string {
 
 // AfterWords barges in once the agent has said n words of its reply. The
 // words are counted in the agent's streamed transcript; for an agent that
-// streams no transcript they are estimated from its speech time at
+// streams no transcript, and for a text-only agent (whose text arrives
+// before it is said), they are estimated from its speech time at
 // Config.WordsPerMinute (150 by default, so 400 ms a word).
 func AfterWords(n int) InterruptWhen {
 	w := InterruptWhen{kind: whenWords, words: n}
