@@ -116,21 +116,33 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		done := make(chan struct{})
 		r.events = events
 		go receive(ctx, r.conn, r.start, events, done)
+		// Close even if a step panics or calls runtime.Goexit (t.FailNow
+		// in a Check): no goroutine or socket outlives the run.
+		closed := false
+		shut := func() error {
+			if closed {
+				return nil
+			}
+			closed = true
+			cancel()
+			if cerr := r.conn.Close(); cerr != nil {
+				h.logf("voicetest: closing the %s connection: %v", r.adapter(), cerr)
+			}
+			select {
+			case <-done:
+				return nil
+			case <-time.After(closeWait):
+				h.logf("voicetest: the %s adapter's Recv did not return within %v of Close; its goroutine leaks", r.adapter(), closeWait)
+				return fmt.Errorf("the %s adapter's Recv did not return within %v of Close and ctx cancellation: fix the adapter so Close ends Recv", r.adapter(), closeWait)
+			}
+		}
+		defer shut()
 		err = r.runScript(ctx)
 		if ferr := r.flush(ctx); ferr != nil && err == nil && !errors.Is(ferr, ErrTransportClosed) {
 			err = fmt.Errorf("after the script: %w", ferr)
 		}
-		cancel()
-		if cerr := r.conn.Close(); cerr != nil {
-			h.logf("voicetest: closing the %s connection: %v", r.adapter(), cerr)
-		}
-		select {
-		case <-done:
-		case <-time.After(closeWait):
-			h.logf("voicetest: the %s adapter's Recv did not return within %v of Close; its goroutine leaks", r.adapter(), closeWait)
-			if err == nil {
-				err = fmt.Errorf("the %s adapter's Recv did not return within %v of Close and ctx cancellation: fix the adapter so Close ends Recv", r.adapter(), closeWait)
-			}
+		if serr := shut(); serr != nil && err == nil {
+			err = serr
 		}
 	}
 	return r.result(err)

@@ -309,3 +309,62 @@ func TestManifest(t *testing.T) {
 		t.Errorf("latency p50 %v", m.Latency.P50)
 	}
 }
+
+// closeTracker wraps an agent and counts the connections still open.
+type closeTracker struct {
+	voicetest.Agent
+	open *int
+}
+
+func (a closeTracker) VirtualTime() bool { return true }
+
+func (a closeTracker) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	c, err := a.Agent.Connect(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	*a.open++
+	return &trackedConn{Conn: c, open: a.open}, nil
+}
+
+type trackedConn struct {
+	voicetest.Conn
+	open   *int
+	closed bool
+}
+
+func (c *trackedConn) Close() error {
+	if !c.closed {
+		c.closed = true
+		*c.open--
+	}
+	return c.Conn.Close()
+}
+
+func TestConnectionClosedWhenAStepExitsTheGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		open := 0
+		agent := closeTracker{Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "hello"}), open: &open}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			voicetest.Scenario(newFakeTB(t), voicetest.Config{
+				Agent: agent, UserVoice: &toneTTS{},
+				Script: []voicetest.Step{
+					voicetest.UserSays("hi"), voicetest.AgentTurn(),
+					voicetest.Check(func(*voicetest.State) error {
+						runtime.Goexit() // as t.FailNow does
+						return nil
+					}),
+				},
+			})
+			t.Error("Scenario returned after its step called runtime.Goexit")
+		}()
+		<-done
+		if open != 0 {
+			t.Errorf("%d connections left open", open)
+		}
+		// The bubble fails the test if the fake's or the receiver's
+		// goroutine is still running here.
+	})
+}
