@@ -2,6 +2,7 @@ package voicetest_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -119,4 +120,33 @@ func TestTranscriptOfSeveralUtterancesInATurn(t *testing.T) {
 	if seg := res.Recording.Segments[1]; seg.Audio.Duration() != ms(1200) || !strings.Contains(seg.Text, "Three") {
 		t.Errorf("agent segment %v of audio, text %q", seg.Audio.Duration(), seg.Text)
 	}
+}
+
+// slowAgent blocks in Connect until its context ends.
+type slowAgent struct{}
+
+func (slowAgent) VirtualTime() bool { return true }
+func (slowAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestConnectFailures(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		res, err := runVirtual(t, voicetest.Config{Agent: slowAgent{}, Script: []voicetest.Step{voicetest.Sleep(time.Second)}})
+		var te *voicetest.TimeoutError
+		if !errors.As(err, &te) || te.Phase != voicetest.PhaseConnect || te.Timeout != voicetest.DefaultConnectTimeout {
+			t.Fatalf("err = %v", err)
+		}
+		if res.Success || res.Duration != voicetest.DefaultConnectTimeout {
+			t.Errorf("success %v, duration %v", res.Success, res.Duration)
+		}
+	})
+	t.Run("no input capability", func(t *testing.T) {
+		_, err := runVirtual(t, voicetest.Config{Agent: &replayAgent{caps: voicetest.Capabilities{Adapter: "mute"}},
+			Script: []voicetest.Step{voicetest.Sleep(time.Second)}})
+		if err == nil || !strings.Contains(err.Error(), `the mute adapter declares neither Audio nor Text input`) {
+			t.Fatalf("err = %v", err)
+		}
+	})
 }
