@@ -136,7 +136,10 @@ const (
 	// PaceFast sends user audio as fast as the agent accepts it and does
 	// not wait for the agent's audio to play out: turns end at the
 	// protocol's turn end or after the tail silence that follows the last
-	// agent event. Timeline times are then transfer times.
+	// agent event. User times are then transfer times, while agent speech
+	// keeps its playback times, so in the timeline and the mixed recording
+	// the next user turn may overlap the end of the agent's audio. Use it
+	// for speed (benchmarks, smoke tests), not for timing assertions.
 	PaceFast
 )
 
