@@ -330,3 +330,34 @@ func TestInBandDTMF(t *testing.T) {
 		t.Errorf("timeline:\n%s", res.TimelineText())
 	}
 }
+
+func TestUserAudioAtAnotherRateIsResampled(t *testing.T) {
+	user := voicetest.UserFunc(func(ctx context.Context, st *voicetest.State) (voicetest.Utterance, error) {
+		return voicetest.Utterance{Text: "recorded", Audio: fixtures.WordTones("one two", pcm.Rate16k)}, nil
+	})
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: fixtures.EchoAgent(), User: user,
+		Script: []voicetest.Step{voicetest.UserTurn(), voicetest.AgentTurn()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Recording.Segments[0]
+	if u.Audio.Rate != pcm.DefaultRate || u.Audio.Duration() != ms(800) || u.End != ms(800) {
+		t.Errorf("user segment at %d Hz lasting %v (ends %v), want 24 kHz and 800 ms", u.Audio.Rate, u.Audio.Duration(), u.End)
+	}
+	if pcm.RMS(u.Audio) < 1000 {
+		t.Errorf("resampled audio RMS %v, want the tones kept", pcm.RMS(u.Audio))
+	}
+}
+
+func TestMixedRecordingSumsOverlaps(t *testing.T) {
+	rec := voicetest.Recording{Rate: 8000, Duration: ms(300), Segments: []voicetest.Segment{
+		{Role: voicetest.RoleAgent, Start: 0, Audio: pcm.Chunk{Rate: 8000, Samples: []int16{100, 100, 30000}}},
+		{Role: voicetest.RoleUser, Start: time.Second / 8000, Audio: pcm.Chunk{Rate: 8000, Samples: []int16{5, 10000}}},
+	}}
+	m := rec.Mixed()
+	if m.Duration() != ms(300) || m.Samples[0] != 100 || m.Samples[1] != 105 || m.Samples[2] != 32767 || m.Samples[3] != 0 {
+		t.Errorf("mixed %v (%v), want [100 105 32767 0 ...] over 300 ms", m.Samples[:4], m.Duration())
+	}
+}

@@ -16,14 +16,10 @@ var errPCMPending = errors.New("voicetest: this needs a pcm function that is not
 // encodeWAV encodes c as a WAV file. TODO: pcm.EncodeWAV.
 func encodeWAV(c pcm.Chunk) ([]byte, error) { return nil, errPCMPending }
 
-// mixAt adds src into dst starting at sample off, saturating. TODO: pcm.Mix.
-func mixAt(dst, src pcm.Chunk, off int) pcm.Chunk { return dst }
 
 // readUserWAV reads a WAV file at the session rate. TODO: pcm.ReadWAVFile.
 func readUserWAV(path string, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
 
-// resample converts c to rate. TODO: pcm.Resample.
-func resample(c pcm.Chunk, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
 
 // dtmfTones returns in-band tones for digits: 100 ms per key at −10 dBFS
 // per tone, 50 ms gaps.

@@ -158,10 +158,12 @@ func (rec Recording) Mixed() pcm.Chunk {
 	}
 	out := pcm.Silence(rate, end)
 	for _, s := range rec.Segments {
-		if s.Audio.IsEmpty() {
-			continue
+		if s.Audio.IsEmpty() || s.Audio.Rate != rate {
+			continue // the runner records every segment at the session rate
 		}
-		out = mixAt(out, s.Audio, pcm.SamplesFor(rate, s.Start))
+		if off := pcm.SamplesFor(rate, s.Start); off < len(out.Samples) {
+			pcm.MixInto(out.Samples[off:], s.Audio.Samples, 1)
+		}
 	}
 	return out
 }

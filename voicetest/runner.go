@@ -699,7 +699,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 	}
 	if c.Rate != r.cfg.Rate {
 		var err error
-		if c, err = resample(c, r.cfg.Rate); err != nil {
+		if c, err = pcm.Resample(c, r.cfg.Rate); err != nil {
 			return pcm.Chunk{}, fmt.Errorf("user audio for %s at %d Hz: %w", quote(u.Text), c.Rate, err)
 		}
 	}
