@@ -3,6 +3,8 @@ package voicetest_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -359,5 +361,32 @@ func TestMixedRecordingSumsOverlaps(t *testing.T) {
 	m := rec.Mixed()
 	if m.Duration() != ms(300) || m.Samples[0] != 100 || m.Samples[1] != 105 || m.Samples[2] != 32767 || m.Samples[3] != 0 {
 		t.Errorf("mixed %v (%v), want [100 105 32767 0 ...] over 300 ms", m.Samples[:4], m.Duration())
+	}
+}
+
+func TestUserAudioStep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hello.wav")
+	if err := pcm.WriteWAVFile(path, fixtures.WordTones("hello there", pcm.Rate16k)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runVirtual(t, voicetest.Config{
+		Agent:  fixtures.EchoAgent(),
+		Script: []voicetest.Step{voicetest.UserAudio(path), voicetest.AgentTurn()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := res.Recording.Segments[0]; u.Audio.Rate != pcm.DefaultRate || u.Audio.Duration() != ms(800) {
+		t.Errorf("user audio %d Hz, %v", u.Audio.Rate, u.Audio.Duration())
+	}
+	if a := res.Recording.Segments[1]; a.Role != voicetest.RoleAgent || a.Audio.Duration() != ms(800) {
+		t.Errorf("echo %v %v", a.Role, a.Audio.Duration())
+	}
+	_, err = runVirtual(t, voicetest.Config{
+		Agent:  fixtures.EchoAgent(),
+		Script: []voicetest.Step{voicetest.UserAudio(filepath.Join(t.TempDir(), "missing.wav"))},
+	})
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "UserAudio") {
+		t.Errorf("missing file: err = %v", err)
 	}
 }

@@ -1,25 +1,33 @@
 package voicetest
 
 import (
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
 )
 
-// This file holds the runner's uses of pcm pieces that other branches are
-// adding (WAV I/O, resampling, mixing, DTMF). Each helper is the one place
-// to wire the pcm function when it lands.
+// This file holds the runner's uses of pcm's WAV and DTMF functions.
 
-var errPCMPending = errors.New("voicetest: this needs a pcm function that is not merged yet")
+// encodeWAV encodes c as a 16-bit mono WAV file.
+func encodeWAV(c pcm.Chunk) ([]byte, error) { return pcm.EncodeWAV(c) }
 
-// encodeWAV encodes c as a WAV file. TODO: pcm.EncodeWAV.
-func encodeWAV(c pcm.Chunk) ([]byte, error) { return nil, errPCMPending }
-
-
-// readUserWAV reads a WAV file at the session rate. TODO: pcm.ReadWAVFile.
-func readUserWAV(path string, rate int) (pcm.Chunk, error) { return pcm.Chunk{}, errPCMPending }
-
+// readUserWAV reads a WAV file for UserAudio and converts it to rate.
+func readUserWAV(path string, rate int) (pcm.Chunk, error) {
+	c, err := pcm.ReadWAVFile(path)
+	if err != nil {
+		return pcm.Chunk{}, fmt.Errorf("UserAudio: %w", err)
+	}
+	if c.IsEmpty() {
+		return pcm.Chunk{}, fmt.Errorf("UserAudio: %s holds no audio", path)
+	}
+	if c.Rate != rate {
+		if c, err = pcm.Resample(c, rate); err != nil {
+			return pcm.Chunk{}, fmt.Errorf("UserAudio: %s: %w", path, err)
+		}
+	}
+	return c, nil
+}
 
 // dtmfTones returns in-band tones for digits: 100 ms per key at −10 dBFS
 // per tone, 50 ms gaps.

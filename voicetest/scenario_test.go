@@ -118,6 +118,13 @@ func TestScenarioReportsAFailure(t *testing.T) {
 				t.Errorf("artifact %s: %v", f, err)
 			}
 		}
+		mixed, err := pcm.ReadWAVFile(filepath.Join(dir, "conversation.wav"))
+		if err != nil || mixed.Duration() != res.Duration || mixed.Rate != pcm.DefaultRate {
+			t.Errorf("conversation.wav: %v, %v at %d Hz; want %v", err, mixed.Duration(), mixed.Rate, res.Duration)
+		}
+		if tr, err := os.ReadFile(filepath.Join(dir, "transcript.txt")); err != nil || string(tr) != res.TranscriptText() {
+			t.Errorf("transcript.txt = %q, %v", tr, err)
+		}
 		if ftb.attrs["voicetest.verdict"] != "fail" || ftb.attrs["voicetest.turns"] != "2" || ftb.attrs["voicetest.latency_p50_ms"] != "250" {
 			t.Errorf("attrs = %v", ftb.attrs)
 		}
