@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func report(t testing.TB, res *Result) {
 	}
 	dir := ""
 	if artifactsRequested() {
-		dir = t.ArtifactDir()
+		dir = artifactDir(t.ArtifactDir(), res.Name, t.Name())
 		if err := res.Save(dir); err != nil {
 			t.Errorf("voicetest: %v", err)
 		}
@@ -136,6 +137,23 @@ func report(t testing.TB, res *Result) {
 	}
 	fmt.Fprintf(&b, "rerun: go test -run '^%s$' -artifacts", runPattern(t.Name()))
 	t.Error(b.String())
+}
+
+// artifactDir picks the directory for a scenario's artifacts inside the
+// test's: the test's own for a scenario named after the test, else a
+// subdirectory named after the scenario; a scenario already saved there
+// (a test that runs several) gets a numbered one.
+func artifactDir(base, name, testName string) string {
+	dir := base
+	if name != testName {
+		dir = filepath.Join(base, safeName(name))
+	}
+	for i := 2; ; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+			return dir
+		}
+		dir = filepath.Join(base, fmt.Sprintf("%s-%d", safeName(name), i))
+	}
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
