@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // updateG711 rewrites the G.711 fixtures from the installed ffmpeg.
@@ -464,12 +465,13 @@ func ExampleChunkToMulaw() {
 	}
 	fmt.Printf("% X\n", b)
 	fmt.Println(MulawToChunk(b).Samples)
-	_, err = ChunkToMulaw(Chunk{Rate: Rate24k, Samples: c.Samples})
-	fmt.Println(err != nil)
+	// 24 kHz audio is resampled to 8 kHz: 240 samples become 80 bytes.
+	b, err = ChunkToMulaw(Silence(Rate24k, 10*time.Millisecond))
+	fmt.Println(len(b), err)
 	// Output:
 	// FF FE 7E AF
 	// [0 8 -8 4092]
-	// true
+	// 80 <nil>
 }
 
 func BenchmarkEncodeMulaw(b *testing.B) { benchEncode(b, EncodeMulaw) }
