@@ -171,6 +171,9 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 	}
 	r.conn = conn
 	r.caps = conn.Capabilities()
+	if v := runsOnVirtualTime(r.cfg.Agent); v != r.caps.VirtualTime {
+		h.logf("voicetest: the %s agent's VirtualTime() is %v but its Capabilities.VirtualTime is %v; they should agree", r.adapter(), v, r.caps.VirtualTime)
+	}
 	if !r.caps.Audio && !r.caps.Text {
 		_ = conn.Close()
 		return fmt.Errorf("the %s adapter declares neither Audio nor Text input, so the user cannot speak to it: fix its Capabilities", r.adapter())
