@@ -25,12 +25,12 @@ type Config struct {
 	// User is the simulated caller, asked by UserTurn and Proceed steps.
 	// Required only by those steps.
 	User User
-	// Judge gives verdicts at Checkpoint, FinalVerdict and Proceed steps.
+	// Judge gives verdicts at Checkpoint, Verdict and Proceed steps.
 	// Required only by those steps.
 	Judge Judge
 
 	// Script is the steps to run, in order. A nil Script means
-	// Proceed(0) followed by FinalVerdict() when a Judge is set.
+	// Proceed(0) followed by Verdict() when a Judge is set.
 	Script []Step
 	// MaxTurns bounds the number of user turns Proceed takes in total
 	// (default 10). On the last allowed turn the judge must decide.
@@ -227,7 +227,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Script == nil {
 		cfg.Script = []Step{Proceed(0)}
 		if cfg.Judge != nil {
-			cfg.Script = append(cfg.Script, FinalVerdict())
+			cfg.Script = append(cfg.Script, Verdict())
 		}
 	}
 	for i, s := range cfg.Script {

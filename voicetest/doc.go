@@ -27,7 +27,7 @@
 //			voicetest.Check(func(st *voicetest.State) error {
 //				return st.Expect().ContainsToolCall("book", map[string]any{"party": 2}).Err()
 //			}),
-//			voicetest.FinalVerdict(),
+//			voicetest.Verdict(),
 //		},
 //	})
 //

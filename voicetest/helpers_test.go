@@ -45,20 +45,20 @@ func lines(ls ...string) voicetest.User {
 }
 
 // criteriaJudge passes or fails criteria by a function of the state.
-func criteriaJudge(decide func(req voicetest.JudgeRequest) (voicetest.Verdict, error)) voicetest.Judge {
-	return voicetest.JudgeFunc(func(ctx context.Context, req voicetest.JudgeRequest) (voicetest.Verdict, error) {
+func criteriaJudge(decide func(req voicetest.JudgeRequest) (voicetest.Judgment, error)) voicetest.Judge {
+	return voicetest.JudgeFunc(func(ctx context.Context, req voicetest.JudgeRequest) (voicetest.Judgment, error) {
 		return decide(req)
 	})
 }
 
-func allPass(req voicetest.JudgeRequest) (voicetest.Verdict, error) {
-	v := voicetest.Verdict{Decided: true, Reasoning: "all good"}
+func allPass(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
+	v := voicetest.Judgment{Decided: true, Reasoning: "all good"}
 	crit := req.Criteria
 	if crit == nil {
 		crit = []string{"the agent answers"}
 	}
 	for _, c := range crit {
-		v.Criteria = append(v.Criteria, voicetest.CriterionResult{Criterion: c, Status: voicetest.Pass})
+		v.Criteria = append(v.Criteria, voicetest.CriterionResult{Criterion: c, Status: voicetest.StatusPass})
 	}
 	return v, nil
 }

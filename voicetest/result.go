@@ -25,7 +25,7 @@ type Result struct {
 	// the final verdict was inconclusive.
 	Status Status
 	// Verdict is the judge's final verdict, nil when none was asked.
-	Verdict *Verdict
+	Verdict *Judgment
 	// Reasoning explains the outcome: the verdict's reasoning, the reason
 	// given to Succeed, or the error.
 	Reasoning string

@@ -89,10 +89,10 @@ func runAll(ctx context.Context, cfg Config, h hooks) (*Result, error) {
 	agg.Latency.TTFB = all[0].Latency.TTFB
 	agg.Latency.Summarize()
 	if agg.Success {
-		agg.Status = Pass
+		agg.Status = StatusPass
 		agg.Err = nil
 	} else {
-		agg.Status = Fail
+		agg.Status = StatusFail
 		if agg.Err == nil {
 			agg.Err = fmt.Errorf("%w: %d of %d runs passed, below Config.Repeat.MinPassRate %.2f", ErrFailed, passed, len(all), cfg.Repeat.MinPassRate)
 		}
@@ -230,9 +230,9 @@ func (r *runner) result(err error) *Result {
 	}
 	for _, c := range r.criteria {
 		switch c.Status {
-		case Pass:
+		case StatusPass:
 			res.Passed = append(res.Passed, c)
-		case Fail:
+		case StatusFail:
 			res.Failed = append(res.Failed, c)
 		default:
 			res.Inconclusive = append(res.Inconclusive, c)
@@ -248,33 +248,33 @@ func (r *runner) result(err error) *Result {
 	res.Latency.Summarize()
 	switch {
 	case err != nil:
-		res.Success, res.Status = false, Fail
+		res.Success, res.Status = false, StatusFail
 		res.Reasoning = err.Error()
 		if r.verdict != nil && r.verdict.Reasoning != "" {
 			res.Reasoning = r.verdict.Reasoning
 		}
 	case r.verdict != nil:
 		res.Status = r.verdict.Status()
-		res.Success = res.Status == Pass
+		res.Success = res.Status == StatusPass
 		res.Reasoning = r.verdict.Reasoning
 		if !res.Success {
 			res.Err = fmt.Errorf("%w: final verdict %s: %s", ErrFailed, res.Status, verdictDetail(*r.verdict))
 		}
 	case r.decided:
-		res.Success, res.Status, res.Reasoning = r.success, Pass, r.reason
+		res.Success, res.Status, res.Reasoning = r.success, StatusPass, r.reason
 	default:
-		res.Success, res.Status = true, Pass
+		res.Success, res.Status = true, StatusPass
 	}
 	if !res.Success {
-		res.Status = Fail
-		if r.verdict != nil && r.verdict.Status() == Inconclusive && err == nil {
-			res.Status = Inconclusive
+		res.Status = StatusFail
+		if r.verdict != nil && r.verdict.Status() == StatusInconclusive && err == nil {
+			res.Status = StatusInconclusive
 		}
 	}
 	return res
 }
 
-func verdictDetail(v Verdict) string {
+func verdictDetail(v Judgment) string {
 	if f := failures(v); f != "" {
 		return f
 	}

@@ -57,7 +57,7 @@ type runner struct {
 	decided  bool
 	success  bool
 	reason   string
-	verdict  *Verdict
+	verdict  *Judgment
 	criteria []CriterionResult
 
 	// metrics
@@ -1011,20 +1011,20 @@ func (r *runner) spokenWords() int {
 }
 
 // judge asks Config.Judge and records the criteria it answered.
-func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Verdict, error) {
+func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Judgment, error) {
 	if r.cfg.Judge == nil {
-		return Verdict{}, fmt.Errorf("%s needs Config.Judge; set it (e.g. judges.Criteria(...)) or remove the step", step)
+		return Judgment{}, fmt.Errorf("%s needs Config.Judge; set it (e.g. judges.Criteria(...)) or remove the step", step)
 	}
 	req.State = &r.st
 	req.Turn = r.st.turn
 	req.MaxTurns = r.cfg.MaxTurns
-	var v Verdict
+	var v Judgment
 	err := r.bounded(ctx, PhaseJudge, "Config.Judge", func(ctx context.Context) (err error) {
 		v, err = r.cfg.Judge.Evaluate(ctx, req)
 		return err
 	})
 	if err != nil {
-		return Verdict{}, fmt.Errorf("asking Config.Judge (turn %d): %w", r.st.turn, err)
+		return Judgment{}, fmt.Errorf("asking Config.Judge (turn %d): %w", r.st.turn, err)
 	}
 	// Every criterion asked must be answered; a missing answer is
 	// inconclusive, never a silent pass.
@@ -1037,13 +1037,13 @@ func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Verd
 			}
 		}
 		if !found {
-			v.Criteria = append(v.Criteria, CriterionResult{Criterion: c, Status: Inconclusive, Reasoning: "the judge gave no answer for this criterion"})
+			v.Criteria = append(v.Criteria, CriterionResult{Criterion: c, Status: StatusInconclusive, Reasoning: "the judge gave no answer for this criterion"})
 		}
 	}
 	return v, nil
 }
 
-func (r *runner) record(v Verdict) {
+func (r *runner) record(v Judgment) {
 	r.criteria = append(r.criteria, v.Criteria...)
 }
 
@@ -1055,14 +1055,14 @@ func (r *runner) checkpoint(ctx context.Context, criteria []string) error {
 	r.record(v)
 	st := v.Status()
 	r.addEvent(Event{At: r.now(), Type: EventJudgeCheckpoint, Turn: r.st.turn, Text: string(st) + ": " + summarize(v)})
-	if st == Fail {
+	if st == StatusFail {
 		return fmt.Errorf("%w: checkpoint: %s", ErrFailed, failures(v))
 	}
 	return nil
 }
 
 func (r *runner) finalVerdict(ctx context.Context) error {
-	v, err := r.judge(ctx, JudgeRequest{Final: true}, "FinalVerdict")
+	v, err := r.judge(ctx, JudgeRequest{Final: true}, "Verdict")
 	if err != nil {
 		return err
 	}
@@ -1070,17 +1070,17 @@ func (r *runner) finalVerdict(ctx context.Context) error {
 	return nil
 }
 
-func (r *runner) setVerdict(v Verdict) {
+func (r *runner) setVerdict(v Judgment) {
 	v.Decided = true
 	r.record(v)
 	r.verdict = &v
 	st := v.Status()
 	r.addEvent(Event{At: r.now(), Type: EventVerdict, Turn: r.st.turn, Text: string(st) + ": " + summarize(v)})
-	r.decide(st == Pass, v.Reasoning)
+	r.decide(st == StatusPass, v.Reasoning)
 	r.end("the judge gave its verdict")
 }
 
-func summarize(v Verdict) string {
+func summarize(v Judgment) string {
 	var parts []string
 	for _, c := range v.Criteria {
 		parts = append(parts, fmt.Sprintf("%s=%s", quote(c.Criterion), c.Status))
@@ -1088,10 +1088,10 @@ func summarize(v Verdict) string {
 	return strings.Join(parts, ", ")
 }
 
-func failures(v Verdict) string {
+func failures(v Judgment) string {
 	var parts []string
 	for _, c := range v.Criteria {
-		if c.Status == Fail {
+		if c.Status == StatusFail {
 			s := fmt.Sprintf("criterion %q failed", c.Criterion)
 			if c.Reasoning != "" {
 				s += ": " + c.Reasoning

@@ -36,7 +36,7 @@ func TestScriptedTimelineIsExact(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if !res.Success || res.Status != voicetest.Pass {
+	if !res.Success || res.Status != voicetest.StatusPass {
 		t.Fatalf("Success = %v, Status = %v", res.Success, res.Status)
 	}
 	want := `      0ms turn 1 user_start_speaking

@@ -61,7 +61,7 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	}
 	if res == nil {
 		// The bubble failed (a deadlock or a panic); testing has reported it.
-		res = &Result{Name: cfg.Name, Status: Fail,
+		res = &Result{Name: cfg.Name, Status: StatusFail,
 			Err: errors.New("voicetest: the scenario did not finish: the synctest bubble deadlocked or a step panicked (see the test log)")}
 		t.Error(res.Err)
 		return res

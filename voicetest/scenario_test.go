@@ -159,18 +159,18 @@ func TestRepeatPassRate(t *testing.T) {
 		pass bool
 	}{{0.5, true}, {0.75, false}} {
 		n := 0
-		judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Verdict, error) {
+		judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
 			n++
-			st := voicetest.Pass
+			st := voicetest.StatusPass
 			if n%2 == 0 {
-				st = voicetest.Fail
+				st = voicetest.StatusFail
 			}
-			return voicetest.Verdict{Decided: true, Criteria: []voicetest.CriterionResult{{Criterion: "flaky", Status: st}}}, nil
+			return voicetest.Judgment{Decided: true, Criteria: []voicetest.CriterionResult{{Criterion: "flaky", Status: st}}}, nil
 		})
 		res, _ := runVirtual(t, voicetest.Config{
 			Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "hi", Latency: 100 * time.Millisecond}), UserVoice: &toneTTS{}, Judge: judge,
 			Repeat: voicetest.Repeat{Runs: 4, MinPassRate: tc.min},
-			Script: []voicetest.Step{voicetest.UserSays("hello"), voicetest.AgentTurn(), voicetest.FinalVerdict()},
+			Script: []voicetest.Step{voicetest.UserSays("hello"), voicetest.AgentTurn(), voicetest.Verdict()},
 		})
 		if len(res.Runs) != 4 || res.PassRate != 0.5 || res.Success != tc.pass {
 			t.Errorf("min %v: runs %d, pass rate %v, success %v", tc.min, len(res.Runs), res.PassRate, res.Success)
@@ -178,7 +178,7 @@ func TestRepeatPassRate(t *testing.T) {
 		if len(res.Latency.PerTurn) != 4 {
 			t.Errorf("aggregated PerTurn = %v, want one per run", res.Latency.PerTurn)
 		}
-		if !tc.pass && (res.Runs[1] != nil && res.Status != voicetest.Fail) {
+		if !tc.pass && (res.Runs[1] != nil && res.Status != voicetest.StatusFail) {
 			t.Errorf("status %v", res.Status)
 		}
 	}

@@ -45,7 +45,7 @@ func (e *StepError) Error() string {
 // Unwrap returns the underlying error.
 func (e *StepError) Unwrap() error { return e.Err }
 
-// ErrFailed matches the error of a FailNow step, of a failed Checkpoint and
+// ErrFailed matches the error of a Fail step, of a failed Checkpoint and
 // of a failed final verdict, with errors.Is.
 var ErrFailed = errors.New("voicetest: scenario failed")
 
@@ -241,12 +241,11 @@ func Checkpoint(criteria ...string) Step {
 	return s
 }
 
-// FinalVerdict asks Config.Judge for its final verdict on its own criteria
+// Verdict asks Config.Judge for its final verdict on its own criteria
 // and ends the scenario with it: pass succeeds, fail or inconclusive does
-// not. (It is the design's Verdict step, renamed because Verdict is the
-// judge's answer type.)
-func FinalVerdict() Step {
-	return Step{name: "FinalVerdict()", run: func(ctx context.Context, r *runner) error {
+// not.
+func Verdict() Step {
+	return Step{name: "Verdict()", run: func(ctx context.Context, r *runner) error {
 		return r.finalVerdict(ctx)
 	}}
 }
@@ -274,10 +273,9 @@ func Succeed(reason string) Step {
 	}}
 }
 
-// FailNow ends the scenario as a failure with reason. (It is the design's
-// Fail step, renamed because Fail is the failing Status.)
-func FailNow(reason string) Step {
-	return Step{name: "FailNow(" + quote(reason) + ")", run: func(ctx context.Context, r *runner) error {
+// Fail ends the scenario as a failure with reason.
+func Fail(reason string) Step {
+	return Step{name: "Fail(" + quote(reason) + ")", run: func(ctx context.Context, r *runner) error {
 		return fmt.Errorf("%w: %s", ErrFailed, reason)
 	}}
 }

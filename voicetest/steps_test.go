@@ -23,16 +23,16 @@ func TestGreetingThenProceedUntilVerdict(t *testing.T) {
 		},
 	})
 	asked := 0
-	judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Verdict, error) {
+	judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
 		asked++
 		if req.State == nil || req.MaxTurns != voicetest.DefaultMaxTurns {
 			t.Errorf("judge request without state or MaxTurns: %+v", req)
 		}
 		if !strings.Contains(req.State.AgentText(), "Booked") {
-			return voicetest.Verdict{Decided: false}, nil
+			return voicetest.Judgment{Decided: false}, nil
 		}
-		return voicetest.Verdict{Decided: true, Reasoning: "booked",
-			Criteria: []voicetest.CriterionResult{{Criterion: "books a table", Status: voicetest.Pass}}}, nil
+		return voicetest.Judgment{Decided: true, Reasoning: "booked",
+			Criteria: []voicetest.CriterionResult{{Criterion: "books a table", Status: voicetest.StatusPass}}}, nil
 	})
 	res, err := runVirtual(t, voicetest.Config{
 		Agent: agent, UserVoice: &toneTTS{}, Judge: judge,
@@ -68,13 +68,13 @@ func TestGreetingThenProceedUntilVerdict(t *testing.T) {
 
 func TestProceedStopsAtMaxTurnsWithFinalJudgement(t *testing.T) {
 	var finals []bool
-	judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Verdict, error) {
+	judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
 		finals = append(finals, req.Final)
 		if !req.Final {
-			return voicetest.Verdict{}, nil
+			return voicetest.Judgment{}, nil
 		}
-		return voicetest.Verdict{Decided: true, Reasoning: "never confirmed",
-			Criteria: []voicetest.CriterionResult{{Criterion: "confirms", Status: voicetest.Fail, Reasoning: "no confirmation"}}}, nil
+		return voicetest.Judgment{Decided: true, Reasoning: "never confirmed",
+			Criteria: []voicetest.CriterionResult{{Criterion: "confirms", Status: voicetest.StatusFail, Reasoning: "no confirmation"}}}, nil
 	})
 	res, err := runVirtual(t, voicetest.Config{
 		Agent:     fixtures.EchoAgent(),
@@ -83,7 +83,7 @@ func TestProceedStopsAtMaxTurnsWithFinalJudgement(t *testing.T) {
 			return voicetest.Utterance{Text: "again"}, nil
 		}),
 	})
-	if !errors.Is(err, voicetest.ErrFailed) || res.Success || res.Status != voicetest.Fail {
+	if !errors.Is(err, voicetest.ErrFailed) || res.Success || res.Status != voicetest.StatusFail {
 		t.Fatalf("err = %v, Success %v, Status %v; want ErrFailed and a failure", err, res.Success, res.Status)
 	}
 	if len(finals) != 3 || finals[0] || finals[1] || !finals[2] {
@@ -184,7 +184,7 @@ func TestAgentHangUpEndsGracefullyAndJudgeStillRuns(t *testing.T) {
 	judged := false
 	res, err := runVirtual(t, voicetest.Config{
 		Agent: fixtures.HangUpAgent("Goodbye now"), UserVoice: &toneTTS{},
-		Judge: criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Verdict, error) {
+		Judge: criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
 			judged = true
 			if !req.Final {
 				t.Error("the verdict after a hang-up must be final")
@@ -196,7 +196,7 @@ func TestAgentHangUpEndsGracefullyAndJudgeStillRuns(t *testing.T) {
 			voicetest.AgentTurn(),
 			voicetest.UserSays("wait"),
 			voicetest.AgentTurn(),
-			voicetest.FinalVerdict(),
+			voicetest.Verdict(),
 		},
 	})
 	if err != nil || !res.Success || !judged {
@@ -320,23 +320,23 @@ func TestToolCallsAndExpectations(t *testing.T) {
 }
 
 func TestCheckpointsAndOutcomes(t *testing.T) {
-	judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Verdict, error) {
-		var v voicetest.Verdict
+	judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
+		var v voicetest.Judgment
 		for _, c := range req.Criteria {
-			st := voicetest.Pass
+			st := voicetest.StatusPass
 			switch {
 			case strings.HasPrefix(c, "bad"):
-				st = voicetest.Fail
+				st = voicetest.StatusFail
 			case strings.HasPrefix(c, "unsure"):
-				st = voicetest.Inconclusive
+				st = voicetest.StatusInconclusive
 			case strings.HasPrefix(c, "skip"):
 				continue // the judge forgets this one
 			}
 			v.Criteria = append(v.Criteria, voicetest.CriterionResult{Criterion: c, Status: st, Reasoning: "because " + c})
 		}
 		if req.Criteria == nil {
-			return voicetest.Verdict{Decided: true, Reasoning: "unsure overall",
-				Criteria: []voicetest.CriterionResult{{Criterion: "overall", Status: voicetest.Inconclusive}}}, nil
+			return voicetest.Judgment{Decided: true, Reasoning: "unsure overall",
+				Criteria: []voicetest.CriterionResult{{Criterion: "overall", Status: voicetest.StatusInconclusive}}}, nil
 		}
 		return v, nil
 	})
@@ -370,8 +370,8 @@ func TestCheckpointsAndOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("inconclusive final verdict", func(t *testing.T) {
-		res, err := runVirtual(t, base(voicetest.FinalVerdict(), voicetest.UserSays("never")))
-		if res.Success || res.Status != voicetest.Inconclusive || !errors.Is(err, voicetest.ErrFailed) {
+		res, err := runVirtual(t, base(voicetest.Verdict(), voicetest.UserSays("never")))
+		if res.Success || res.Status != voicetest.StatusInconclusive || !errors.Is(err, voicetest.ErrFailed) {
 			t.Fatalf("status %v, err %v; want inconclusive, not success", res.Status, err)
 		}
 		if len(res.SkippedSteps) != 1 || res.Reasoning != "unsure overall" {
@@ -379,14 +379,14 @@ func TestCheckpointsAndOutcomes(t *testing.T) {
 		}
 	})
 	t.Run("succeed", func(t *testing.T) {
-		res, err := runVirtual(t, base(voicetest.Succeed("good enough"), voicetest.FailNow("unreached")))
+		res, err := runVirtual(t, base(voicetest.Succeed("good enough"), voicetest.Fail("unreached")))
 		if err != nil || !res.Success || res.Reasoning != "good enough" || len(res.SkippedSteps) != 1 {
 			t.Fatalf("err %v, res %+v", err, res)
 		}
 	})
 	t.Run("fail now", func(t *testing.T) {
-		res, err := runVirtual(t, base(voicetest.FailNow("agent was rude")))
-		if !errors.Is(err, voicetest.ErrFailed) || res.Success || !strings.Contains(err.Error(), "step 3 FailNow(\"agent was rude\")") {
+		res, err := runVirtual(t, base(voicetest.Fail("agent was rude")))
+		if !errors.Is(err, voicetest.ErrFailed) || res.Success || !strings.Contains(err.Error(), "step 3 Fail(\"agent was rude\")") {
 			t.Fatalf("err = %v", err)
 		}
 	})
