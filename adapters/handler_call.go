@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
 )
 
 // Call is a handler's view of one conversation: the outputs it can make and

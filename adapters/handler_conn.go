@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
 )
 
 // frameDur is the length of the AgentAudio frames of audio mode.
@@ -69,7 +69,9 @@ type outReq struct {
 	reply         chan error // speech only
 }
 
-func (r *outReq) isSpeech() bool { return r.kind == outSay || r.kind == outPlay || r.kind == outSilence }
+func (r *outReq) isSpeech() bool {
+	return r.kind == outSay || r.kind == outPlay || r.kind == outSilence
+}
 
 // answer replies to a waiting speech request.
 func (r *outReq) answer(err error) {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
 )
 
 // agentLoop owns the state of one conversation. It runs on one goroutine and
