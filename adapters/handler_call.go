@@ -224,9 +224,10 @@ func (c *Call) Set(key string, v any) {
 // handler call is in progress, the outputs of background tasks are held; they
 // are emitted, in the order each task made them, after that call's outputs
 // and its AgentTurnEnd, before the next event is handled. Outputs a task
-// makes while no handler call is running are emitted at once, and when a
-// task's outputs included speech, an AgentTurnEnd follows them once the
-// agent is idle again. Between tasks, outputs are ordered by when they were
+// makes while no handler call is running are emitted at once. Task speech
+// forms its own agent turn: when it has been spoken and no other task output
+// is waiting, an AgentTurnEnd follows (so a task that says two things in a
+// row makes two turns). Between tasks, outputs are ordered by when they were
 // made; outputs made at the same virtual instant by different goroutines are
 // ordered by arrival, so give concurrent tasks distinct delays when a
 // timeline must be exact.

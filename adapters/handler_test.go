@@ -1,0 +1,737 @@
+package adapters_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/fixtures"
+)
+
+// harness drives a Conn directly, recording each event with its time since
+// Connect.
+type harness struct {
+	t     *testing.T
+	conn  voicetest.Conn
+	start time.Time
+}
+
+func connect(t *testing.T, a voicetest.Agent, rate int) *harness {
+	t.Helper()
+	start := time.Now()
+	conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: rate, Logf: t.Logf})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := conn.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return &harness{t: t, conn: conn, start: start}
+}
+
+func (h *harness) since() time.Duration { return time.Since(h.start) }
+
+// recv returns the next event, formatted.
+func (h *harness) recv() string {
+	h.t.Helper()
+	ev, err := h.conn.Recv(h.t.Context())
+	if err != nil {
+		h.t.Fatalf("Recv at %v: %v", h.since(), err)
+	}
+	return format(h.since(), ev)
+}
+
+// until returns the events up to and including the first of kind.
+func (h *harness) until(kind voicetest.EventKind) []string {
+	h.t.Helper()
+	var out []string
+	for {
+		ev, err := h.conn.Recv(h.t.Context())
+		if err != nil {
+			h.t.Fatalf("Recv at %v after %q: %v", h.since(), out, err)
+		}
+		out = append(out, format(h.since(), ev))
+		if ev.Kind == kind {
+			return out
+		}
+	}
+}
+
+func format(at time.Duration, ev voicetest.AgentEvent) string {
+	s := fmt.Sprintf("%v %s", at, ev.Kind)
+	if ev.Text != "" {
+		s += " " + strconv.Quote(ev.Text)
+	}
+	if ev.Speech != 0 {
+		s += " " + ev.Speech.String()
+	}
+	if ev.Tool != nil {
+		s += fmt.Sprintf(" %s %s %s%s", ev.Tool.ID, ev.Tool.Name, ev.Tool.Arguments, ev.Tool.Result)
+		if ev.Tool.IsError {
+			s += " error"
+		}
+	}
+	if ev.Data != nil {
+		s += " " + string(ev.Data)
+	}
+	if ev.Kind == voicetest.AgentAudio {
+		s += " " + ev.Audio.Duration().String()
+	}
+	return s
+}
+
+func check(t *testing.T, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n got:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
+}
+
+// echo greets, echoes text, and says goodbye on "bye".
+func echo(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+	switch ev := ev.(type) {
+	case adapters.StartEvent:
+		return c.Say("Hello, how can I help?")
+	case adapters.TextEvent:
+		if ev.Text == "bye" {
+			if err := c.Say("Goodbye."); err != nil {
+				return err
+			}
+			return c.HangUp("caller said bye")
+		}
+		return c.Say("You said: " + ev.Text)
+	case adapters.DTMFEvent:
+		return c.Say("You pressed " + ev.Digits)
+	}
+	return nil
+}
+
+func TestHandlerConversation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := connect(t, adapters.Handler(echo, adapters.WithThinkTime(300*time.Millisecond)), pcm.Rate16k)
+		// 5 words at 150 wpm = 2 s.
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`300ms agent_transcript "Hello, how can I help?" 2s`,
+			`2.3s agent_turn_end`,
+		})
+		time.Sleep(time.Second)
+		if err := h.conn.SendText(t.Context(), "a table for two"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`3.6s agent_transcript "You said: a table for two" 2.4s`,
+			`6s agent_turn_end`,
+		})
+		if err := h.conn.SendDTMF(t.Context(), "42#"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`6.3s agent_transcript "You pressed 42#" 1.2s`,
+			`7.5s agent_turn_end`,
+		})
+		if err := h.conn.SendText(t.Context(), "bye"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, h.until(voicetest.AgentHangUp), []string{
+			`7.8s agent_transcript "Goodbye." 400ms`,
+			`8.2s agent_hang_up "caller said bye"`,
+		})
+		_, err := h.conn.Recv(t.Context())
+		if !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Fatalf("Recv after hang-up: %v, want ErrTransportClosed", err)
+		}
+		if err := h.conn.SendText(t.Context(), "hello?"); !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Errorf("SendText after hang-up: %v, want ErrTransportClosed", err)
+		}
+	})
+}
+
+// TestHandlerQueuedInput sends text while the agent speaks: the event waits
+// for the handler call in progress.
+func TestHandlerQueuedInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := connect(t, adapters.Handler(echo), pcm.Rate16k)
+		first := h.recv()
+		time.Sleep(500 * time.Millisecond)
+		if err := h.conn.SendText(t.Context(), "hi"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, append(append([]string{first}, h.until(voicetest.AgentTurnEnd)...), h.until(voicetest.AgentTurnEnd)...), []string{
+			`0s agent_transcript "Hello, how can I help?" 2s`,
+			`2s agent_turn_end`,
+			`2s agent_transcript "You said: hi" 1.2s`,
+			`3.2s agent_turn_end`,
+		})
+	})
+}
+
+func TestHandlerWordsPerMinute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := connect(t, adapters.Handler(echo, adapters.WithWordsPerMinute(100)), pcm.Rate16k)
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`0s agent_transcript "Hello, how can I help?" 3s`,
+			`3s agent_turn_end`,
+		})
+	})
+}
+
+func TestHandlerInactivityTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []adapters.TimeoutEvent
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			switch ev := ev.(type) {
+			case adapters.StartEvent:
+				return c.Say("Hi.")
+			case adapters.TimeoutEvent:
+				got = append(got, ev)
+				return c.Say("Are you there?")
+			case adapters.TextEvent:
+				return c.Say("Great.")
+			}
+			return nil
+		}, adapters.WithInactivityTimeout(5*time.Second)), pcm.Rate16k)
+		check(t, h.until(voicetest.AgentTurnEnd), []string{`0s agent_transcript "Hi." 400ms`, `400ms agent_turn_end`})
+		// Idle from 0.4 s: the timeout fires at 5.4 s (delivered 1 ns later).
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`5.400000001s agent_transcript "Are you there?" 1.2s`,
+			`6.600000001s agent_turn_end`,
+		})
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`11.600000002s agent_transcript "Are you there?" 1.2s`,
+			`12.800000002s agent_turn_end`,
+		})
+		time.Sleep(200 * time.Millisecond)
+		if err := h.conn.SendText(t.Context(), "yes"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`13.000000002s agent_transcript "Great." 400ms`,
+			`13.400000002s agent_turn_end`,
+		})
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`18.400000003s agent_transcript "Are you there?" 1.2s`,
+			`19.600000003s agent_turn_end`,
+		})
+		want := []adapters.TimeoutEvent{
+			{Count: 1, SinceInput: 5400 * time.Millisecond},
+			{Count: 2, SinceInput: 11600*time.Millisecond + 1},
+			{Count: 1, SinceInput: 5400 * time.Millisecond},
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("timeout events %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestHandlerInputWinsTimeoutTie sends text at the very instant the
+// inactivity timeout expires: the input wins, every run.
+func TestHandlerInputWinsTimeoutTie(t *testing.T) {
+	for range 20 {
+		synctest.Test(t, func(t *testing.T) {
+			var timeouts atomic.Int32
+			h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+				switch ev := ev.(type) {
+				case adapters.StartEvent:
+					return c.Say("Hi.")
+				case adapters.TimeoutEvent:
+					timeouts.Add(1)
+					return c.Say("Hello?")
+				case adapters.TextEvent:
+					return c.Say("You said " + ev.Text)
+				}
+				return nil
+			}, adapters.WithInactivityTimeout(3*time.Second)), pcm.Rate16k)
+			h.until(voicetest.AgentTurnEnd) // at 400 ms
+			time.Sleep(3 * time.Second)     // now exactly the deadline
+			if err := h.conn.SendText(t.Context(), "tie"); err != nil {
+				t.Fatal(err)
+			}
+			check(t, h.until(voicetest.AgentTurnEnd), []string{
+				`3.4s agent_transcript "You said tie" 1.2s`,
+				`4.6s agent_turn_end`,
+			})
+			if n := timeouts.Load(); n != 0 {
+				t.Errorf("%d timeouts fired, want 0", n)
+			}
+		})
+	}
+}
+
+func TestHandlerBackgroundTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			switch ev := ev.(type) {
+			case adapters.StartEvent:
+				c.Set("status", "pending")
+				err := c.Go("lookup", func(ctx context.Context, c *adapters.Call) error {
+					if c.Task() != "lookup" {
+						return fmt.Errorf("Task() = %q", c.Task())
+					}
+					if err := c.Log("task started"); err != nil {
+						return err
+					}
+					select {
+					case <-time.After(2 * time.Second):
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+					c.Set("status", "found")
+					if err := c.Say("Found it."); err != nil {
+						return err
+					}
+					return c.Emit("lookup_done", 42)
+				})
+				if err != nil {
+					return err
+				}
+				if err := c.Say("One moment."); err != nil {
+					return err
+				}
+				return c.Log("main")
+			case adapters.CustomEvent:
+				status, _ := c.Get("status")
+				return c.Say(fmt.Sprintf("Event %s %v, status %v.", ev.Name, ev.Data, status))
+			}
+			return nil
+		}), pcm.Rate16k)
+		var got []string
+		for range 3 {
+			got = append(got, h.until(voicetest.AgentTurnEnd)...)
+		}
+		check(t, got, []string{
+			`0s agent_transcript "One moment." 800ms`,
+			`800ms agent_log "main"`,
+			`800ms agent_turn_end`,
+			// The task's log, made at 0 s, was held during the handler call.
+			`800ms agent_log "task started"`,
+			`2s agent_transcript "Found it." 800ms`,
+			`2.8s agent_turn_end`,
+			`2.8s agent_transcript "Event lookup_done 42, status found." 2s`,
+			`4.8s agent_turn_end`,
+		})
+	})
+}
+
+// TestHandlerTaskHeldDuringCall shows task speech waiting for the handler
+// call in progress.
+func TestHandlerTaskHeldDuringCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.StartEvent); !ok {
+				return nil
+			}
+			if err := c.Go("quick", func(ctx context.Context, c *adapters.Call) error {
+				time.Sleep(100 * time.Millisecond)
+				if err := c.Say("Task one."); err != nil {
+					return err
+				}
+				return c.Say("Task two.")
+			}); err != nil {
+				return err
+			}
+			return c.Say("A long greeting of six words.")
+		}), pcm.Rate16k)
+		got := append(h.until(voicetest.AgentTurnEnd), h.until(voicetest.AgentTurnEnd)...)
+		got = append(got, h.until(voicetest.AgentTurnEnd)...)
+		check(t, got, []string{
+			`0s agent_transcript "A long greeting of six words." 2.4s`,
+			`2.4s agent_turn_end`,
+			`2.4s agent_transcript "Task one." 800ms`,
+			`3.2s agent_turn_end`,
+			`3.2s agent_transcript "Task two." 800ms`,
+			`4s agent_turn_end`,
+		})
+	})
+}
+
+func TestHandlerTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			te, ok := ev.(adapters.TextEvent)
+			if !ok {
+				return nil
+			}
+			res, err := c.Tool("find_table", map[string]any{"party": te.Text}, func() (any, error) {
+				time.Sleep(700 * time.Millisecond)
+				return map[string]string{"time": "19:30"}, nil
+			})
+			if err != nil {
+				return err
+			}
+			id, err := c.ToolCall("book", nil)
+			if err != nil {
+				return err
+			}
+			if err := c.ToolResult(id, nil, errors.New("no tables left")); err != nil {
+				return err
+			}
+			if err := c.Data("ui_card", map[string]any{"time": res.(map[string]string)["time"]}); err != nil {
+				return err
+			}
+			return c.Say("Sorry, it is full.")
+		}), pcm.Rate16k)
+		h.until(voicetest.AgentTurnEnd)
+		if err := h.conn.SendText(t.Context(), "2"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			`0s tool_call call_1 find_table {"party":"2"}`,
+			`700ms tool_result call_1 find_table {"time":"19:30"}`,
+			`700ms tool_call call_2 book `,
+			`700ms tool_result call_2 book {"error":"no tables left"} error`,
+			`700ms data "ui_card" {"time":"19:30"}`,
+			`700ms agent_transcript "Sorry, it is full." 1.6s`,
+			`2.3s agent_turn_end`,
+		})
+	})
+}
+
+func TestHandlerInterrupt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sayErrs []error
+		var interrupt adapters.InterruptEvent
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			switch ev := ev.(type) {
+			case adapters.StartEvent:
+				sayErrs = append(sayErrs, c.Say("one two three four five six seven eight nine ten"))
+				sayErrs = append(sayErrs, c.Say("eleven twelve"))
+				if err := c.Log("after speech"); err != nil {
+					return err
+				}
+				sayErrs = append(sayErrs, c.SayWith("You must hear this.", adapters.SayOptions{Uninterruptible: true}))
+				return sayErrs[1]
+			case adapters.InterruptEvent:
+				interrupt = ev
+				return c.Say("Sorry, go ahead.")
+			}
+			return nil
+		}), pcm.Rate16k)
+		if got := h.recv(); got != `0s agent_transcript "one two three four five six seven eight nine ten" 4s` {
+			t.Fatalf("first event %s", got)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		if err := h.conn.Interrupt(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.recv(); got != `1.5s agent_interrupted` {
+			t.Fatalf("event %s", got)
+		}
+		if got := h.recv(); got != `1.5s agent_log "after speech"` {
+			t.Fatalf("event %s", got)
+		}
+		if got := h.recv(); got != `1.5s agent_transcript "You must hear this." 1.6s` {
+			t.Fatalf("event %s", got)
+		}
+		// Interrupting uninterruptible speech does nothing.
+		time.Sleep(500 * time.Millisecond)
+		if err := h.conn.Interrupt(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		check(t, append(h.until(voicetest.AgentTurnEnd), h.until(voicetest.AgentTurnEnd)...), []string{
+			`3.1s agent_turn_end`,
+			`3.1s agent_transcript "Sorry, go ahead." 1.2s`,
+			`4.3s agent_turn_end`,
+		})
+		if !errors.Is(sayErrs[0], adapters.ErrInterrupted) || !errors.Is(sayErrs[1], adapters.ErrInterrupted) || sayErrs[2] != nil {
+			t.Errorf("Say errors = %v, want [interrupted interrupted nil]", sayErrs)
+		}
+		want := adapters.InterruptEvent{Text: "one two three four five six seven eight nine ten", Played: 1500 * time.Millisecond}
+		if interrupt != want {
+			t.Errorf("InterruptEvent = %+v, want %+v", interrupt, want)
+		}
+		// With the agent idle there is nothing to interrupt.
+		if err := h.conn.Interrupt(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if ev, err := h.conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Recv after idle interrupt = %v, %v; want no event", format(h.since(), ev), err)
+		}
+	})
+}
+
+func TestHandlerErrors(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name string
+		fn   adapters.HandlerFunc
+		want string
+	}{
+		{"error", func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.TextEvent); ok {
+				return fmt.Errorf("looking up: %w", boom)
+			}
+			return nil
+		}, `adapters: handler agent "bot": handler failed handling TextEvent: looking up: boom`},
+		{"panic", func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.TextEvent); ok {
+				var m map[string]int
+				m["x"]++
+			}
+			return nil
+		}, `adapters: handler agent "bot": handler panicked handling TextEvent: panic: assignment to entry in nil map`},
+		{"task", func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.TextEvent); ok {
+				return c.Go("fetch", func(ctx context.Context, c *adapters.Call) error { return boom })
+			}
+			return nil
+		}, `adapters: handler agent "bot": background task "fetch" failed: boom`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := connect(t, adapters.Handler(tc.fn, adapters.WithName("bot")), pcm.Rate16k)
+				if got := h.recv(); got != "0s agent_turn_end" {
+					t.Fatalf("first event %s", got)
+				}
+				if err := h.conn.SendText(t.Context(), "go"); err != nil {
+					t.Fatal(err)
+				}
+				var herr *adapters.HandlerError
+				var err error
+				for err == nil { // a failing task may let the call's turn end first
+					var ev voicetest.AgentEvent
+					ev, err = h.conn.Recv(t.Context())
+					if err == nil && ev.Kind != voicetest.AgentTurnEnd {
+						t.Fatalf("unexpected event %s", format(h.since(), ev))
+					}
+				}
+				for range 3 { // the same error every time
+					if !errors.As(err, &herr) || err.Error() != tc.want {
+						t.Fatalf("Recv error = %v, want %s", err, tc.want)
+					}
+					_, err = h.conn.Recv(t.Context())
+				}
+				if tc.name == "panic" && len(herr.Stack) == 0 {
+					t.Error("no stack for a panic")
+				}
+				if tc.name != "panic" && !errors.Is(herr, boom) {
+					t.Error("the handler's error is not wrapped")
+				}
+				if err := h.conn.SendText(t.Context(), "again"); err == nil || err.Error() != tc.want {
+					t.Errorf("SendText after failure = %v", err)
+				}
+			})
+		})
+	}
+}
+
+// TestHandlerClose checks StopEvent delivery, cancellation of tasks and
+// that every goroutine ends (synctest fails the test otherwise).
+func TestHandlerClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stopped := make(chan string, 1)
+		var taskErr atomic.Value
+		a := adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			switch ev.(type) {
+			case adapters.StartEvent:
+				if err := c.Go("forever", func(ctx context.Context, c *adapters.Call) error {
+					<-ctx.Done()
+					taskErr.Store(ctx.Err())
+					return ctx.Err()
+				}); err != nil {
+					return err
+				}
+				return c.Say("This sentence will be cut off by the close.")
+			case adapters.StopEvent:
+				v, _ := c.Get("k")
+				if err := c.Say("Goodbye."); err != nil { // logged, not sent
+					return err
+				}
+				stopped <- fmt.Sprint(v)
+			}
+			return nil
+		}, adapters.WithSessionData(map[string]any{"k": "v"}))
+		conn, err := a.Connect(t.Context(), voicetest.Session{Rate: 16000, Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Recv(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		if err := conn.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := conn.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		if got := <-stopped; got != "v" {
+			t.Errorf("StopEvent saw session data %q", got)
+		}
+		if err, _ := taskErr.Load().(error); !errors.Is(err, context.Canceled) {
+			t.Errorf("task context: %v", err)
+		}
+		if _, err := conn.Recv(t.Context()); !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Errorf("Recv after Close: %v", err)
+		}
+		if err := conn.SendText(t.Context(), "hi"); !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Errorf("SendText after Close: %v", err)
+		}
+	})
+}
+
+// TestHandlerCloseStuck checks that Close does not hang on a handler that
+// ignores its context.
+func TestHandlerCloseStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a := adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.StartEvent); ok {
+				<-release
+			}
+			return nil
+		}, adapters.WithStopTimeout(2*time.Second))
+		conn, err := a.Connect(t.Context(), voicetest.Session{Rate: 16000, Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err = conn.Close()
+		if err == nil || !strings.Contains(err.Error(), "the handler call for StartEvent did not return within 2s of Close") {
+			t.Errorf("Close = %v", err)
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Errorf("Close took %v of virtual time, want 2s", d)
+		}
+		close(release) // the leaked goroutine ends; synctest checks it
+	})
+}
+
+func TestHandlerMisuse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kept := make(chan *adapters.Call, 1)
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.StartEvent); ok {
+				kept <- c
+			}
+			return nil
+		}), pcm.Rate16k)
+		h.until(voicetest.AgentTurnEnd)
+		c := <-kept
+		if err := c.Say("late"); err == nil || !strings.Contains(err.Error(), "used after its handler call returned") {
+			t.Errorf("Say after return = %v", err)
+		}
+		if err := c.Say("   "); err == nil {
+			t.Error("Say of nothing: no error")
+		}
+		if err := c.ToolResult("call_9", nil, nil); err == nil {
+			t.Error("ToolResult of an unknown call: no error")
+		}
+		if err := c.Data("x", func() {}); err == nil {
+			t.Error("Data with an unmarshalable payload: no error")
+		}
+		if err := h.conn.SendDTMF(t.Context(), "12x"); err == nil || !strings.Contains(err.Error(), `'x' is not a DTMF key`) {
+			t.Errorf("SendDTMF(12x) = %v", err)
+		}
+		var unsup *voicetest.UnsupportedError
+		if err := h.conn.SendAudio(t.Context(), pcm.Silence(16000, time.Second)); !errors.As(err, &unsup) {
+			t.Errorf("SendAudio in text mode = %v, want UnsupportedError", err)
+		}
+	})
+}
+
+func TestHandlerOptionsErrors(t *testing.T) {
+	for _, a := range []voicetest.Agent{
+		adapters.Handler(nil),
+		adapters.Handler(echo, adapters.WithWordsPerMinute(0)),
+		adapters.Handler(echo, adapters.WithInactivityTimeout(-1)),
+		adapters.Handler(echo, adapters.AudioMode(nil, nil)),
+		adapters.Handler(echo, adapters.WithThinkTime(-time.Second)),
+		adapters.Handler(echo, adapters.WithStopTimeout(0)),
+	} {
+		if _, err := a.Connect(context.Background(), voicetest.Session{Rate: 16000}); err == nil {
+			t.Errorf("Connect succeeded for a bad option")
+		} else {
+			t.Log(err)
+		}
+	}
+	if _, err := adapters.Handler(echo, adapters.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())).Connect(context.Background(), voicetest.Session{}); err == nil {
+		t.Error("audio mode without a rate: no error")
+	}
+}
+
+func TestHandlerCapabilities(t *testing.T) {
+	a := adapters.Handler(echo)
+	if vt, ok := a.(interface{ VirtualTime() bool }); !ok || !vt.VirtualTime() {
+		t.Error("the agent does not report VirtualTime")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		text := connect(t, a, 16000).conn.Capabilities()
+		want := voicetest.Capabilities{Adapter: "handler", Text: true, StreamingTranscripts: true, DTMF: true,
+			NativeInterrupt: true, TurnEnd: true, ToolEvents: true, VirtualTime: true}
+		if text != want {
+			t.Errorf("text mode capabilities %+v, want %+v", text, want)
+		}
+		audio := connect(t, adapters.Handler(echo, adapters.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), 8000).conn.Capabilities()
+		want.Text, want.Audio = false, true
+		want.InputFormat = voicetest.AudioFormat{Encoding: "pcm16", Rate: 8000}
+		want.OutputFormat = want.InputFormat
+		if audio != want {
+			t.Errorf("audio mode capabilities %+v, want %+v", audio, want)
+		}
+	})
+}
+
+// TestHandlerDeterministic runs a conversation with a background task
+// several times and requires identical timelines.
+func TestHandlerDeterministic(t *testing.T) {
+	run := func() []string {
+		var got []string
+		synctest.Test(t, func(t *testing.T) {
+			h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+				switch ev := ev.(type) {
+				case adapters.StartEvent:
+					return c.Go("ticker", func(ctx context.Context, c *adapters.Call) error {
+						for i := range 3 {
+							time.Sleep(700 * time.Millisecond)
+							if err := c.Log(fmt.Sprint("tick ", i)); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				case adapters.TextEvent:
+					return c.Say("ok " + ev.Text)
+				}
+				return nil
+			}, adapters.WithThinkTime(100*time.Millisecond)), 16000)
+			got = append(got, h.until(voicetest.AgentTurnEnd)...)
+			for _, s := range []string{"a", "b"} {
+				if err := h.conn.SendText(t.Context(), s); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, h.until(voicetest.AgentTurnEnd)...)
+			}
+			got = append(got, h.recv(), h.recv())
+		})
+		return got
+	}
+	first := run()
+	check(t, first, []string{
+		`100ms agent_turn_end`,
+		`200ms agent_transcript "ok a" 800ms`,
+		`1s agent_turn_end`,
+		`1s agent_log "tick 0"`, // made at 0.8 s, held during the call
+		`1.1s agent_transcript "ok b" 800ms`,
+		`1.9s agent_turn_end`,
+		`1.9s agent_log "tick 1"`, // made at 1.5 s, held
+		`2.2s agent_log "tick 2"`, // no handler call: emitted at once
+	})
+	for range 5 {
+		check(t, run(), first)
+	}
+}
