@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -734,4 +735,290 @@ func TestHandlerDeterministic(t *testing.T) {
 	for range 5 {
 		check(t, run(), first)
 	}
+}
+
+func TestHandlerAudioMode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tts, stt := fixtures.FakeTTS(), fixtures.FakeSTT()
+		var heard []adapters.TextEvent
+		var interrupted []adapters.InterruptEvent
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			switch ev := ev.(type) {
+			case adapters.StartEvent:
+				return c.Say("Hello, how can I help?")
+			case adapters.TextEvent:
+				heard = append(heard, ev)
+				return c.Say("You said: " + ev.Text)
+			case adapters.InterruptEvent:
+				interrupted = append(interrupted, ev)
+			}
+			return nil
+		}, adapters.AudioMode(tts, stt)), pcm.Rate16k)
+
+		// agentTurn collects the agent's audio until the turn ends and
+		// checks the frames' pacing: frame k arrives k × 20 ms after the
+		// transcript.
+		agentTurn := func(wantText string) pcm.Chunk {
+			t.Helper()
+			ev, err := h.conn.Recv(t.Context())
+			if err != nil || ev.Kind != voicetest.AgentTranscript || ev.Text != wantText || !ev.Final || ev.Speech != 0 {
+				t.Fatalf("first event %s, %v; want the final transcript %q", format(h.since(), ev), err, wantText)
+			}
+			start := h.since()
+			audio := pcm.Chunk{Rate: pcm.Rate16k}
+			for k := 0; ; k++ {
+				ev, err := h.conn.Recv(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Kind == voicetest.AgentTurnEnd {
+					if end := h.since() - start; end != audio.Duration() {
+						t.Errorf("turn ended %v after it started, want the audio's %v", end, audio.Duration())
+					}
+					return audio
+				}
+				if ev.Kind != voicetest.AgentAudio {
+					t.Fatalf("unexpected %s", format(h.since(), ev))
+				}
+				if at := h.since() - start; at != time.Duration(k)*20*time.Millisecond {
+					t.Fatalf("frame %d at %v, want %v", k, at, time.Duration(k)*20*time.Millisecond)
+				}
+				if ev.Audio.Rate != pcm.Rate16k || ev.Audio.Duration() > 20*time.Millisecond {
+					t.Fatalf("frame %d: %d Hz, %v", k, ev.Audio.Rate, ev.Audio.Duration())
+				}
+				audio.Samples = append(audio.Samples, ev.Audio.Samples...)
+			}
+		}
+		greeting := agentTurn("Hello, how can I help?")
+		want, err := tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Hello, how can I help?", Rate: pcm.Rate16k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(greeting.Samples, want.Samples) {
+			t.Errorf("greeting audio differs from the TTS output (%v vs %v)", greeting.Duration(), want.Duration())
+		}
+		if h.since() != 1895*time.Millisecond {
+			t.Errorf("greeting ended at %v, want 1.895s", h.since())
+		}
+
+		// The user speaks, paced in real time, then ends the utterance.
+		user, err := tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: "A table for 2, at 7pm.", Rate: pcm.Rate16k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range user.Frames(20 * time.Millisecond) {
+			if err := h.conn.SendAudio(t.Context(), f); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(f.Duration())
+		}
+		if err := h.conn.EndUtterance(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.recv(); got != fmt.Sprintf(`%v user_transcript "A table for 2, at 7pm."`, 1895*time.Millisecond+user.Duration()) {
+			t.Errorf("event %s", got)
+		}
+		reply := agentTurn("You said: A table for 2, at 7pm.")
+		tr, err := stt.Transcribe(t.Context(), voicetest.TranscriptionRequest{Audio: reply})
+		if err != nil || tr.Text != "You said: A table for 2, at 7pm." {
+			t.Errorf("the agent's audio decodes to %q, %v", tr.Text, err)
+		}
+		if len(heard) != 1 || heard[0] != (adapters.TextEvent{Text: "A table for 2, at 7pm.", Source: adapters.SourceSpeech}) {
+			t.Errorf("handler heard %+v", heard)
+		}
+
+		// Barge-in: user speech while the agent speaks cuts it short.
+		if err := h.conn.SendAudio(t.Context(), user.Slice(0, 90*time.Millisecond)); err != nil {
+			t.Fatal(err) // leading silence: not a barge-in
+		}
+		if err := h.conn.EndUtterance(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if ev, err := h.conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("silence made the agent answer: %s, %v", format(h.since(), ev), err)
+		}
+		ask, err := tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Hold on", Rate: pcm.Rate16k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ask.Frames(20 * time.Millisecond) {
+			if err := h.conn.SendAudio(t.Context(), f); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(f.Duration())
+		}
+		if err := h.conn.EndUtterance(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		h.recv() // user_transcript
+		if got := h.recv(); !strings.HasSuffix(got, ` agent_transcript "You said: Hold on"`) {
+			t.Fatalf("event %s", got)
+		}
+		for range 10 { // 200 ms of the answer
+			h.recv()
+		}
+		bargeAt := h.since()
+		if err := h.conn.SendAudio(t.Context(), ask.Slice(100*time.Millisecond, 120*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			fmt.Sprintf("%v agent_interrupted", bargeAt),
+			fmt.Sprintf("%v agent_turn_end", bargeAt),
+		})
+		check(t, h.until(voicetest.AgentTurnEnd), []string{fmt.Sprintf("%v agent_turn_end", bargeAt)})
+		if len(interrupted) != 1 || interrupted[0].Text != "You said: Hold on" || interrupted[0].Played != 180*time.Millisecond {
+			t.Errorf("InterruptEvents %+v, want one after 180ms of %q", interrupted, "You said: Hold on")
+		}
+	})
+}
+
+func TestHandlerAudioErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.StartEvent); ok {
+				if err := c.Say("café"); err == nil || !errors.Is(err, fixtures.ErrCannotEncode) {
+					return fmt.Errorf("Say of an unencodable text = %v", err)
+				}
+				if err := c.Play(pcm.Silence(8000, time.Second)); err == nil {
+					return errors.New("Play at the wrong rate: no error")
+				}
+			}
+			return nil
+		}, adapters.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), pcm.Rate16k)
+		if got := h.recv(); got != "0s agent_turn_end" {
+			t.Fatalf("event %s", got)
+		}
+		var unsup *voicetest.UnsupportedError
+		if err := h.conn.SendText(t.Context(), "hi"); !errors.As(err, &unsup) {
+			t.Errorf("SendText in audio mode = %v, want UnsupportedError", err)
+		}
+		if err := h.conn.SendAudio(t.Context(), pcm.Silence(8000, time.Second)); err == nil {
+			t.Error("SendAudio at the wrong rate: no error")
+		}
+		// Real-sounding noise is not fake speech: EndUtterance reports it.
+		noise := make([]int16, 8000)
+		for i := range noise {
+			noise[i] = int16((i*7919)%20000 - 10000)
+		}
+		if err := h.conn.SendAudio(t.Context(), pcm.Chunk{Rate: pcm.Rate16k, Samples: noise}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.conn.EndUtterance(t.Context()); !errors.Is(err, fixtures.ErrNotFakeSpeech) {
+			t.Errorf("EndUtterance of noise = %v, want ErrNotFakeSpeech", err)
+		}
+	})
+}
+
+// TestHandlerNoLeakRealTime runs a conversation on the real clock and checks
+// that Close leaves no goroutine behind.
+func TestHandlerNoLeakRealTime(t *testing.T) {
+	before := runtime.NumGoroutine()
+	a := adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+		switch ev.(type) {
+		case adapters.StartEvent:
+			if err := c.Go("bg", func(ctx context.Context, c *adapters.Call) error {
+				<-ctx.Done()
+				return ctx.Err()
+			}); err != nil {
+				return err
+			}
+			return c.Say("hi")
+		case adapters.TextEvent:
+			return c.Say("one two three")
+		}
+		return nil
+	}, adapters.WithWordsPerMinute(6000), adapters.WithInactivityTimeout(time.Millisecond))
+	conn, err := a.Connect(context.Background(), voicetest.Session{Rate: 16000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := conn.Recv(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SendText(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := runtime.NumGoroutine()
+	for i := 0; i < 1000 && n > before; i++ {
+		time.Sleep(time.Millisecond) // exiting goroutines need a moment to be reaped
+		n = runtime.NumGoroutine()
+	}
+	if n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func ExampleHandler() {
+	agent := adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+		switch ev := ev.(type) {
+		case adapters.StartEvent:
+			return c.Say("Hi! What can I book for you?")
+		case adapters.TextEvent:
+			_, err := c.Tool("book_table", map[string]string{"request": ev.Text}, func() (any, error) {
+				return "confirmed", nil
+			})
+			if err != nil {
+				return err
+			}
+			if err := c.Say("Booked. Goodbye!"); err != nil {
+				return err
+			}
+			return c.HangUp("booking done")
+		}
+		return nil
+	}, adapters.WithWordsPerMinute(6000)) // 10 ms a word, to keep the example quick
+
+	ctx := context.Background()
+	conn, err := agent.Connect(ctx, voicetest.Session{Name: "example", Rate: pcm.Rate16k})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	show := func() {
+		for {
+			ev, err := conn.Recv(ctx)
+			if err != nil {
+				fmt.Println("closed:", errors.Is(err, voicetest.ErrTransportClosed))
+				return
+			}
+			switch ev.Kind {
+			case voicetest.AgentTranscript:
+				fmt.Printf("%s %q (%v)\n", ev.Kind, ev.Text, ev.Speech)
+			case voicetest.AgentToolCall:
+				fmt.Println(ev.Kind, ev.Tool.Name, string(ev.Tool.Arguments))
+			case voicetest.AgentToolResult:
+				fmt.Println(ev.Kind, ev.Tool.Name, string(ev.Tool.Result))
+			case voicetest.AgentHangUp:
+				fmt.Println(ev.Kind, ev.Text)
+			default:
+				fmt.Println(ev.Kind)
+			}
+			if ev.Kind == voicetest.AgentTurnEnd {
+				return
+			}
+		}
+	}
+	show()
+	if err := conn.SendText(ctx, "two at seven"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	show()
+	// Output:
+	// agent_transcript "Hi! What can I book for you?" (70ms)
+	// agent_turn_end
+	// tool_call book_table {"request":"two at seven"}
+	// tool_result book_table "confirmed"
+	// agent_transcript "Booked. Goodbye!" (20ms)
+	// agent_hang_up booking done
+	// closed: true
 }
