@@ -154,6 +154,7 @@ type HandlerError struct {
 	Stack []byte
 }
 
+// Error describes the failure: the agent, the event or task, and the cause.
 func (e *HandlerError) Error() string {
 	who := "handler agent"
 	if e.Agent != "" {

@@ -240,6 +240,11 @@ func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	select {
+	case <-c.ended:
+		return c.termErr
+	default:
+	}
 	c.userAudio = append(c.userAudio, ch.Samples...)
 	if !isVoiced(ch.Samples) {
 		return nil
@@ -291,9 +296,12 @@ func (c *handlerConn) SendDTMF(ctx context.Context, digits string) error {
 }
 
 // Interrupt cuts the agent's current response short: interruptible speech
-// stops (AgentInterrupted), the rest of the speaking handler call's speech is
-// skipped, and the handler gets an InterruptEvent. With nothing to
-// interrupt, it does nothing.
+// stops, the rest of the running handler call's interruptible speech is
+// skipped (its Say returns ErrInterrupted), the Conn emits AgentInterrupted,
+// and the handler gets an InterruptEvent once that call returns. A handler
+// call still thinking (not yet speaking) counts as a response in progress.
+// Uninterruptible speech (SayOptions.Uninterruptible) ignores it, and with
+// nothing in progress it does nothing.
 func (c *handlerConn) Interrupt(ctx context.Context) error {
 	return c.input(ctx, message{kind: msgInterrupt})
 }

@@ -144,7 +144,11 @@ func (l *agentLoop) handle(m message, now time.Time) {
 	switch m.kind {
 	case msgInput, msgUtterance, msgInterrupt, msgVoiced:
 		if l.stopped || l.closing {
-			reply(l.endErr())
+			if m.from != nil {
+				reply(ErrCallEnded) // Emit from a Call
+			} else {
+				reply(l.endErr())
+			}
 			return
 		}
 		if m.from != nil {

@@ -1022,3 +1022,35 @@ func ExampleHandler() {
 	// agent_hang_up booking done
 	// closed: true
 }
+
+// BenchmarkHandlerTextTurn measures the adapter's overhead per user turn on
+// the real clock: SendText, a handler call that logs, and the AgentLog and
+// AgentTurnEnd events through Recv.
+func BenchmarkHandlerTextTurn(b *testing.B) {
+	a := adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+		if te, ok := ev.(adapters.TextEvent); ok {
+			return c.Log(te.Text)
+		}
+		return nil
+	})
+	ctx := context.Background()
+	conn, err := a.Connect(ctx, voicetest.Session{Rate: 16000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Recv(ctx); err != nil { // the StartEvent's turn end
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := conn.SendText(ctx, "hello"); err != nil {
+			b.Fatal(err)
+		}
+		for range 2 {
+			if _, err := conn.Recv(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
