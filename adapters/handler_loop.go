@@ -370,7 +370,7 @@ func (l *agentLoop) emit(r *outReq, now time.Time) {
 		l.startSpeech(r, now)
 	case outPlay:
 		if !l.c.cfg.audio {
-			l.push(voicetest.AgentEvent{Kind: voicetest.AgentLog, Text: fmt.Sprintf("played %v of audio (text mode: no audio is sent)", r.dur)})
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentLog, Text: fmt.Sprintf("playing %v of audio (text mode: no audio is sent)", r.dur)})
 		}
 		l.startSpeech(r, now)
 	case outSilence:

@@ -1054,3 +1054,53 @@ func BenchmarkHandlerTextTurn(b *testing.B) {
 		}
 	}
 }
+
+func TestHandlerPlayAndSilence(t *testing.T) {
+	greet := func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+		if _, ok := ev.(adapters.StartEvent); !ok {
+			return nil
+		}
+		if err := c.Play(pcm.Silence(pcm.Rate16k, time.Second)); err != nil {
+			return err
+		}
+		if err := c.Silence(500 * time.Millisecond); err != nil {
+			return err
+		}
+		return c.Say("Welcome.")
+	}
+	t.Run("text", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := connect(t, adapters.Handler(greet), pcm.Rate16k)
+			check(t, h.until(voicetest.AgentTurnEnd), []string{
+				`0s agent_log "playing 1s of audio (text mode: no audio is sent)"`,
+				`1.5s agent_transcript "Welcome." 400ms`,
+				`1.9s agent_turn_end`,
+			})
+		})
+	})
+	t.Run("audio", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := connect(t, adapters.Handler(greet, adapters.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), pcm.Rate16k)
+			var silent time.Duration
+			for {
+				ev, err := h.conn.Recv(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.Kind != voicetest.AgentAudio {
+					if got := format(h.since(), ev); got != `1.5s agent_transcript "Welcome."` {
+						t.Fatalf("event %s", got)
+					}
+					break
+				}
+				if slices.ContainsFunc(ev.Audio.Samples, func(v int16) bool { return v != 0 }) {
+					t.Fatalf("non-silent frame at %v", h.since())
+				}
+				silent += ev.Audio.Duration()
+			}
+			if silent != 1500*time.Millisecond {
+				t.Errorf("%v of silent frames, want 1.5s", silent)
+			}
+		})
+	})
+}
