@@ -166,6 +166,7 @@ func (l *agentLoop) handle(m message, now time.Time) {
 		case msgInterrupt:
 			l.interrupt(now)
 		case msgVoiced:
+			l.advance(now) // speech that ends now is not barged in on
 			if l.sp != nil {
 				l.interrupt(now)
 			}

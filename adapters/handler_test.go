@@ -1104,3 +1104,81 @@ func TestHandlerPlayAndSilence(t *testing.T) {
 		})
 	})
 }
+
+// TestHandlerTaskInterruptAndHangUp interrupts a background task's speech
+// and lets a task hang up.
+func TestHandlerTaskInterruptAndHangUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []adapters.InterruptEvent
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			switch ev := ev.(type) {
+			case adapters.StartEvent:
+				return c.Go("reader", func(ctx context.Context, c *adapters.Call) error {
+					err := c.Say("Reading you the terms and conditions now.")
+					if !errors.Is(err, adapters.ErrInterrupted) {
+						return fmt.Errorf("Say = %v, want ErrInterrupted", err)
+					}
+					time.Sleep(time.Second)
+					return c.HangUp("task done")
+				})
+			case adapters.InterruptEvent:
+				got = append(got, ev)
+			}
+			return nil
+		}), pcm.Rate16k)
+		check(t, h.until(voicetest.AgentTranscript), []string{
+			`0s agent_turn_end`,
+			`0s agent_transcript "Reading you the terms and conditions now." 2.8s`,
+		})
+		time.Sleep(700 * time.Millisecond)
+		if err := h.conn.Interrupt(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		check(t, h.until(voicetest.AgentHangUp), []string{
+			`700ms agent_interrupted`,
+			`700ms agent_turn_end`, // the task's turn
+			`700ms agent_turn_end`, // the InterruptEvent call
+			`1.7s agent_hang_up "task done"`,
+		})
+		want := []adapters.InterruptEvent{{Text: "Reading you the terms and conditions now.", Played: 700 * time.Millisecond, Task: "reader"}}
+		if !slices.Equal(got, want) {
+			t.Errorf("InterruptEvents %+v, want %+v", got, want)
+		}
+	})
+}
+
+// recordingTTS wraps a TTS and records its requests.
+type recordingTTS struct {
+	voicetest.TTS
+	reqs chan voicetest.SpeechRequest
+}
+
+func (r recordingTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
+	r.reqs <- req
+	return r.TTS.Synthesize(ctx, req)
+}
+
+func TestHandlerVoice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tts := recordingTTS{TTS: fixtures.FakeTTS(), reqs: make(chan voicetest.SpeechRequest, 2)}
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			if _, ok := ev.(adapters.StartEvent); !ok {
+				return nil
+			}
+			if err := c.Say("One."); err != nil {
+				return err
+			}
+			return c.SayWith("Two.", adapters.SayOptions{Voice: "other", Instructions: "calm"})
+		}, adapters.AudioMode(tts, fixtures.FakeSTT()), adapters.WithVoice("slt")), pcm.Rate8k)
+		h.until(voicetest.AgentTurnEnd)
+		want := []voicetest.SpeechRequest{
+			{Text: "One.", Voice: "slt", Rate: pcm.Rate8k},
+			{Text: "Two.", Voice: "other", Instructions: "calm", Rate: pcm.Rate8k},
+		}
+		for _, w := range want {
+			if got := <-tts.reqs; got != w {
+				t.Errorf("TTS request %+v, want %+v", got, w)
+			}
+		}
+	})
+}
