@@ -208,7 +208,10 @@ func TextMode() HandlerOption {
 
 // AudioMode makes the agent speak and listen: Say synthesises through tts and
 // sends AgentAudio in 20 ms frames, paced in real time (free on virtual
-// time), along with the AgentTranscript it knows; user audio sent with
+// time), with the transcript it knows as AgentTranscript deltas, one per word
+// when the word has played (timed in proportion to its characters), and a
+// Final AgentTranscript of the whole text when the audio ends — or of the
+// words played, when the user cuts it short. User audio sent with
 // Conn.SendAudio is buffered and, at Conn.EndUtterance, transcribed through
 // stt into a TextEvent with Source "speech". User speech arriving while the
 // agent speaks is a barge-in.

@@ -50,8 +50,9 @@ func (c *Call) Task() string { return c.task }
 
 // Say speaks text and returns when it has been said, or with ErrInterrupted
 // when the user barged in. In text mode it emits an AgentTranscript whose
-// Speech is the time the words take (see WithWordsPerMinute); in audio mode
-// it synthesises text and emits the transcript and the audio.
+// Speech is the time the words take (see WithWordsPerMinute) and is busy for
+// that long; in audio mode it synthesises text and emits the audio and the
+// transcript as AudioMode describes.
 func (c *Call) Say(text string) error { return c.SayWith(text, SayOptions{}) }
 
 // SayWith is Say with options.

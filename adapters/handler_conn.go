@@ -86,9 +86,47 @@ type speech struct {
 	req   *outReq
 	start time.Time
 	end   time.Time
-	// frames emitted so far (audio mode).
+	// sent counts the audio frames emitted so far (audio mode).
 	sent int
+	// words are the transcript deltas of a Say in audio mode, each due
+	// when its word has been played; said counts those emitted.
+	words []wordMark
+	said  int
 }
+
+// wordMark is a transcript delta and when it is due, from the start of the
+// speech.
+type wordMark struct {
+	at   time.Duration
+	text string
+}
+
+// wordMarks splits text into deltas (each word with the space before it),
+// each due when the audio has played as far into dur as the word's end is
+// into the text: the TTS gives no word timings, so time is taken as
+// proportional to characters.
+func wordMarks(text string, dur time.Duration) []wordMark {
+	var marks []wordMark
+	from := 0
+	for i := 0; i < len(text); {
+		for i < len(text) && isSpace(text[i]) {
+			i++
+		}
+		j := i
+		for j < len(text) && !isSpace(text[j]) {
+			j++
+		}
+		if j == i {
+			break
+		}
+		at := time.Duration(float64(dur) * float64(j) / float64(len(text)))
+		marks = append(marks, wordMark{at: at, text: text[from:j]})
+		from, i = j, j
+	}
+	return marks
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // callState is the handler call in progress.
 type callState struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
@@ -363,11 +364,14 @@ func (l *agentLoop) emit(r *outReq, now time.Time) {
 		r.answer(nil)
 		l.stop(&voicetest.TransportClosedError{Adapter: l.c.caps.Adapter})
 	case outSay:
-		ev := voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: r.text, Final: true}
-		if !l.c.cfg.audio {
-			ev.Speech = r.dur
+		if l.c.cfg.audio {
+			// The transcript follows the audio: a delta per word as it is
+			// played, the whole text when the speech ends.
+			l.sp = &speech{req: r, start: now, end: now.Add(r.dur), words: wordMarks(r.text, r.dur)}
+			l.advance(now)
+			return
 		}
-		l.push(ev)
+		l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: r.text, Final: true, Speech: r.dur})
 		l.startSpeech(r, now)
 	case outPlay:
 		if !l.c.cfg.audio {
@@ -399,12 +403,28 @@ func (l *agentLoop) advance(now time.Time) {
 				sp.sent++
 			}
 		}
+		for sp.said < len(sp.words) && !now.Before(sp.start.Add(sp.words[sp.said].at)) {
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: sp.words[sp.said].text})
+			sp.said++
+		}
 		if now.Before(sp.end) {
 			return
+		}
+		if sp.words != nil {
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: sp.req.text, Final: true})
 		}
 		l.sp = nil
 		sp.req.answer(nil)
 	}
+}
+
+// spokenSoFar is the text of the words of sp already played.
+func (sp *speech) spokenSoFar() string {
+	var b strings.Builder
+	for _, w := range sp.words[:sp.said] {
+		b.WriteString(w.text)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // nextDeadline is when the loop must next wake up by itself.
@@ -413,13 +433,19 @@ func (l *agentLoop) nextDeadline() (time.Time, bool) {
 		return l.closeDeadline, true
 	}
 	if sp := l.sp; sp != nil {
+		next := sp.end
 		if a := sp.req.audio; l.c.cfg.audio && len(a.Samples) > 0 {
 			spf := max(pcm.SamplesFor(a.Rate, frameDur), 1)
 			if sp.sent*spf < len(a.Samples) {
-				return sp.start.Add(time.Duration(sp.sent) * frameDur), true
+				next = sp.start.Add(time.Duration(sp.sent) * frameDur)
 			}
 		}
-		return sp.end, true
+		if sp.said < len(sp.words) {
+			if w := sp.start.Add(sp.words[sp.said].at); w.Before(next) {
+				next = w
+			}
+		}
+		return next, true
 	}
 	if l.wasIdle && l.c.cfg.timeout > 0 && !l.settling {
 		return l.timeoutDeadline(), true
@@ -499,6 +525,10 @@ func (l *agentLoop) interrupt(now time.Time) {
 		l.sp = nil
 		if sp.req.kind == outSay {
 			ev.Text = sp.req.text
+		}
+		if said := sp.spokenSoFar(); said != "" {
+			// The final transcript of cut speech is what was played.
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: said, Final: true})
 		}
 		ev.Played = now.Sub(sp.start)
 		ev.Task = sp.req.from.task

@@ -78,6 +78,9 @@ func format(at time.Duration, ev voicetest.AgentEvent) string {
 	if ev.Speech != 0 {
 		s += " " + ev.Speech.String()
 	}
+	if ev.Kind == voicetest.AgentTranscript && !ev.Final {
+		s += " delta"
+	}
 	if ev.Tool != nil {
 		s += fmt.Sprintf(" %s %s %s%s", ev.Tool.ID, ev.Tool.Name, ev.Tool.Arguments, ev.Tool.Result)
 		if ev.Tool.IsError {
@@ -760,33 +763,48 @@ func TestHandlerAudioMode(t *testing.T) {
 		// transcript.
 		agentTurn := func(wantText string) pcm.Chunk {
 			t.Helper()
-			ev, err := h.conn.Recv(t.Context())
-			if err != nil || ev.Kind != voicetest.AgentTranscript || ev.Text != wantText || !ev.Final || ev.Speech != 0 {
-				t.Fatalf("first event %s, %v; want the final transcript %q", format(h.since(), ev), err, wantText)
-			}
 			start := h.since()
 			audio := pcm.Chunk{Rate: pcm.Rate16k}
-			for k := 0; ; k++ {
+			var deltas strings.Builder
+			final := false
+			for k := 0; ; {
 				ev, err := h.conn.Recv(t.Context())
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ev.Kind == voicetest.AgentTurnEnd {
-					if end := h.since() - start; end != audio.Duration() {
-						t.Errorf("turn ended %v after it started, want the audio's %v", end, audio.Duration())
+				at := h.since() - start
+				switch {
+				case ev.Kind == voicetest.AgentTurnEnd:
+					if at != audio.Duration() {
+						t.Errorf("turn ended %v after it started, want the audio's %v", at, audio.Duration())
+					}
+					if !final || deltas.String() != wantText {
+						t.Errorf("transcript deltas %q (final seen: %v), want %q", deltas.String(), final, wantText)
 					}
 					return audio
-				}
-				if ev.Kind != voicetest.AgentAudio {
+				case ev.Kind == voicetest.AgentTranscript && !ev.Final:
+					// A delta per word, due when the word has played.
+					if final || ev.Speech != 0 || at > audio.Duration() {
+						t.Fatalf("delta %s after %v of audio", format(at, ev), audio.Duration())
+					}
+					deltas.WriteString(ev.Text)
+				case ev.Kind == voicetest.AgentTranscript:
+					if ev.Text != wantText || at != audio.Duration() {
+						t.Fatalf("final transcript %s, want %q when the audio ends (%v)", format(at, ev), wantText, audio.Duration())
+					}
+					final = true
+				case ev.Kind == voicetest.AgentAudio:
+					if at != time.Duration(k)*20*time.Millisecond {
+						t.Fatalf("frame %d at %v, want %v", k, at, time.Duration(k)*20*time.Millisecond)
+					}
+					if ev.Audio.Rate != pcm.Rate16k || ev.Audio.Duration() > 20*time.Millisecond {
+						t.Fatalf("frame %d: %d Hz, %v", k, ev.Audio.Rate, ev.Audio.Duration())
+					}
+					audio.Samples = append(audio.Samples, ev.Audio.Samples...)
+					k++
+				default:
 					t.Fatalf("unexpected %s", format(h.since(), ev))
 				}
-				if at := h.since() - start; at != time.Duration(k)*20*time.Millisecond {
-					t.Fatalf("frame %d at %v, want %v", k, at, time.Duration(k)*20*time.Millisecond)
-				}
-				if ev.Audio.Rate != pcm.Rate16k || ev.Audio.Duration() > 20*time.Millisecond {
-					t.Fatalf("frame %d: %d Hz, %v", k, ev.Audio.Rate, ev.Audio.Duration())
-				}
-				audio.Samples = append(audio.Samples, ev.Audio.Samples...)
 			}
 		}
 		greeting := agentTurn("Hello, how can I help?")
@@ -854,23 +872,37 @@ func TestHandlerAudioMode(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.recv() // user_transcript
-		if got := h.recv(); !strings.HasSuffix(got, ` agent_transcript "You said: Hold on"`) {
-			t.Fatalf("event %s", got)
-		}
-		for range 10 { // 200 ms of the answer
-			h.recv()
+		replyAt := h.since()
+		var text []string
+		for frames := 0; frames < 30; { // 600 ms of the answer
+			ev, err := h.conn.Recv(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Kind == voicetest.AgentAudio {
+				frames++
+			} else {
+				text = append(text, format(h.since()-replyAt, ev))
+			}
 		}
 		bargeAt := h.since()
+		if bargeAt-replyAt != 580*time.Millisecond {
+			t.Fatalf("30th frame at %v", bargeAt-replyAt)
+		}
+		// "You said: Hold on" is 1.5 s of fake speech; "You" ends 3/17 of
+		// the way through the text.
+		check(t, text, []string{`264.705882ms agent_transcript "You" delta`})
 		if err := h.conn.SendAudio(t.Context(), ask.Slice(100*time.Millisecond, 120*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 		check(t, h.until(voicetest.AgentTurnEnd), []string{
+			fmt.Sprintf(`%v agent_transcript "You"`, bargeAt), // final: what was played
 			fmt.Sprintf("%v agent_interrupted", bargeAt),
 			fmt.Sprintf("%v agent_turn_end", bargeAt),
 		})
 		check(t, h.until(voicetest.AgentTurnEnd), []string{fmt.Sprintf("%v agent_turn_end", bargeAt)})
-		if len(interrupted) != 1 || interrupted[0].Text != "You said: Hold on" || interrupted[0].Played != 180*time.Millisecond {
-			t.Errorf("InterruptEvents %+v, want one after 180ms of %q", interrupted, "You said: Hold on")
+		if len(interrupted) != 1 || interrupted[0].Text != "You said: Hold on" || interrupted[0].Played != 580*time.Millisecond {
+			t.Errorf("InterruptEvents %+v, want one after 580ms of %q", interrupted, "You said: Hold on")
 		}
 	})
 }
@@ -1082,22 +1114,32 @@ func TestHandlerPlayAndSilence(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := connect(t, adapters.Handler(greet, adapters.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), pcm.Rate16k)
 			var silent time.Duration
+			var rest []string
 			for {
 				ev, err := h.conn.Recv(t.Context())
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ev.Kind != voicetest.AgentAudio {
-					if got := format(h.since(), ev); got != `1.5s agent_transcript "Welcome."` {
-						t.Fatalf("event %s", got)
+				if ev.Kind == voicetest.AgentAudio && silent < 1500*time.Millisecond {
+					if slices.ContainsFunc(ev.Audio.Samples, func(v int16) bool { return v != 0 }) {
+						t.Fatalf("non-silent frame at %v", h.since())
 					}
+					silent += ev.Audio.Duration()
+					continue
+				}
+				if ev.Kind != voicetest.AgentAudio {
+					rest = append(rest, format(h.since(), ev))
+				}
+				if ev.Kind == voicetest.AgentTurnEnd {
 					break
 				}
-				if slices.ContainsFunc(ev.Audio.Samples, func(v int16) bool { return v != 0 }) {
-					t.Fatalf("non-silent frame at %v", h.since())
-				}
-				silent += ev.Audio.Duration()
 			}
+			// "Welcome." is 705 ms of fake speech, its one word due at its end.
+			check(t, rest, []string{
+				`2.205s agent_transcript "Welcome." delta`,
+				`2.205s agent_transcript "Welcome."`,
+				`2.205s agent_turn_end`,
+			})
 			if silent != 1500*time.Millisecond {
 				t.Errorf("%v of silent frames, want 1.5s", silent)
 			}
