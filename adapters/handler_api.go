@@ -12,9 +12,16 @@ import (
 // HandlerFunc is an in-process voice agent written as an event handler, in
 // the style of VoiceRun agent functions: it is called once per input event,
 // one event at a time, and answers through the Call (Say, Play, ToolCall,
-// HangUp …). The outputs of one call are emitted in the order it makes them;
-// when the call returns and its speech has been spoken, the Conn emits
-// AgentTurnEnd.
+// HangUp …). The outputs of one call are emitted in the order it makes them.
+//
+// Turn ends: when a call returns and its speech has been spoken, the Conn
+// emits AgentTurnEnd if the call spoke, or if it answered the user
+// (StartEvent, TextEvent, DTMFEvent) and was not interrupted — an answer of
+// silence is still an answer. A call for an event of the agent's own
+// (TimeoutEvent, CustomEvent, InterruptEvent) that says nothing ends no turn,
+// and speech cut short by the user ends with AgentInterrupted instead, so
+// that the runner's next AgentTurn waits for the reply to the user's
+// barge-in.
 //
 // ctx is cancelled when the conversation closes. A returned error ends the
 // conversation: Recv reports it as a *HandlerError. Returning an error that

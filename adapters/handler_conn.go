@@ -134,6 +134,7 @@ type callState struct {
 	ev          Event
 	done        bool
 	interrupted bool
+	spoke       bool // emitted speech (since its interruption, if any)
 	err         error
 	stack       []byte
 	stop        bool

@@ -333,7 +333,9 @@ func (l *agentLoop) pump(now time.Time) {
 				l.fail(&HandlerError{Agent: l.c.cfg.name, Event: eventName(cs.ev), Err: cs.err, Stack: cs.stack})
 				return
 			}
-			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
+			if cs.spoke || (answersUser(cs.ev) && !cs.interrupted) {
+				l.push(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
+			}
 		case len(l.taskQ) > 0:
 			r := l.taskQ[0]
 			l.taskQ = l.taskQ[1:]
@@ -354,8 +356,21 @@ func (l *agentLoop) pump(now time.Time) {
 	}
 }
 
+// answersUser reports whether a handler call for ev answers the user, so
+// that its end is a turn end even when it said nothing.
+func answersUser(ev Event) bool {
+	switch ev.(type) {
+	case StartEvent, TextEvent, DTMFEvent:
+		return true
+	}
+	return false
+}
+
 // emit sends one output; speech starts the agent speaking.
 func (l *agentLoop) emit(r *outReq, now time.Time) {
+	if r.isSpeech() && l.call != nil && r.from.callID == l.call.id {
+		l.call.spoke = true
+	}
 	switch r.kind {
 	case outEvent:
 		l.push(r.ev)
@@ -534,8 +549,12 @@ func (l *agentLoop) interrupt(now time.Time) {
 		ev.Task = sp.req.from.task
 		sp.req.answer(ErrInterrupted)
 	}
+	if sp != nil && sp.req.from.callID == 0 {
+		l.taskTurn = false // AgentInterrupted ends the task's turn
+	}
 	if callActive && (sp == nil || sp.req.from.callID == l.call.id) {
 		l.call.interrupted = true
+		l.call.spoke = false // AgentInterrupted ends what it said
 		kept := l.handlerQ[:0]
 		for _, r := range l.handlerQ {
 			if r.isSpeech() && r.interruptible {

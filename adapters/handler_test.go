@@ -895,12 +895,17 @@ func TestHandlerAudioMode(t *testing.T) {
 		if err := h.conn.SendAudio(t.Context(), ask.Slice(100*time.Millisecond, 120*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
-		check(t, h.until(voicetest.AgentTurnEnd), []string{
+		// No turn end: neither the interrupted reply nor the silent
+		// InterruptEvent call ends a turn; the agent listens.
+		check(t, h.until(voicetest.AgentInterrupted), []string{
 			fmt.Sprintf(`%v agent_transcript "You"`, bargeAt), // final: what was played
 			fmt.Sprintf("%v agent_interrupted", bargeAt),
-			fmt.Sprintf("%v agent_turn_end", bargeAt),
 		})
-		check(t, h.until(voicetest.AgentTurnEnd), []string{fmt.Sprintf("%v agent_turn_end", bargeAt)})
+		ctx2, cancel2 := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel2()
+		if ev, err := h.conn.Recv(ctx2); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("after the barge-in: %s, %v; want nothing", format(h.since(), ev), err)
+		}
 		if len(interrupted) != 1 || interrupted[0].Text != "You said: Hold on" || interrupted[0].Played != 580*time.Millisecond {
 			t.Errorf("InterruptEvents %+v, want one after 580ms of %q", interrupted, "You said: Hold on")
 		}
@@ -1177,9 +1182,7 @@ func TestHandlerTaskInterruptAndHangUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, h.until(voicetest.AgentHangUp), []string{
-			`700ms agent_interrupted`,
-			`700ms agent_turn_end`, // the task's turn
-			`700ms agent_turn_end`, // the InterruptEvent call
+			`700ms agent_interrupted`, // ends the task's turn; the silent InterruptEvent call ends none
 			`1.7s agent_hang_up "task done"`,
 		})
 		want := []adapters.InterruptEvent{{Text: "Reading you the terms and conditions now.", Played: 700 * time.Millisecond, Task: "reader"}}
@@ -1221,6 +1224,47 @@ func TestHandlerVoice(t *testing.T) {
 			if got := <-tts.reqs; got != w {
 				t.Errorf("TTS request %+v, want %+v", got, w)
 			}
+		}
+	})
+}
+
+// TestHandlerTurnEndRule: a silent answer to the user ends a turn; a silent
+// call for the agent's own events (timeouts, custom events) does not.
+func TestHandlerTurnEndRule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var timeouts atomic.Int32
+		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+			switch ev.(type) {
+			case adapters.TimeoutEvent:
+				if timeouts.Add(1) == 2 {
+					return c.Emit("nudge", nil)
+				}
+			case adapters.CustomEvent:
+				return c.Log("nudged")
+			}
+			return nil // silent
+		}, adapters.WithInactivityTimeout(time.Second)), pcm.Rate16k)
+		check(t, []string{h.recv()}, []string{`0s agent_turn_end`})
+		if err := h.conn.SendText(t.Context(), "hello?"); err != nil {
+			t.Fatal(err)
+		}
+		check(t, []string{h.recv()}, []string{`0s agent_turn_end`})
+		// Timeouts at 1 s and 2 s say nothing: no turn ends; the custom
+		// event's call only logs.
+		check(t, []string{h.recv()}, []string{`2.000000002s agent_log "nudged"`})
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		for {
+			ev, err := h.conn.Recv(ctx)
+			if errors.Is(err, context.DeadlineExceeded) {
+				break
+			}
+			if err != nil || ev.Kind == voicetest.AgentTurnEnd {
+				t.Fatalf("%s, %v: want no turn end", format(h.since(), ev), err)
+			}
+		}
+		if n := timeouts.Load(); n < 10 {
+			t.Errorf("%d timeouts in 12 s, want one a second", n)
 		}
 	})
 }
