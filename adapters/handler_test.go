@@ -744,7 +744,7 @@ func TestHandlerAudioMode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tts, stt := fixtures.FakeTTS(), fixtures.FakeSTT()
 		var heard []adapters.TextEvent
-		var interrupted []adapters.InterruptEvent
+		interrupted := make(chan adapters.InterruptEvent, 10)
 		h := connect(t, adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
 			switch ev := ev.(type) {
 			case adapters.StartEvent:
@@ -753,7 +753,7 @@ func TestHandlerAudioMode(t *testing.T) {
 				heard = append(heard, ev)
 				return c.Say("You said: " + ev.Text)
 			case adapters.InterruptEvent:
-				interrupted = append(interrupted, ev)
+				interrupted <- ev
 			}
 			return nil
 		}, adapters.AudioMode(tts, stt)), pcm.Rate16k)
@@ -906,8 +906,8 @@ func TestHandlerAudioMode(t *testing.T) {
 		if ev, err := h.conn.Recv(ctx2); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("after the barge-in: %s, %v; want nothing", format(h.since(), ev), err)
 		}
-		if len(interrupted) != 1 || interrupted[0].Text != "You said: Hold on" || interrupted[0].Played != 580*time.Millisecond {
-			t.Errorf("InterruptEvents %+v, want one after 580ms of %q", interrupted, "You said: Hold on")
+		if ie := <-interrupted; ie.Text != "You said: Hold on" || ie.Played != 580*time.Millisecond || len(interrupted) != 0 {
+			t.Errorf("InterruptEvent %+v (and %d more), want one after 580ms of %q", ie, len(interrupted), "You said: Hold on")
 		}
 	})
 }
