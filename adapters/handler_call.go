@@ -74,7 +74,9 @@ func (c *Call) SayWith(text string, o SayOptions) error {
 			return fmt.Errorf("adapters: handler agent: synthesising %q: %w", text, err)
 		}
 		if audio.Rate != c.c.sess.Rate {
-			return fmt.Errorf("adapters: handler agent: TTS returned %d Hz audio for %q, the session needs %d Hz (use a TTS that honours SpeechRequest.Rate)", audio.Rate, text, c.c.sess.Rate)
+			if audio, err = pcm.Resample(audio, c.c.sess.Rate); err != nil {
+				return fmt.Errorf("adapters: handler agent: converting the TTS audio for %q to the session rate: %w", text, err)
+			}
 		}
 		r.audio = audio
 		r.dur = audio.Duration()
@@ -84,7 +86,7 @@ func (c *Call) SayWith(text string, o SayOptions) error {
 	return c.speak(r)
 }
 
-// Play plays recorded audio, which must be at the session's sample rate, and
+// Play plays recorded audio (converted to the session's sample rate) and
 // returns when it has been played (or with ErrInterrupted). In text mode no
 // audio is sent: the agent is busy for the audio's duration and sends an
 // AgentLog line saying what it played.
@@ -93,7 +95,11 @@ func (c *Call) Play(audio pcm.Chunk) error {
 		return fmt.Errorf("adapters: Play: %w", err)
 	}
 	if c.c.cfg.audio && audio.Rate != c.c.sess.Rate {
-		return fmt.Errorf("adapters: Play: audio is at %d Hz, the session needs %d Hz (resample it first)", audio.Rate, c.c.sess.Rate)
+		conv, err := pcm.Resample(audio, c.c.sess.Rate)
+		if err != nil {
+			return fmt.Errorf("adapters: Play: converting %d Hz audio to the session's %d Hz: %w", audio.Rate, c.c.sess.Rate, err)
+		}
+		audio = conv
 	}
 	if audio.IsEmpty() {
 		return nil
