@@ -1,0 +1,334 @@
+package pcm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Resampler design. The filter is a Kaiser-windowed sinc low-pass run as a
+// polyphase bank (rational L/M conversion): its pass band is flat to
+// resamplePass × the lower Nyquist frequency, and it attenuates everything
+// at or above the lower Nyquist frequency by at least resampleAtten dB.
+const (
+	// resampleAtten is the stop-band attenuation in dB.
+	resampleAtten = 80
+	// resamplePass is the pass-band edge as a fraction of the lower of the
+	// two Nyquist frequencies (0.8 → 3.2 kHz for 8 kHz audio).
+	resamplePass = 0.8
+	// maxExactPhases is the largest interpolation factor L that gets an
+	// exact polyphase bank; larger ones (rate pairs such as 44100↔44101) use
+	// approxPhases phases with linear interpolation between neighbours.
+	maxExactPhases = 1024
+	// approxPhases is the phase resolution of the interpolated bank.
+	approxPhases = 512
+	// maxCoefficients bounds the coefficient table (4 bytes each), so that a
+	// pathological ratio is an error rather than a huge allocation.
+	maxCoefficients = 1 << 24
+	// resampleBlock is how many input samples Process converts at a time;
+	// it bounds the Resampler's working buffer.
+	resampleBlock = 4096
+)
+
+// ErrResampleRatio reports a pair of rates whose conversion filter would be
+// unreasonably large (one rate thousands of times the other).
+var ErrResampleRatio = errors.New("pcm: resampling ratio too extreme")
+
+// Resample converts c to rate with an anti-aliasing low-pass filter and
+// returns a new Chunk of round(len·rate/c.Rate) samples, time-aligned with c
+// (the filter's delay is compensated). The same rate returns a copy.
+// See Resampler for the filter's specification.
+func Resample(c Chunk, rate int) (Chunk, error) {
+	if err := c.Validate(); err != nil {
+		return Chunk{}, fmt.Errorf("pcm: resample from invalid chunk: %w", err)
+	}
+	if rate <= 0 {
+		return Chunk{}, fmt.Errorf("pcm: resample to %d Hz: %w", rate, ErrBadRate)
+	}
+	if rate == c.Rate {
+		return c.Clone(), nil
+	}
+	r, err := NewResampler(c.Rate, rate)
+	if err != nil {
+		return Chunk{}, err
+	}
+	out := make([]int16, 0, r.MaxOut(len(c.Samples)))
+	out = r.Process(out, c.Samples)
+	out = r.Flush(out)
+	return Chunk{Rate: rate, Samples: out}, nil
+}
+
+// Resampler converts a stream of samples from one rate to another. It keeps
+// its filter state between calls, so feeding audio in frames of any size
+// gives the same samples as one call with all of it.
+//
+// The filter is a Kaiser-windowed sinc low-pass run as a polyphase bank
+// (rational L/M conversion, L/M = to/from in lowest terms): the pass band is
+// flat (ripple well under 0.01 dB) up to 0.8 of the lower Nyquist frequency,
+// and the stop band, from the lower Nyquist frequency up, is attenuated by at
+// least 80 dB. For pairs whose L exceeds 1024 (such as 44100↔44101 Hz) the
+// bank has 512 phases and interpolates linearly between neighbouring phases.
+//
+// The filter is linear-phase and its group delay is compensated: output
+// sample m is the signal at time m/to, exactly where input sample m·from/to
+// was, so a tone keeps its phase. The price is latency: Process holds back
+// Delay() worth of input until later input, or Flush, completes the filter
+// window. After Flush the stream has round(n·to/from) output samples for n
+// input samples in all.
+//
+// Process and Flush append to dst and never allocate when dst has room
+// (see MaxOut). A Resampler is not safe for concurrent use; use one per
+// stream.
+type Resampler struct {
+	from, to int
+	l, m     int64 // to/g and from/g
+	exact    bool
+	phases   int // L when exact, approxPhases otherwise
+	k        int // taps per phase
+	coef     []float32
+	centre   int64 // filter centre, in 1/phases input samples
+
+	// Stream state.
+	buf  []float32 // input history; buf[0] is input sample number base
+	base int64
+	nIn  int64 // input samples received
+	nOut int64 // output samples produced
+	// Position of the next output sample: nOut·M = pi·L + pr (approximate
+	// bank) or nOut·M + centre = pi·L + pr (exact bank).
+	pi, pr int64
+	mi, mr int64 // M / L and M % L
+}
+
+// NewResampler returns a Resampler from rate from to rate to. A rate ≤ 0 is
+// ErrBadRate; a pair needing an enormous filter is ErrResampleRatio. from ==
+// to is allowed and still filters (at the common Nyquist frequency).
+func NewResampler(from, to int) (*Resampler, error) {
+	if from <= 0 || to <= 0 {
+		return nil, fmt.Errorf("pcm: resampler %d Hz → %d Hz: %w", from, to, ErrBadRate)
+	}
+	g := gcd(from, to)
+	r := &Resampler{from: from, to: to, l: int64(to / g), m: int64(from / g)}
+	r.exact = r.l <= maxExactPhases
+	r.phases = approxPhases
+	if r.exact {
+		r.phases = int(r.l)
+	}
+	u := r.phases
+	stop := float64(min(from, to)) / 2 // lower Nyquist frequency, Hz
+	pass := resamplePass * stop
+	upRate := float64(u) * float64(from) // rate the prototype runs at
+	taps := kaiserTaps(resampleAtten, (stop-pass)/upRate)
+	r.k = (taps + u - 1) / u
+	r.k = (r.k + 3) &^ 3 // whole groups of four for the vector dot product
+	total := r.k * u
+	if int64(r.k)*int64(u+1) > maxCoefficients {
+		return nil, fmt.Errorf("%w: %d Hz → %d Hz needs %d filter taps (limit %d); resample in two steps through an intermediate rate",
+			ErrResampleRatio, from, to, int64(r.k)*int64(u+1), maxCoefficients)
+	}
+	n := total
+	if n%2 == 0 {
+		n-- // odd length: the centre falls on a whole tap
+	}
+	proto := newSincLowPass(n, (pass+stop)/2/upRate, resampleAtten)
+	r.centre = int64(n-1) / 2
+	// Phase p tap j (j = 0..k-1) multiplies input sample i-(k-1)+j, so it is
+	// prototype tap p + (k-1-j)·u. The approximate bank has one extra phase
+	// (p = u) to interpolate towards.
+	nph := u
+	if !r.exact {
+		nph = u + 1
+	}
+	r.coef = make([]float32, nph*r.k)
+	for p := range nph {
+		row := r.coef[p*r.k : (p+1)*r.k]
+		for j := range row {
+			row[j] = float32(float64(u) * proto.at(p+(r.k-1-j)*u))
+		}
+	}
+	r.mi, r.mr = r.m/r.l, r.m%r.l
+	r.buf = make([]float32, 0, 2*r.k+resampleBlock+int(r.mi)+8)
+	r.Reset()
+	return r, nil
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// Reset clears the stream state, so the Resampler can start a new stream.
+func (r *Resampler) Reset() {
+	r.buf = r.buf[:r.k-1]
+	clear(r.buf)
+	r.base = -int64(r.k - 1)
+	r.nIn, r.nOut = 0, 0
+	if r.exact {
+		r.pi, r.pr = r.centre/r.l, r.centre%r.l
+	} else {
+		r.pi, r.pr = 0, 0
+	}
+}
+
+// From returns the input rate.
+func (r *Resampler) From() int { return r.from }
+
+// To returns the output rate.
+func (r *Resampler) To() int { return r.to }
+
+// Delay returns the resampler's latency: how much input Process holds back
+// before the output that depends on it can be computed. It is about half the
+// filter length; the output itself is time-aligned with the input.
+func (r *Resampler) Delay() time.Duration {
+	return time.Duration(float64(r.centre) / float64(r.phases) * float64(time.Second) / float64(r.from))
+}
+
+// Taps returns the number of filter taps applied per output sample.
+func (r *Resampler) Taps() int { return r.k }
+
+// target returns how many output samples n input samples make in all.
+func (r *Resampler) target(n int64) int64 {
+	return (2*n*r.l + r.m) / (2 * r.m)
+}
+
+// MaxOut returns how many samples Process with n more input samples and
+// then Flush would append in all; Process alone appends at most that many.
+// Size dst with it to avoid allocation.
+func (r *Resampler) MaxOut(n int) int {
+	return int(r.target(r.nIn+int64(n)) - r.nOut)
+}
+
+// Process filters src, appends every output sample it completes to dst and
+// returns the extended slice. Output that needs input not yet seen waits for
+// the next call or Flush.
+func (r *Resampler) Process(dst, src []int16) []int16 {
+	for len(src) > 0 {
+		n := min(len(src), resampleBlock)
+		in := r.extend(n)
+		for j, s := range src[:n] {
+			in[j] = float32(s)
+		}
+		src = src[n:]
+		r.nIn += int64(n)
+		dst = r.produce(dst, r.target(r.nIn))
+	}
+	return dst
+}
+
+// Flush completes the stream as if it were followed by silence, appends the
+// remaining output samples to dst so that the stream's total is
+// round(n·to/from), and resets the Resampler for a new stream.
+func (r *Resampler) Flush(dst []int16) []int16 {
+	want := r.target(r.nIn)
+	for r.nOut < want {
+		clear(r.extend(resampleBlock))
+		dst = r.produce(dst, want)
+	}
+	r.Reset()
+	return dst
+}
+
+// extend lengthens buf by n samples and returns them. Its capacity is
+// sized at construction for the steady state, so this allocates only if a
+// stream needs more history than planned.
+func (r *Resampler) extend(n int) []float32 {
+	off := len(r.buf)
+	if cap(r.buf)-off < n {
+		nb := make([]float32, off, 2*(off+n))
+		copy(nb, r.buf)
+		r.buf = nb
+	}
+	r.buf = r.buf[:off+n]
+	return r.buf[off:]
+}
+
+// produce computes output samples until want are done or the input in buf
+// runs out, then drops history no later output needs.
+func (r *Resampler) produce(dst []int16, want int64) []int16 {
+	k := int64(r.k)
+	avail := r.base + int64(len(r.buf)) // one past the last input sample held
+	if r.exact {
+		for r.nOut < want && r.pi < avail {
+			start := r.pi - (k - 1) - r.base
+			p := r.pr
+			y := dot(r.coef[p*k:(p+1)*k], r.buf[start:start+k])
+			dst = append(dst, round16(y))
+			r.nOut++
+			r.pr += r.mr
+			r.pi += r.mi
+			if r.pr >= r.l {
+				r.pr -= r.l
+				r.pi++
+			}
+		}
+	} else {
+		u := float64(r.phases)
+		for r.nOut < want {
+			pos := float64(r.pr)*u/float64(r.l) + float64(r.centre)
+			whole := math.Floor(pos / u)
+			frac := pos - whole*u
+			q := int64(frac)
+			a := float32(frac - float64(q))
+			i := r.pi + int64(whole)
+			if i >= avail {
+				break
+			}
+			start := i - (k - 1) - r.base
+			x := r.buf[start : start+k]
+			y0 := dot(r.coef[q*k:(q+1)*k], x)
+			y1 := dot(r.coef[(q+1)*k:(q+2)*k], x)
+			dst = append(dst, round16(y0+a*(y1-y0)))
+			r.nOut++
+			r.pr += r.mr
+			r.pi += r.mi
+			if r.pr >= r.l {
+				r.pr -= r.l
+				r.pi++
+			}
+		}
+	}
+	// Keep history from the first sample the next output can need.
+	drop := min(max(r.pi-(k-1)-r.base, 0), int64(len(r.buf)))
+	if drop > 0 {
+		n := copy(r.buf, r.buf[drop:])
+		r.buf = r.buf[:n]
+		r.base += drop
+	}
+	return dst
+}
+
+// dotGo returns the inner product of h and x[:len(h)] in portable Go, four
+// products at a time into independent accumulators.
+func dotGo(h, x []float32) float32 {
+	x = x[:len(h)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(h); i += 4 {
+		hh := h[i : i+4 : i+4]
+		xx := x[i : i+4 : i+4]
+		s0 += hh[0] * xx[0]
+		s1 += hh[1] * xx[1]
+		s2 += hh[2] * xx[2]
+		s3 += hh[3] * xx[3]
+	}
+	for ; i < len(h); i++ {
+		s0 += h[i] * x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// round16 rounds v to the nearest int16, saturating.
+func round16(v float32) int16 {
+	switch {
+	case v >= 32767:
+		return 32767
+	case v <= -32768:
+		return -32768
+	case v >= 0:
+		return int16(v + 0.5)
+	default:
+		return int16(v - 0.5)
+	}
+}

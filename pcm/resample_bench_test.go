@@ -1,0 +1,36 @@
+package pcm
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkResample streams 20 ms frames through a Resampler into a caller
+// buffer, the steady state of a telephony bridge. It reports input and
+// output samples per second; b.SetBytes counts input PCM16 bytes.
+func BenchmarkResample(b *testing.B) {
+	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate48k, Rate16k}, {Rate44k1, Rate24k}, {Rate16k, Rate24k}, {Rate24k, Rate16k}} {
+		b.Run(fmt.Sprintf("%dto%d", p[0], p[1]), func(b *testing.B) {
+			r, err := NewResampler(p[0], p[1])
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := tone(p[0], 440, 10000, 0, p[0]) // 1 s
+			frame := p[0] / 50
+			dst := make([]int16, 0, r.MaxOut(len(src))+64)
+			b.SetBytes(int64(2 * len(src)))
+			b.ReportAllocs()
+			var out int
+			for b.Loop() {
+				dst = dst[:0]
+				for i := 0; i < len(src); i += frame {
+					dst = r.Process(dst, src[i:min(i+frame, len(src))])
+				}
+				out += len(dst)
+			}
+			s := b.Elapsed().Seconds()
+			b.ReportMetric(float64(b.N)*float64(len(src))/s/1e6, "Min/s")
+			b.ReportMetric(float64(out)/s/1e6, "Mout/s")
+		})
+	}
+}
