@@ -329,7 +329,7 @@ func TestTwilioUnsupported(t *testing.T) {
 
 func TestTwilioSids(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{})
-	connect := func(a *adapters.TwilioAgent, name string) twiliobot.Start {
+	connect := func(a *adapters.TwilioAgent, name string) twiliobot.StartInfo {
 		t.Helper()
 		n := len(bot.Calls())
 		s := session(t, 24000)

@@ -94,8 +94,8 @@ type Config struct {
 	Fault Fault
 }
 
-// Start is what the bot read from the start message.
-type Start struct {
+// StartInfo is what the bot read from the start message.
+type StartInfo struct {
 	StreamSid, AccountSid, CallSid string
 	Tracks                         []string
 	CustomParameters               map[string]string
@@ -105,7 +105,7 @@ type Start struct {
 
 // Call is what the bot saw of one call.
 type Call struct {
-	Start Start
+	Start StartInfo
 	// Errors are the protocol violations the bot saw.
 	Errors []string
 	// Media is how many media frames arrived.
@@ -144,6 +144,13 @@ type Server struct {
 // New starts a bot on loopback and closes it when the test ends.
 func New(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
+	s := Start(cfg)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a bot on loopback; Close stops it.
+func Start(cfg Config) *Server {
 	if cfg.ReplyDuration <= 0 {
 		cfg.ReplyDuration = 400 * time.Millisecond
 	}
@@ -156,11 +163,13 @@ func New(tb testing.TB, cfg Config) *Server {
 	s := &Server{cfg: cfg, done: make(chan struct{}), change: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = "ws" + strings.TrimPrefix(s.srv.URL, "http")
-	tb.Cleanup(func() {
-		close(s.done)
-		s.srv.Close()
-	})
 	return s
+}
+
+// Close stops the bot and ends its calls.
+func (s *Server) Close() {
+	close(s.done)
+	s.srv.Close()
 }
 
 // Calls returns a copy of what the bot saw of each call so far.
@@ -369,7 +378,7 @@ func (ss *session) run() error {
 	}
 	ss.sid = st.StreamSid
 	ss.s.update(ss.call, func(c *Call) {
-		c.Start = Start{
+		c.Start = StartInfo{
 			StreamSid: st.StreamSid, AccountSid: st.AccountSid, CallSid: st.CallSid,
 			Tracks: st.Tracks, CustomParameters: st.CustomParameters,
 			Encoding: st.MediaFormat.Encoding, SampleRate: st.MediaFormat.SampleRate, Channels: st.MediaFormat.Channels,
