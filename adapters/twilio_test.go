@@ -242,6 +242,60 @@ func TestTwilioMalformedFrames(t *testing.T) {
 	}
 }
 
+func TestTwilioMalformedMessages(t *testing.T) {
+	cases := []struct{ frame, want string }{
+		{`{"streamSid":"{sid}"}`, `no "event" field`},
+		{`{"event":"media","streamSid":"{sid}"}`, "without media.payload"},
+		{`{"event":"media","streamSid":"{sid}","media":{"payload":""}}`, "payload is empty"},
+		{`{"event":"media","media":{"payload":"//8="}}`, `media for streamSid ""`},
+		{`{"event":"mark","streamSid":"{sid}","mark":{}}`, "without mark.name"},
+		{`{"event":"mark","streamSid":"{sid}"}`, "without mark.name"},
+		{`{"event":"clear","streamSid":"nope"}`, `clear for streamSid "nope"`},
+		{`[1,2,3]`, "not a JSON Media Streams message"},
+	}
+	var frames []string
+	for _, c := range cases {
+		frames = append(frames, c.frame)
+	}
+	bot := twiliobot.New(t, twiliobot.Config{Send: frames, Greeting: 40 * time.Millisecond})
+	conn := dialTwilio(t, adapters.Twilio(bot.URL), session(t, 24000))
+	for _, c := range cases {
+		_, err := conn.Recv(t.Context())
+		var fe *adapters.FrameError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("frame %s: Recv: %v, want a FrameError containing %q", c.frame, err, c.want)
+		}
+	}
+	recvUntil(t, t.Context(), conn, isMark("greeting"))
+}
+
+func TestTwilioCloseUnblocksRecv(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{})
+	conn := dialTwilio(t, adapters.Twilio(bot.URL), session(t, 24000))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := conn.Recv(context.Background())
+		errc <- err
+	}()
+	sendPaced(t, t.Context(), conn, tone(24000, 440, 60*time.Millisecond, 9000))
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, voicetest.ErrTransportClosed) {
+		t.Errorf("Recv blocked during Close returned %v, want ErrTransportClosed", err)
+	}
+	if err := conn.SendDTMF(t.Context(), "1"); !errors.Is(err, voicetest.ErrTransportClosed) {
+		t.Errorf("SendDTMF after Close: %v, want ErrTransportClosed", err)
+	}
+	call, err := bot.WaitCall(t.Context(), 0, func(c twiliobot.Call) bool { return c.Ended })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !call.Stopped || len(call.Errors) > 0 {
+		t.Errorf("bot: stopped=%v errors=%q", call.Stopped, call.Errors)
+	}
+}
+
 func TestTwilioOversizedFrame(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Fault: twiliobot.HugeFrame})
 	conn := dialTwilio(t, adapters.Twilio(bot.URL), session(t, 24000))

@@ -92,6 +92,10 @@ type Config struct {
 	Threshold float64
 	// Fault is a misbehaviour to show right after start.
 	Fault Fault
+	// Send holds text frames to send verbatim right after start (before
+	// the greeting), with "{sid}" replaced by the stream's SID: a way to
+	// script any malformed message.
+	Send []string
 }
 
 // StartInfo is what the bot read from the start message.
@@ -384,8 +388,13 @@ func (ss *session) run() error {
 			Encoding: st.MediaFormat.Encoding, SampleRate: st.MediaFormat.SampleRate, Channels: st.MediaFormat.Channels,
 		}
 	})
-	if done, err := ss.fault(); done {
+	if done, err := ss.fault(); done || err != nil {
 		return err
+	}
+	for _, f := range ss.s.cfg.Send {
+		if err := ss.ws.Write(ss.ctx, websocket.MessageText, []byte(strings.ReplaceAll(f, "{sid}", ss.sid))); err != nil {
+			return err
+		}
 	}
 	if ss.s.cfg.Greeting > 0 {
 		if err := ss.reply("greeting", ss.s.cfg.Greeting, 350); err != nil {
