@@ -314,10 +314,10 @@ type twilioStopBody struct {
 type twilioInbound struct {
 	Event     string `json:"event"`
 	StreamSid string `json:"streamSid"`
-	Media     *struct {
-		Payload *string `json:"payload"`
+	Media     struct {
+		Payload string `json:"payload"`
 	} `json:"media"`
-	Mark *struct {
+	Mark struct {
 		Name string `json:"name"`
 	} `json:"mark"`
 }
@@ -656,16 +656,13 @@ func (c *twilioConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 	}
 	switch m.Event {
 	case "media":
-		if m.Media == nil || m.Media.Payload == nil {
-			return nil, errors.New(`media message without media.payload`)
+		if m.Media.Payload == "" {
+			return nil, errors.New(`media message without audio in media.payload`)
 		}
 		var err error
-		c.mulaw, err = base64.StdEncoding.AppendDecode(c.mulaw[:0], []byte(*m.Media.Payload))
+		c.mulaw, err = base64.StdEncoding.AppendDecode(c.mulaw[:0], []byte(m.Media.Payload))
 		if err != nil {
 			return nil, fmt.Errorf("media.payload is not base64: %w", err)
-		}
-		if len(c.mulaw) == 0 {
-			return nil, errors.New("media.payload is empty")
 		}
 		c.queuePlayback(len(c.mulaw))
 		c.samples = pcm.DecodeMulaw(c.samples[:0], c.mulaw)
@@ -678,7 +675,7 @@ func (c *twilioConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 		}
 		return []voicetest.AgentEvent{{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: out}}}, nil
 	case "mark":
-		if m.Mark == nil || m.Mark.Name == "" {
+		if m.Mark.Name == "" {
 			return nil, errors.New(`mark message without mark.name`)
 		}
 		var evs []voicetest.AgentEvent

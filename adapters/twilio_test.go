@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -245,8 +247,8 @@ func TestTwilioMalformedFrames(t *testing.T) {
 func TestTwilioMalformedMessages(t *testing.T) {
 	cases := []struct{ frame, want string }{
 		{`{"streamSid":"{sid}"}`, `no "event" field`},
-		{`{"event":"media","streamSid":"{sid}"}`, "without media.payload"},
-		{`{"event":"media","streamSid":"{sid}","media":{"payload":""}}`, "payload is empty"},
+		{`{"event":"media","streamSid":"{sid}"}`, "without audio in media.payload"},
+		{`{"event":"media","streamSid":"{sid}","media":{"payload":""}}`, "without audio in media.payload"},
 		{`{"event":"media","media":{"payload":"//8="}}`, `media for streamSid ""`},
 		{`{"event":"mark","streamSid":"{sid}","mark":{}}`, "without mark.name"},
 		{`{"event":"mark","streamSid":"{sid}"}`, "without mark.name"},
@@ -507,4 +509,68 @@ func TestTwilioBotRejectsWrongOrder(t *testing.T) {
 	if _, err := conn.Recv(t.Context()); !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "1008") {
 		t.Errorf("Recv: %v, want the bot's policy-violation close (1008)", err)
 	}
+}
+
+// A whole call against a loopback Twilio bot: the greeting, one user turn,
+// and the bot hanging up after its reply.
+func ExampleTwilio() {
+	bot := twiliobot.Start(twiliobot.Config{Greeting: 200 * time.Millisecond, HangUpAfter: 1})
+	defer bot.Close()
+
+	agent := adapters.Twilio(bot.URL)
+	agent.Pacing = adapters.Fast // no real-time line: the example sends its own silence
+	agent.CustomParameters = map[string]string{"caller": "+15550100"}
+	ctx := context.Background()
+	const rate = 24000
+	conn, err := agent.Connect(ctx, voicetest.Session{Name: "example", Rate: rate, Logf: func(string, ...any) {}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+
+	// listen prints what the bot says up to its next mark or hang-up.
+	listen := func() {
+		samples := 0
+		for {
+			ev, err := conn.Recv(ctx)
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			switch ev.Kind {
+			case voicetest.AgentAudio:
+				samples += ev.Audio.Len()
+			case voicetest.AgentData:
+				fmt.Printf("bot said %v, then %s %s\n", pcm.DurationOf(samples, rate), ev.Text, ev.Data)
+				return
+			case voicetest.AgentHangUp:
+				fmt.Println("bot hung up:", ev.Text)
+				return
+			}
+		}
+	}
+	listen()
+	// 300 ms of "speech", then silence so the bot hears the end of it.
+	speech := pcm.Chunk{Rate: rate, Samples: make([]int16, pcm.SamplesFor(rate, 300*time.Millisecond))}
+	for i := range speech.Samples {
+		speech.Samples[i] = int16(9000 * math.Sin(2*math.Pi*440*float64(i)/rate))
+	}
+	for _, c := range []pcm.Chunk{speech, pcm.Silence(rate, 300*time.Millisecond)} {
+		for _, f := range c.Frames(20 * time.Millisecond) {
+			if err := conn.SendAudio(ctx, f); err != nil {
+				fmt.Println(err)
+				return
+			}
+		}
+	}
+	listen()
+	listen()
+	_, err = conn.Recv(ctx)
+	fmt.Println(errors.Is(err, voicetest.ErrTransportClosed))
+	// Output:
+	// bot said 200ms, then mark {"name":"greeting"}
+	// bot said 400ms, then mark {"name":"reply-1"}
+	// bot hung up: agent closed the WebSocket (status 1000 StatusNormalClosure): goodbye
+	// true
 }

@@ -57,7 +57,9 @@ type CodecSession interface {
 	EncodeInterrupt(dst []Frame) ([]Frame, error)
 	// Decode appends the events one agent frame carries to dst. A frame it
 	// cannot understand is an error saying what is wrong with it; the
-	// adapter reports it as a *FrameError and keeps reading.
+	// adapter reports it as a *FrameError and keeps reading. f.Data is only
+	// valid during the call (the adapter reuses its buffer): events must
+	// not refer to it.
 	Decode(dst []voicetest.AgentEvent, f Frame) ([]voicetest.AgentEvent, error)
 }
 

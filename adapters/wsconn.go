@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -221,18 +222,31 @@ func (c *wsConn) goLoop(f func()) {
 	}()
 }
 
-// readLoop reads frames until the connection ends.
+// readLoop reads frames until the connection ends. It reuses one buffer
+// for every frame: decode functions must not keep the frame's bytes.
 func (c *wsConn) readLoop() {
 	defer c.wg.Done()
+	var buf bytes.Buffer
 	for {
-		typ, data, err := c.ws.Read(c.ctx)
+		// No ctx: a cancellable one costs an allocation per frame in
+		// coder/websocket, and Close ends a pending read by closing the
+		// socket anyway.
+		typ, r, err := c.ws.Reader(context.Background())
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
 		if err != nil {
 			c.finish(err)
 			return
 		}
+		data := buf.Bytes()
 		c.capture.frame("recv", typ, data)
 		evs, derr := c.decode(typ, data)
 		c.push(evs, derr, data)
+		if buf.Cap() > 64<<10 && len(data) < 16<<10 {
+			buf = bytes.Buffer{} // do not hold on to one huge frame's memory
+		}
 	}
 }
 
@@ -427,8 +441,8 @@ func (c *wsConn) close(before func()) error {
 		case err := <-done:
 			c.closeErr = err
 		case <-t.C:
-			c.cancel() // ends the pending Read, which closes the socket
-			c.ws.CloseNow()
+			c.cancel()
+			c.ws.CloseNow() // ends the pending read
 			<-done
 			c.logf("%s: the agent did not finish the closing handshake within %v; socket closed", c.adapter, c.opts.CloseTimeout)
 		}
