@@ -1,7 +1,9 @@
 package adapters_test
 
 import (
+	"bytes"
 	"context"
+	"syscall"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -24,11 +26,15 @@ import (
 type benchPeer struct {
 	url   string
 	blast chan int
+	// turnFrames, when positive, makes the peer answer every turnFrames
+	// user media frames with one 20 ms media frame and a mark, at once
+	// and without parsing JSON: an agent that costs next to nothing.
+	turnFrames int
 }
 
-func newBenchPeer(b *testing.B) *benchPeer {
+func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 	b.Helper()
-	p := &benchPeer{blast: make(chan int, 1)}
+	p := &benchPeer{blast: make(chan int, 1), turnFrames: turnFrames}
 	frame := base64.StdEncoding.EncodeToString(make([]byte, 160))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
@@ -47,14 +53,23 @@ func newBenchPeer(b *testing.B) *benchPeer {
 			json.Unmarshal(data, &m)
 			sid = m.StreamSid
 		}
+		msg := []byte(`{"event":"media","streamSid":"` + sid + `","media":{"payload":"` + frame + `"}}`)
+		mark := []byte(`{"event":"mark","streamSid":"` + sid + `","mark":{"name":"r"}}`)
 		go func() {
+			media, n := []byte(`"event":"media"`), 0
 			for {
-				if _, _, err := ws.Read(ctx); err != nil {
+				_, data, err := ws.Read(ctx)
+				if err != nil {
 					return
+				}
+				if p.turnFrames > 0 && bytes.Contains(data, media) {
+					if n++; n%p.turnFrames == 0 {
+						ws.Write(ctx, websocket.MessageText, msg)
+						ws.Write(ctx, websocket.MessageText, mark)
+					}
 				}
 			}
 		}()
-		msg := []byte(`{"event":"media","streamSid":"` + sid + `","media":{"payload":"` + frame + `"}}`)
 		for {
 			select {
 			case n := <-p.blast:
@@ -81,7 +96,7 @@ func benchSession(rate int) voicetest.Session {
 // resampling to 8 kHz, µ-law encoding, base64, the media message and the
 // loopback write. Bytes are the PCM16 input.
 func BenchmarkTwilioSendFrame(b *testing.B) {
-	p := newBenchPeer(b)
+	p := newBenchPeer(b, 0)
 	a := adapters.Twilio(p.url)
 	a.Pacing = adapters.Fast
 	ctx := context.Background()
@@ -104,7 +119,7 @@ func BenchmarkTwilioSendFrame(b *testing.B) {
 // the bot: the loopback read, JSON and base64 decoding, µ-law decoding,
 // resampling to 24 kHz and the event queue.
 func BenchmarkTwilioRecvFrame(b *testing.B) {
-	p := newBenchPeer(b)
+	p := newBenchPeer(b, 0)
 	a := adapters.Twilio(p.url)
 	a.Pacing = adapters.Fast
 	ctx := context.Background()
@@ -150,12 +165,16 @@ func BenchmarkTwilioTurn(b *testing.B) {
 	frames := append(speech, silence...)
 	b.ReportAllocs()
 	turn := 0
+	cpu0 := cpuTime(b)
 	for b.Loop() {
 		turn++
 		for _, f := range frames {
 			if err := conn.SendAudio(ctx, f); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if err := conn.EndUtterance(ctx); err != nil {
+			b.Fatal(err)
 		}
 		want := `{"name":"reply-` + strconv.Itoa(turn) + `"}`
 		for {
@@ -168,4 +187,59 @@ func BenchmarkTwilioTurn(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime returns the CPU time this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkTwilioTurnMinimalPeer measures the harness's overhead per turn
+// on loopback with Fast pacing: 300 ms of user speech and 300 ms of silence
+// (30 media frames at 24 kHz) sent, then the agent's 20 ms reply and mark
+// received (and the mark echoed), against a peer that answers at once and
+// does no work of its own. ns/op is wall time (it includes the loopback
+// round trip and goroutine wake-ups, and so the machine's load); cpu-ns/op
+// is the CPU time of the whole process (adapter and peer) per turn.
+func BenchmarkTwilioTurnMinimalPeer(b *testing.B) {
+	const turnFrames = 30
+	p := newBenchPeer(b, turnFrames)
+	a := adapters.Twilio(p.url)
+	a.Pacing = adapters.Fast
+	ctx := context.Background()
+	conn, err := a.Connect(ctx, benchSession(24000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	speech := tone(24000, 440, 300*time.Millisecond, 9000).Frames(20 * time.Millisecond)
+	silence := pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond)
+	frames := append(speech, silence...)
+	b.ReportAllocs()
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		for _, f := range frames {
+			if err := conn.SendAudio(ctx, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := conn.EndUtterance(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ev, err := conn.Recv(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Kind == voicetest.AgentData {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
