@@ -32,10 +32,15 @@ const (
 	// in real time. SendAudio returns once its audio is on the wire.
 	RealTime Pacing = iota
 	// Fast sends user audio as soon as SendAudio is called, sends nothing
-	// between utterances, and echoes the bot's marks at once, as if its
-	// audio had played instantly. Use it to run long conversations against
-	// a bot that detects the end of speech by silence frames the runner
-	// sends (voicetest.Silence) rather than by the wall clock.
+	// between utterances (except TwilioAgent.EndSilence after each), and
+	// echoes the bot's marks at once, as if its audio had played
+	// instantly. A bot that detects the end of speech from silence frames
+	// then needs EndSilence, or silence the runner sends
+	// (voicetest.Silence).
+	//
+	// This is the adapter's phone-line clock; voicetest.Config.Pacing is
+	// the runner's. Under RealTime the line paces user audio even when the
+	// runner sends it fast.
 	Fast
 )
 
@@ -111,6 +116,12 @@ type TwilioAgent struct {
 	Seed uint64
 	// Pacing is RealTime (the default) or Fast.
 	Pacing Pacing
+	// EndSilence, under Fast pacing, is how much silence EndUtterance
+	// sends after the user's speech (rounded up to 20 ms frames), as the
+	// phone line would carry while the bot's voice activity detector
+	// waits for the end of speech. Zero sends none. RealTime pacing sends
+	// silence continuously and ignores it.
+	EndSilence time.Duration
 }
 
 // Twilio returns an agent that speaks Twilio Media Streams to the bot at url.
@@ -139,7 +150,11 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 	if err != nil {
 		return nil, err
 	}
+	if a.EndSilence < 0 {
+		return nil, fmt.Errorf("adapters: twilio: EndSilence %v is negative", a.EndSilence)
+	}
 	c := &twilioConn{
+		endSilence: int((a.EndSilence + twilioFrameDur - 1) / twilioFrameDur),
 		pacing:     a.Pacing,
 		rate:       s.Rate,
 		accountSid: account,
@@ -332,6 +347,7 @@ type pendingMark struct {
 type twilioConn struct {
 	ws         *wsConn
 	pacing     Pacing
+	endSilence int // silence frames EndUtterance sends under Fast pacing
 	rate       int
 	accountSid string
 	callSid    string
@@ -388,8 +404,9 @@ func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	return c.waitLine(ctx, false)
 }
 
-// EndUtterance flushes the last partial frame of the utterance. Twilio has
-// no message for the end of the caller's speech; the bot detects it itself.
+// EndUtterance flushes the last partial frame of the utterance (and under
+// Fast pacing sends EndSilence). Twilio has no message for the end of the
+// caller's speech; the bot detects it itself.
 func (c *twilioConn) EndUtterance(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -400,9 +417,16 @@ func (c *twilioConn) EndUtterance(ctx context.Context) error {
 		c.pending = pcm.EncodeMulaw(c.pending, c.upBuf)
 	}
 	if c.pacing == Fast {
-		err := c.sendFramesLocked(ctx, true)
-		c.sendMu.Unlock()
-		return err
+		defer c.sendMu.Unlock()
+		if err := c.sendFramesLocked(ctx, true); err != nil {
+			return err
+		}
+		for range c.endSilence {
+			if err := c.sendMediaLocked(ctx, c.silence); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	c.flushReq = len(c.pending) > 0
 	c.sendMu.Unlock()

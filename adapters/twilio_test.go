@@ -105,6 +105,27 @@ func TestTwilioConversation(t *testing.T) {
 	}
 }
 
+func TestTwilioEndSilence(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 100 * time.Millisecond})
+	a := adapters.Twilio(bot.URL)
+	a.Pacing = adapters.Fast
+	a.EndSilence = 190 * time.Millisecond // 10 frames, what the bot's VAD needs
+	ctx := t.Context()
+	conn := dialTwilio(t, a, session(t, 24000))
+	sendPaced(t, ctx, conn, tone(24000, 440, 300*time.Millisecond, 9000))
+	if err := conn.EndUtterance(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recvUntil(t, ctx, conn, isMark("reply-1"))
+	call := bot.Calls()[0]
+	if call.Media != 15+10 || len(call.Errors) > 0 {
+		t.Errorf("bot got %d media frames (errors %q), want 15 of speech and 10 of silence", call.Media, call.Errors)
+	}
+	if _, err := (&adapters.TwilioAgent{URL: bot.URL, EndSilence: -1}).Connect(ctx, session(t, 24000)); err == nil {
+		t.Error("negative EndSilence accepted")
+	}
+}
+
 func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
 	capture := &syncBuffer{}
