@@ -126,6 +126,56 @@ func TestTwilioEndSilence(t *testing.T) {
 	}
 }
 
+// snr returns the signal-to-noise ratio in dB of got against the ideal
+// sine want, over got's samples from skip to len-skip.
+func snr(got, want []int16, skip int) float64 {
+	var sig, noise float64
+	for i := skip; i < len(got)-skip && i < len(want); i++ {
+		d := float64(got[i]) - float64(want[i])
+		sig += float64(want[i]) * float64(want[i])
+		noise += d * d
+	}
+	return 10 * math.Log10(sig/noise)
+}
+
+// TestTwilioAudioFidelity checks the audio conversions both ways: user
+// speech at 24 kHz → 8 kHz µ-law at the bot, and the bot's 8 kHz µ-law →
+// 24 kHz agent audio, against ideal sines. G.711 µ-law alone limits a tone
+// at this level to about 38 dB.
+func TestTwilioAudioFidelity(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
+	a := adapters.Twilio(bot.URL)
+	a.Pacing = adapters.Fast
+	ctx := t.Context()
+	conn := dialTwilio(t, a, session(t, 24000))
+	var got []int16
+	recvUntil(t, ctx, conn, func(ev voicetest.AgentEvent) bool {
+		got = append(got, ev.Audio.Samples...)
+		return isMark("greeting")(ev)
+	})
+	want := tone(24000, 350, 500*time.Millisecond, 8000).Samples
+	if len(got) != len(want) {
+		t.Fatalf("greeting: %d samples at 24 kHz, want %d", len(got), len(want))
+	}
+	down := snr(got, want, 240)
+	if down < 35 {
+		t.Errorf("agent audio 8 kHz µ-law → 24 kHz: SNR %.1f dB, want ≥ 35 dB", down)
+	}
+	sendPaced(t, ctx, conn, tone(24000, 440, 500*time.Millisecond, 8000))
+	if err := conn.EndUtterance(ctx); err != nil {
+		t.Fatal(err)
+	}
+	call, err := bot.WaitCall(ctx, 0, func(c twiliobot.Call) bool { return c.Media == 25 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := snr(call.Audio, tone(8000, 440, 500*time.Millisecond, 8000).Samples, 80)
+	if up < 35 {
+		t.Errorf("user audio 24 kHz → 8 kHz µ-law: SNR %.1f dB, want ≥ 35 dB", up)
+	}
+	t.Logf("SNR: agent audio (bot → voicetest) %.1f dB, user audio (voicetest → bot) %.1f dB", down, up)
+}
+
 func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
 	capture := &syncBuffer{}

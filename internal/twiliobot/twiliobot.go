@@ -114,6 +114,8 @@ type Call struct {
 	Errors []string
 	// Media is how many media frames arrived.
 	Media int
+	// Audio is the caller's audio as received, decoded from µ-law (8 kHz).
+	Audio []int16
 	// Utterances holds, per detected user utterance, how many voiced
 	// frames it had.
 	Utterances []int
@@ -186,6 +188,7 @@ func (s *Server) Calls() []Call {
 		out[i].Errors = append([]string(nil), c.Errors...)
 		out[i].Utterances = append([]int(nil), c.Utterances...)
 		out[i].Echoes = append([]string(nil), c.Echoes...)
+		out[i].Audio = append([]int16(nil), c.Audio...)
 	}
 	return out
 }
@@ -568,6 +571,7 @@ func (ss *session) media(m inbound) error {
 		return nil
 	}
 	samples := pcm.DecodeMulaw(nil, payload)
+	ss.s.update(ss.call, func(c *Call) { c.Audio = append(c.Audio, samples...) })
 	var sum float64
 	for _, v := range samples {
 		sum += float64(v) * float64(v)
