@@ -318,7 +318,10 @@ func (c *wsConn) finish(err error) {
 	c.terminal = terminal
 	c.mu.Unlock()
 	c.capture.note("close", terminal.Error())
-	if !closing {
+	switch {
+	case hangup != nil:
+		c.logf("%s: the agent hung up: %s", c.adapter, hangup.Text)
+	case !closing && !hungUp:
 		c.logf("%s: %v", c.adapter, terminal)
 	}
 	c.cancel() // stop the keepalive
