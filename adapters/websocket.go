@@ -146,12 +146,23 @@ func (c *wsAgentConn) send(ctx context.Context, enc func([]Frame) ([]Frame, erro
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	frames, err := enc(c.frames[:0])
+	frames, err := safeEncode(enc, c.frames[:0])
 	c.frames = frames[:0]
 	if err != nil {
 		return fmt.Errorf("adapters: %s: encoding: %w", c.caps.Adapter, err)
 	}
 	return c.writeFrames(ctx, frames)
+}
+
+// safeEncode runs a codec's encoder, turning a panic (in a user's Codec)
+// into an error.
+func safeEncode(enc func([]Frame) ([]Frame, error), dst []Frame) (frames []Frame, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			frames, err = dst, fmt.Errorf("encoder panicked: %v", p)
+		}
+	}()
+	return enc(dst)
 }
 
 func (c *wsAgentConn) writeFrames(ctx context.Context, frames []Frame) error {

@@ -418,3 +418,35 @@ func TestWebSocketNoCodec(t *testing.T) {
 		t.Errorf("RawPCM(-1): %v, want ErrBadRate", err)
 	}
 }
+
+// panicCodec is a user codec with a bug: its Decode panics on text frames.
+type panicCodec struct{ adapters.Codec }
+
+func (p panicCodec) Open(s voicetest.Session) (adapters.CodecSession, []adapters.Frame, error) {
+	cs, hello, err := p.Codec.Open(s)
+	return panicSession{cs}, hello, err
+}
+
+type panicSession struct{ adapters.CodecSession }
+
+func (p panicSession) Decode(dst []voicetest.AgentEvent, f adapters.Frame) ([]voicetest.AgentEvent, error) {
+	if !f.Binary {
+		var m map[string]int
+		m["boom"]++ // nil map: panics
+	}
+	return p.CodecSession.Decode(dst, f)
+}
+
+func TestWebSocketCodecPanicIsAFrameError(t *testing.T) {
+	bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, ReplyDuration: 40 * time.Millisecond})
+	conn := dialWS(t, adapters.WebSocket(bot.URL, panicCodec{adapters.RawPCM(24000)}), session(t, 24000))
+	_, err := conn.Recv(t.Context())
+	var fe *adapters.FrameError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "decoder panicked") {
+		t.Fatalf("Recv: %v, want a FrameError about the panic", err)
+	}
+	// The connection survives: the bot still answers.
+	sendPaced(t, t.Context(), conn, tone(24000, 440, 200*time.Millisecond, 9000))
+	sendPaced(t, t.Context(), conn, pcm.Silence(24000, 300*time.Millisecond))
+	recvUntil(t, t.Context(), conn, isKind(voicetest.AgentAudio))
+}

@@ -242,12 +242,23 @@ func (c *wsConn) readLoop() {
 		}
 		data := buf.Bytes()
 		c.capture.frame("recv", typ, data)
-		evs, derr := c.decode(typ, data)
+		evs, derr := c.safeDecode(typ, data)
 		c.push(evs, derr, data)
 		if buf.Cap() > 64<<10 && len(data) < 16<<10 {
 			buf = bytes.Buffer{} // do not hold on to one huge frame's memory
 		}
 	}
+}
+
+// safeDecode runs the decode function, turning a panic (in a user's Codec)
+// into a frame error rather than a crash of the test binary.
+func (c *wsConn) safeDecode(typ websocket.MessageType, data []byte) (evs []voicetest.AgentEvent, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			evs, err = nil, fmt.Errorf("decoder panicked: %v", p)
+		}
+	}()
+	return c.decode(typ, data)
 }
 
 // push queues the events decoded from one frame, then its error if any.
