@@ -3,13 +3,13 @@ package adapters_test
 import (
 	"bytes"
 	"context"
-	"syscall"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 

@@ -239,30 +239,42 @@ func TestTwilioBargeIn(t *testing.T) {
 }
 
 func TestTwilioDTMF(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{})
-	a := adapters.Twilio(bot.URL)
-	a.Pacing = adapters.Fast
-	ctx := t.Context()
-	conn := dialTwilio(t, a, session(t, pcm.Rate8k))
-	if !conn.Capabilities().DTMF {
-		t.Fatal("Capabilities().DTMF = false")
-	}
-	if err := conn.SendDTMF(ctx, "12#"); err != nil {
-		t.Fatal(err)
-	}
-	r := recvUntil(t, ctx, conn, isMark("dtmf-12#"))
-	wantDurationNear(t, "DTMF reply", r.audio, 400*time.Millisecond, time.Millisecond)
-	call, err := bot.WaitCall(ctx, 0, func(c twiliobot.Call) bool { return c.DTMF == "12#" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(call.Errors) > 0 {
-		t.Errorf("bot errors: %q", call.Errors)
-	}
-	for _, bad := range []string{"", "1x", "٣"} {
-		if err := conn.SendDTMF(ctx, bad); err == nil {
-			t.Errorf("SendDTMF(%q) succeeded, want an error", bad)
-		}
+	for _, pacing := range []adapters.Pacing{adapters.Fast, adapters.RealTime} {
+		t.Run(pacing.String(), func(t *testing.T) {
+			bot := twiliobot.New(t, twiliobot.Config{})
+			a := adapters.Twilio(bot.URL)
+			a.Pacing = pacing
+			ctx := t.Context()
+			conn := dialTwilio(t, a, session(t, pcm.Rate8k))
+			if !conn.Capabilities().DTMF {
+				t.Fatal("Capabilities().DTMF = false")
+			}
+			// Some audio first (with a partial last frame), so that the
+			// digits must follow it in sequence.
+			if err := conn.SendAudio(ctx, pcm.Silence(pcm.Rate8k, 50*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.SendDTMF(ctx, "12#"); err != nil {
+				t.Fatal(err)
+			}
+			r := recvUntil(t, ctx, conn, isMark("dtmf-12#"))
+			wantDurationNear(t, "DTMF reply", r.audio, 400*time.Millisecond, time.Millisecond)
+			call, err := bot.WaitCall(ctx, 0, func(c twiliobot.Call) bool { return c.DTMF == "12#" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(call.Errors) > 0 {
+				t.Errorf("bot errors: %q", call.Errors)
+			}
+			if call.Media < 3 {
+				t.Errorf("bot got %d media frames before the digits, want the 50 ms of audio (3 frames)", call.Media)
+			}
+			for _, bad := range []string{"", "1x", "٣"} {
+				if err := conn.SendDTMF(ctx, bad); err == nil {
+					t.Errorf("SendDTMF(%q) succeeded, want an error", bad)
+				}
+			}
+		})
 	}
 }
 
