@@ -332,6 +332,24 @@ func TestWebSocketTimeouts(t *testing.T) {
 			t.Fatalf("Recv: %v, want a keepalive transport error", err)
 		}
 	})
+	t.Run("agent that stops reading fails a write", func(t *testing.T) {
+		bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, Fault: wsbot.Stall})
+		a := adapters.WebSocket(bot.URL, adapters.RawPCM(24000))
+		a.PingInterval, a.WriteTimeout, a.CloseTimeout = -1, 100*time.Millisecond, 100*time.Millisecond
+		conn := dialWS(t, a, session(t, 24000))
+		second := tone(24000, 440, time.Second, 9000)
+		var err error
+		// The socket buffers take a few MB before a write blocks.
+		for i := 0; i < 2000 && err == nil; i++ {
+			err = conn.SendAudio(t.Context(), second)
+		}
+		if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "WriteTimeout") {
+			t.Fatalf("SendAudio to an agent that stopped reading: %v, want a transport error naming WriteTimeout", err)
+		}
+		if _, err := conn.Recv(t.Context()); !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Errorf("Recv after the failed write: %v, want ErrTransportClosed", err)
+		}
+	})
 	t.Run("keepalive off", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Fault: wsbot.Stall})
 		a := adapters.WebSocket(bot.URL, adapters.JSONBase64(adapters.JSONOptions{}))

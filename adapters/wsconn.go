@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -133,6 +134,7 @@ type wsConn struct {
 	adapter string
 	opts    WSOptions
 	ws      *websocket.Conn
+	raw     *net.Conn // the TCP connection under ws
 	capture *captureWriter
 	logf    func(string, ...any)
 	decode  decodeFunc
@@ -150,6 +152,10 @@ type wsConn struct {
 	cause    error         // why the adapter itself killed the connection
 	closing  bool          // Close was called
 
+	writeMu    sync.Mutex // one write at a time, so one timer bounds them
+	writeTimer *time.Timer
+	writing    atomic.Bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -165,10 +171,25 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 	capture := newCaptureWriter(s.Capture, logf)
 	dctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
+	// Keep the raw connection, so that Close can always end it: after a
+	// closing handshake has begun, coder/websocket offers no other way to
+	// stop waiting for a peer that never answers it.
+	var raw atomic.Pointer[net.Conn]
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dialer.DialContext(ctx, network, addr)
+		if err == nil {
+			raw.Store(&conn)
+		}
+		return conn, err
+	}
 	ws, resp, err := websocket.Dial(dctx, url, &websocket.DialOptions{
+		HTTPClient:   &http.Client{Transport: tr},
 		HTTPHeader:   opts.Header,
 		Subprotocols: subprotocols,
 	})
+	tr.CloseIdleConnections()
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}
@@ -189,6 +210,7 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 	capture.note("open", url)
 	ws.SetReadLimit(opts.MaxFrameBytes)
 	c := &wsConn{
+		raw:     raw.Load(),
 		adapter: adapter,
 		opts:    opts,
 		ws:      ws,
@@ -197,6 +219,8 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		notify:  make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.writeTimer = time.AfterFunc(time.Hour, c.writeTimedOut)
+	c.writeTimer.Stop()
 	return c, nil
 }
 
@@ -363,7 +387,7 @@ func (c *wsConn) pingLoop() {
 				c.cause = fmt.Errorf("keepalive: no pong within %v of a ping; the agent's connection is dead (raise WSOptions.PongTimeout if its network is merely slow)", c.opts.PongTimeout)
 			}
 			c.mu.Unlock()
-			c.ws.CloseNow()
+			c.kill()
 		}
 		return
 	}
@@ -400,6 +424,8 @@ func (c *wsConn) recv(ctx context.Context) (voicetest.AgentEvent, error) {
 // write sends one frame. A ctx that is already done sends nothing; once
 // started, the write is bounded by WriteTimeout rather than ctx, because
 // coder/websocket closes the connection when a write's ctx ends mid-frame.
+// The bound is one reusable timer rather than a context per write, which
+// would cost several allocations per 20 ms frame.
 func (c *wsConn) write(ctx context.Context, typ websocket.MessageType, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -407,19 +433,51 @@ func (c *wsConn) write(ctx context.Context, typ websocket.MessageType, data []by
 	if err := c.closedErr(); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(c.ctx, c.opts.WriteTimeout)
-	defer cancel()
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
 	c.capture.frame("send", typ, data)
-	if err := c.ws.Write(wctx, typ, data); err != nil {
-		if terr := c.closedErr(); terr != nil {
-			return terr
-		}
-		if wctx.Err() != nil && c.ctx.Err() == nil {
-			err = fmt.Errorf("write did not finish within %v (the agent stopped reading; raise WSOptions.WriteTimeout if it is merely slow): %w", c.opts.WriteTimeout, err)
-		}
-		return &voicetest.TransportClosedError{Adapter: c.adapter, Err: err}
+	c.writing.Store(true)
+	c.writeTimer.Reset(c.opts.WriteTimeout)
+	err := c.ws.Write(context.Background(), typ, data)
+	c.writing.Store(false)
+	c.writeTimer.Stop()
+	if err == nil {
+		return nil
 	}
-	return nil
+	c.mu.Lock()
+	cause := c.cause
+	c.mu.Unlock()
+	if cause != nil {
+		return &voicetest.TransportClosedError{Adapter: c.adapter, Err: cause}
+	}
+	if terr := c.closedErr(); terr != nil {
+		return terr
+	}
+	return &voicetest.TransportClosedError{Adapter: c.adapter, Err: err}
+}
+
+// writeTimedOut runs when a write has not finished within WriteTimeout: it
+// declares the connection dead and closes it, which ends the write.
+func (c *wsConn) writeTimedOut() {
+	if !c.writing.Load() {
+		return // the write finished just as the timer fired
+	}
+	c.mu.Lock()
+	if c.cause == nil {
+		c.cause = fmt.Errorf("a write did not finish within %v: the agent stopped reading (raise WSOptions.WriteTimeout if it is merely slow)", c.opts.WriteTimeout)
+	}
+	c.mu.Unlock()
+	c.kill()
+}
+
+// kill drops the connection without a closing handshake. It closes the TCP
+// connection itself, which works even while a handshake is under way.
+func (c *wsConn) kill() {
+	if c.raw != nil {
+		(*c.raw).Close()
+		return
+	}
+	c.ws.CloseNow()
 }
 
 // closedErr returns the terminal error once the connection has ended, or
@@ -456,13 +514,14 @@ func (c *wsConn) close(before func()) error {
 			c.closeErr = err
 		case <-t.C:
 			c.cancel()
-			c.ws.CloseNow() // ends the pending read
+			c.kill() // ends the pending read and the handshake
 			<-done
 			c.logf("%s: the agent did not finish the closing handshake within %v; socket closed", c.adapter, c.opts.CloseTimeout)
 		}
 		t.Stop()
 		c.cancel()
 		c.wg.Wait()
+		c.writeTimer.Stop()
 		c.capture.note("closed", "closed by voicetest")
 		// A connection that had already ended, a close handshake the peer
 		// had already started, or a socket that was already gone, is not a
