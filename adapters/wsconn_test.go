@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/internal/twiliobot"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
@@ -96,20 +97,48 @@ func isMark(name string) func(voicetest.AgentEvent) bool {
 	}
 }
 
+// adapterGoroutines returns the stacks of running goroutines of the
+// adapters package, or "" when there are none.
+func adapterGoroutines() string {
+	buf := make([]byte, 1<<20)
+	var out []string
+	for g := range strings.SplitSeq(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "voicetest/adapters.") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
 // checkNoLeak fails if goroutines of the adapters package are still
 // running shortly after a Conn was closed.
 func checkNoLeak(t testing.TB) {
 	t.Helper()
 	var stacks string
 	for range 200 {
-		buf := make([]byte, 1<<20)
-		stacks = string(buf[:runtime.Stack(buf, true)])
-		if !strings.Contains(stacks, "voicetest/adapters.") {
+		if stacks = adapterGoroutines(); stacks == "" {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("adapter goroutines still running after Close:\n%s", stacks)
+}
+
+func TestLeakCheckSeesOpenConns(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{})
+	conn, err := adapters.Twilio(bot.URL).Connect(t.Context(), session(t, 24000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reader, the keepalive and the RealTime line.
+	stacks := adapterGoroutines()
+	if n := strings.Count(stacks, "created by github.com/voicetest-go/voicetest/adapters."); n != 3 {
+		t.Errorf("the leak check sees %d goroutines of an open RealTime Twilio conn, want 3:\n%s", n, stacks)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeak(t)
 }
 
 // closeConn closes conn when the test ends and checks that it leaked
