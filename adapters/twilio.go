@@ -388,6 +388,9 @@ func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := c.ws.closedErr(); err != nil {
+		return err
+	}
 	c.sendMu.Lock()
 	if c.up != nil {
 		c.upBuf = c.up.Process(c.upBuf[:0], ch.Samples)
@@ -409,6 +412,9 @@ func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 // caller's speech; the bot detects it itself.
 func (c *twilioConn) EndUtterance(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := c.ws.closedErr(); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
@@ -447,6 +453,9 @@ func (c *twilioConn) Interrupt(context.Context) error {
 func (c *twilioConn) SendDTMF(ctx context.Context, digits string) error {
 	if err := checkDTMF(digits); err != nil {
 		return fmt.Errorf("adapters: twilio: %w", err)
+	}
+	if err := c.ws.closedErr(); err != nil {
+		return err
 	}
 	if c.pacing == RealTime {
 		c.sendMu.Lock()

@@ -297,8 +297,14 @@ func TestTwilioAgentHangUp(t *testing.T) {
 	if !errors.Is(err, voicetest.ErrTransportClosed) {
 		t.Fatalf("Recv after hang-up: %v, want ErrTransportClosed", err)
 	}
-	if err := conn.SendAudio(ctx, pcm.Silence(24000, 20*time.Millisecond)); !errors.Is(err, voicetest.ErrTransportClosed) {
-		t.Errorf("SendAudio after hang-up: %v, want ErrTransportClosed", err)
+	for name, err := range map[string]error{
+		"SendAudio":    conn.SendAudio(ctx, pcm.Silence(24000, time.Millisecond)),
+		"EndUtterance": conn.EndUtterance(ctx),
+		"SendDTMF":     conn.SendDTMF(ctx, "1"),
+	} {
+		if !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Errorf("%s after hang-up: %v, want ErrTransportClosed", name, err)
+		}
 	}
 }
 

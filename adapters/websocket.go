@@ -144,6 +144,9 @@ func (c *wsAgentConn) send(ctx context.Context, enc func([]Frame) ([]Frame, erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := c.ws.closedErr(); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	frames, err := safeEncode(enc, c.frames[:0])

@@ -232,6 +232,9 @@ func TestWebSocketHangUp(t *testing.T) {
 		if ev, err := conn.Recv(ctx); !errors.Is(err, voicetest.ErrTransportClosed) {
 			t.Fatalf("Recv after hang-up: %+v, %v; want ErrTransportClosed", ev, err)
 		}
+		if err := conn.EndUtterance(ctx); !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Errorf("EndUtterance after hang-up: %v, want ErrTransportClosed", err)
+		}
 	})
 	t.Run("raw close", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, HangUpAfter: 1, ReplyDuration: 40 * time.Millisecond})
