@@ -86,9 +86,12 @@ const (
 // Faithfulness choices (see Twilio's websocket-messages reference):
 //
 //   - Twilio sends no message when the caller stops speaking: marks go from
-//     the bot to Twilio and are only echoed back. So EndUtterance sends no
-//     invented caller-side mark; it only flushes the last partial frame. The
-//     bot must detect the end of speech itself (Capabilities.NativeVAD).
+//     the bot to Twilio and are only echoed back (prior-art §6.1: "A mark is
+//     echoed back when the audio queued before it has played"). So by
+//     default EndUtterance sends no invented caller-side mark; it only
+//     flushes the last partial frame, and the bot must detect the end of
+//     speech itself (Capabilities.NativeVAD). CallerMarks opts into a
+//     non-standard "utt-N" mark for bots built to use one.
 //   - Twilio has no caller-side cancel, so Interrupt is unsupported and
 //     barge-in is overlapping audio (Capabilities.NativeInterrupt false).
 //   - Twilio carries DTMF in-band as "dtmf" events on bidirectional streams,
@@ -116,6 +119,12 @@ type TwilioAgent struct {
 	Seed uint64
 	// Pacing is RealTime (the default) or Fast.
 	Pacing Pacing
+	// CallerMarks makes EndUtterance send a mark named "utt-N" (N counting
+	// the utterances from 1) after the user's speech. Real Twilio never
+	// sends a mark of its own, only echoes the bot's, so this is off by
+	// default; turn it on only for a bot built to take such a mark as the
+	// end of the caller's turn. With it, Capabilities().NativeVAD is false.
+	CallerMarks bool
 	// EndSilence, under Fast pacing, is how much silence EndUtterance
 	// sends after the user's speech (rounded up to 20 ms frames), as the
 	// phone line would carry while the bot's voice activity detector
@@ -128,14 +137,16 @@ type TwilioAgent struct {
 // See TwilioAgent for the fields that tune it.
 func Twilio(url string) *TwilioAgent { return &TwilioAgent{URL: url} }
 
-// twilioCaps are the capabilities of every Twilio Conn.
-var twilioCaps = voicetest.Capabilities{
-	Adapter:      "twilio",
-	Audio:        true,
-	InputFormat:  voicetest.AudioFormat{Encoding: "mulaw", Rate: twilioRate},
-	OutputFormat: voicetest.AudioFormat{Encoding: "mulaw", Rate: twilioRate},
-	NativeVAD:    true,
-	DTMF:         true,
+// twilioCaps returns the capabilities of a Twilio Conn.
+func twilioCaps(callerMarks bool) voicetest.Capabilities {
+	return voicetest.Capabilities{
+		Adapter:      "twilio",
+		Audio:        true,
+		InputFormat:  voicetest.AudioFormat{Encoding: "mulaw", Rate: twilioRate},
+		OutputFormat: voicetest.AudioFormat{Encoding: "mulaw", Rate: twilioRate},
+		NativeVAD:    !callerMarks,
+		DTMF:         true,
+	}
 }
 
 // Connect opens the Media Streams WebSocket and sends "connected" and "start".
@@ -154,13 +165,14 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 		return nil, fmt.Errorf("adapters: twilio: EndSilence %v is negative", a.EndSilence)
 	}
 	c := &twilioConn{
-		endSilence: int((a.EndSilence + twilioFrameDur - 1) / twilioFrameDur),
-		pacing:     a.Pacing,
-		rate:       s.Rate,
-		accountSid: account,
-		callSid:    call,
-		streamSid:  stream,
-		tickCh:     make(chan struct{}),
+		endSilence:  int((a.EndSilence + twilioFrameDur - 1) / twilioFrameDur),
+		callerMarks: a.CallerMarks,
+		pacing:      a.Pacing,
+		rate:        s.Rate,
+		accountSid:  account,
+		callSid:     call,
+		streamSid:   stream,
+		tickCh:      make(chan struct{}),
 	}
 	if s.Rate != twilioRate {
 		if c.up, err = pcm.NewResampler(s.Rate, twilioRate); err != nil {
@@ -345,14 +357,16 @@ type pendingMark struct {
 
 // twilioConn is one Media Stream.
 type twilioConn struct {
-	ws         *wsConn
-	pacing     Pacing
-	endSilence int // silence frames EndUtterance sends under Fast pacing
-	rate       int
-	accountSid string
-	callSid    string
-	streamSid  string
-	silence    []byte // one frame of µ-law silence
+	ws          *wsConn
+	pacing      Pacing
+	endSilence  int  // silence frames EndUtterance sends under Fast pacing
+	callerMarks bool // EndUtterance sends a mark
+	utterances  int  // caller marks sent
+	rate        int
+	accountSid  string
+	callSid     string
+	streamSid   string
+	silence     []byte // one frame of µ-law silence
 
 	// Send side. sendMu orders every message voicetest sends, so that
 	// sequence numbers follow wire order; it also guards the playback
@@ -378,7 +392,7 @@ type twilioConn struct {
 }
 
 // Capabilities reports what the Twilio adapter supports.
-func (c *twilioConn) Capabilities() voicetest.Capabilities { return twilioCaps }
+func (c *twilioConn) Capabilities() voicetest.Capabilities { return twilioCaps(c.callerMarks) }
 
 // SendAudio streams user speech as 20 ms media frames.
 func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
@@ -409,7 +423,7 @@ func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 
 // EndUtterance flushes the last partial frame of the utterance (and under
 // Fast pacing sends EndSilence). Twilio has no message for the end of the
-// caller's speech; the bot detects it itself.
+// caller's speech; the bot detects it itself, unless CallerMarks is set.
 func (c *twilioConn) EndUtterance(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -432,11 +446,29 @@ func (c *twilioConn) EndUtterance(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return c.sendCallerMarkLocked(ctx)
 	}
 	c.flushReq = len(c.pending) > 0
 	c.sendMu.Unlock()
-	return c.waitLine(ctx, true)
+	if err := c.waitLine(ctx, true); err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.sendCallerMarkLocked(ctx)
+}
+
+// sendCallerMarkLocked sends the "utt-N" mark if CallerMarks is set. Call
+// with sendMu held.
+func (c *twilioConn) sendCallerMarkLocked(ctx context.Context) error {
+	if !c.callerMarks {
+		return nil
+	}
+	c.utterances++
+	name := "utt-" + strconv.Itoa(c.utterances)
+	return c.sendJSONLocked(ctx, func(seq string) any {
+		return twilioMark{Event: "mark", SequenceNumber: seq, StreamSid: c.streamSid, Mark: twilioMarkBody{Name: name}}
+	})
 }
 
 // SendText is unsupported: a phone caller cannot send text.

@@ -176,6 +176,33 @@ func TestTwilioAudioFidelity(t *testing.T) {
 	t.Logf("SNR: agent audio (bot → voicetest) %.1f dB, user audio (voicetest → bot) %.1f dB", down, up)
 }
 
+func TestTwilioCallerMarks(t *testing.T) {
+	for _, pacing := range []adapters.Pacing{adapters.Fast, adapters.RealTime} {
+		t.Run(pacing.String(), func(t *testing.T) {
+			bot := twiliobot.New(t, twiliobot.Config{CallerMarks: true, SilenceFrames: 1000, ReplyDuration: 60 * time.Millisecond})
+			a := adapters.Twilio(bot.URL)
+			a.Pacing, a.CallerMarks = pacing, true
+			ctx := t.Context()
+			conn := dialTwilio(t, a, session(t, 24000))
+			if conn.Capabilities().NativeVAD {
+				t.Error("NativeVAD still claimed with CallerMarks")
+			}
+			for turn := 1; turn <= 2; turn++ {
+				// No trailing silence: only the mark ends the utterance.
+				sendPaced(t, ctx, conn, tone(24000, 440, 200*time.Millisecond, 9000))
+				if err := conn.EndUtterance(ctx); err != nil {
+					t.Fatal(err)
+				}
+				recvUntil(t, ctx, conn, isMark("reply-"+string(rune('0'+turn))))
+			}
+			call := bot.Calls()[0]
+			if got := strings.Join(call.CallerMarks, ","); got != "utt-1,utt-2" || len(call.Errors) > 0 {
+				t.Errorf("bot got caller marks %q (errors %q), want utt-1,utt-2", got, call.Errors)
+			}
+		})
+	}
+}
+
 func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
 	capture := &syncBuffer{}
@@ -449,7 +476,7 @@ func TestTwilioUnsupported(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{})
 	conn := dialTwilio(t, adapters.Twilio(bot.URL), session(t, 24000))
 	caps := conn.Capabilities()
-	want := voicetest.Capabilities{
+	want := voicetest.Capabilities{ // NativeVAD: Twilio sends no end-of-speech message
 		Adapter: "twilio", Audio: true, NativeVAD: true, DTMF: true,
 		InputFormat:  voicetest.AudioFormat{Encoding: "mulaw", Rate: 8000},
 		OutputFormat: voicetest.AudioFormat{Encoding: "mulaw", Rate: 8000},

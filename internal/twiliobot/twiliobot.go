@@ -92,6 +92,10 @@ type Config struct {
 	Threshold float64
 	// Fault is a misbehaviour to show right after start.
 	Fault Fault
+	// CallerMarks makes the bot take a mark named "utt-N" from the caller
+	// as the end of an utterance (the non-standard TwilioAgent.CallerMarks
+	// mode), besides its energy detection.
+	CallerMarks bool
 	// Send holds text frames to send verbatim right after start (before
 	// the greeting), with "{sid}" replaced by the stream's SID: a way to
 	// script any malformed message.
@@ -123,6 +127,8 @@ type Call struct {
 	DTMF string
 	// Echoes holds the names of the marks echoed back, in order.
 	Echoes []string
+	// CallerMarks holds the "utt-N" marks the caller sent (CallerMarks).
+	CallerMarks []string
 	// Clears counts the clear messages the bot sent (barge-ins).
 	Clears int
 	// Replies counts the replies the bot sent.
@@ -188,6 +194,7 @@ func (s *Server) Calls() []Call {
 		out[i].Errors = append([]string(nil), c.Errors...)
 		out[i].Utterances = append([]int(nil), c.Utterances...)
 		out[i].Echoes = append([]string(nil), c.Echoes...)
+		out[i].CallerMarks = append([]string(nil), c.CallerMarks...)
 		out[i].Audio = append([]int16(nil), c.Audio...)
 	}
 	return out
@@ -512,6 +519,13 @@ func (ss *session) handle(m inbound) (done bool, err error) {
 		ss.checkSeq(m)
 		if m.Mark == nil || m.Mark.Name == "" {
 			ss.s.update(ss.call, func(c *Call) { c.errorf("mark echo without a name") })
+			return false, nil
+		}
+		if strings.HasPrefix(m.Mark.Name, "utt-") && ss.s.cfg.CallerMarks {
+			ss.s.update(ss.call, func(c *Call) { c.CallerMarks = append(c.CallerMarks, m.Mark.Name) })
+			if ss.inSpeech {
+				return false, ss.endOfSpeech()
+			}
 			return false, nil
 		}
 		ss.s.update(ss.call, func(c *Call) { c.Echoes = append(c.Echoes, m.Mark.Name) })
