@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -470,4 +471,54 @@ func TestWebSocketCodecPanicIsAFrameError(t *testing.T) {
 	sendPaced(t, t.Context(), conn, tone(24000, 440, 200*time.Millisecond, 9000))
 	sendPaced(t, t.Context(), conn, pcm.Silence(24000, 300*time.Millisecond))
 	recvUntil(t, t.Context(), conn, isKind(voicetest.AgentAudio))
+}
+
+// A text turn with an agent that speaks the JSON protocol, on loopback.
+func ExampleWebSocket() {
+	bot := wsbot.Start(wsbot.Config{Rate: 16000, Tools: true})
+	defer bot.Close()
+
+	agent := adapters.WebSocket(bot.URL, adapters.JSONBase64(adapters.JSONOptions{
+		Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true,
+	}))
+	ctx := context.Background()
+	conn, err := agent.Connect(ctx, voicetest.Session{Name: "example", Rate: 24000, Logf: func(string, ...any) {}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+
+	if err := conn.SendText(ctx, "a table for two"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	samples := 0
+	for {
+		ev, err := conn.Recv(ctx)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		switch ev.Kind {
+		case voicetest.AgentAudio:
+			samples += ev.Audio.Len()
+			continue
+		case voicetest.AgentToolCall:
+			fmt.Println(ev.Kind, ev.Tool.Name, string(ev.Tool.Arguments))
+		case voicetest.AgentTranscript:
+			fmt.Printf("%v %q\n", ev.Kind, ev.Text)
+		case voicetest.AgentTurnEnd:
+			fmt.Println(ev.Kind, "after", pcm.DurationOf(samples, 24000), "of audio")
+			return
+		default:
+			fmt.Println(ev.Kind)
+		}
+	}
+	// Output:
+	// tool_call lookup {"turn":1}
+	// tool_result
+	// data
+	// agent_transcript "you said a table for two"
+	// agent_turn_end after 300ms of audio
 }
