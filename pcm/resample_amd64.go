@@ -14,3 +14,17 @@ func dot(h, x []float32) float32 {
 //
 //go:noescape
 func dotSSE(h, x []float32) float32
+
+// polyBatch sets out[j] to the inner product of coef[cOff[j]:][:k] and
+// x[xOff[j]:][:k] for every j, in one call to amortise its cost. k must be
+// a positive multiple of 4 and every range must lie inside its slice;
+// produce guarantees both.
+func polyBatch(out, coef, x []float32, cOff, xOff []int32, k int) {
+	_, _ = cOff[:len(out)], xOff[:len(out)]
+	polyBatchSSE(out, coef, x, cOff, xOff, k)
+}
+
+// polyBatchSSE is implemented in resample_amd64.s.
+//
+//go:noescape
+func polyBatchSSE(out, coef, x []float32, cOff, xOff []int32, k int)

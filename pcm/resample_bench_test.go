@@ -21,6 +21,7 @@ func BenchmarkResample(b *testing.B) {
 			b.SetBytes(int64(2 * len(src)))
 			b.ReportAllocs()
 			var out int
+			cpu := startCPU(b)
 			for b.Loop() {
 				dst = dst[:0]
 				for i := 0; i < len(src); i += frame {
@@ -31,6 +32,8 @@ func BenchmarkResample(b *testing.B) {
 			s := b.Elapsed().Seconds()
 			b.ReportMetric(float64(b.N)*float64(len(src))/s/1e6, "Min/s")
 			b.ReportMetric(float64(out)/s/1e6, "Mout/s")
+			cpu.report(b, float64(b.N)*float64(len(src)), "Min/cpu-s")
+			cpu.report(b, float64(out), "Mout/cpu-s")
 		})
 	}
 }

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sampleTest is the test file of the sample package the end-to-end test
+// runs voicetest-update on. Its answers go through the real cache; its
+// golden helper follows goldie's contract (rewrite when GOLDIE_UPDATE=1),
+// so the sample needs no module outside this repository.
+const sampleTest = `package greet
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/voicetest-go/voicetest/voicetest/cache"
+)
+
+func answer(t *testing.T, prompt string) string {
+	t.Helper()
+	c := cache.ForTest(t)
+	key := cache.Key{Kind: "llm", Provider: "sample", Model: "m1", Fields: map[string]any{"prompt": prompt}}
+	got, err := c.Text(t.Context(), key, func(context.Context) (string, error) {
+		return "answer to " + prompt, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got + os.Getenv("SAMPLE_SUFFIX")
+}
+
+func golden(t *testing.T, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", t.Name()+".golden")
+	if os.Getenv("GOLDIE_UPDATE") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden file: %v", err)
+	}
+	if string(want) != got {
+		t.Errorf("golden mismatch in %s: got %q, want %q", path, got, want)
+	}
+}
+
+func TestGreeting(t *testing.T) { golden(t, answer(t, "hello")) }
+
+func TestFarewell(t *testing.T) {
+	t.Run("polite", func(t *testing.T) {
+		t.Parallel()
+		golden(t, answer(t, "goodbye"))
+	})
+}
+
+func TestExtra(t *testing.T) {
+	if os.Getenv("SAMPLE_EXTRA") != "" {
+		answer(t, "extra question")
+	}
+}
+`
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// newSample writes a module with one package, greet, using the cache of
+// this repository through a replace directive, and changes into it.
+func newSample(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go command")
+	}
+	root := repoRoot(t)
+	dir := t.TempDir()
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	gomod := "module example.com/sample\n\ngo 1.26\n\nrequire github.com/voicetest-go/voicetest v0.0.0\n\nreplace github.com/voicetest-go/voicetest => " + root + "\n"
+	write(t, filepath.Join(dir, "go.mod"), gomod)
+	if sum, err := os.ReadFile(filepath.Join(root, "go.sum")); err == nil {
+		write(t, filepath.Join(dir, "go.sum"), string(sum))
+	}
+	write(t, filepath.Join(dir, "greet", "greet_test.go"), sampleTest)
+	// A second package without a cache, to see several packages reported.
+	write(t, filepath.Join(dir, "other", "other.go"), "// Package other has no tests.\npackage other\n")
+	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"))
+	t.Setenv("GOSUMDB", "off")
+	t.Setenv("GOWORK", "off")
+	for _, v := range []string{"SAMPLE_EXTRA", "SAMPLE_SUFFIX", "CI"} {
+		t.Setenv(v, "")
+	}
+	t.Chdir(dir)
+	return dir
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// update runs the command and checks its exit code.
+func update(t *testing.T, wantCode int, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	if code != wantCode {
+		t.Fatalf("voicetest-update %s: exit %d, want %d\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out.String(), errOut.String())
+	}
+	if errOut.Len() > 0 {
+		t.Logf("voicetest-update %s: stderr:\n%s", strings.Join(args, " "), errOut.String())
+	}
+	return out.String()
+}
+
+func mustContain(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func cacheFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "greet", "testdata", "voicetest", "cache", "llm", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a sample module's tests")
+	}
+	dir := newSample(t)
+
+	// First run records the cache and writes the goldens.
+	out := update(t, exitOK)
+	mustContain(t, out,
+		"=== example.com/sample/greet",
+		"  ok   TestGreeting",
+		"    ok   TestFarewell/polite",
+		"ok   example.com/sample/greet",
+		"golden and testdata files: 2 added, 0 changed, 0 removed",
+		filepath.Join("greet", "testdata", "golden", "TestFarewell", "polite.golden"),
+		"cache files: 4 added, 0 changed, 0 removed",
+		"voicetest-update: ok",
+	)
+	if n := len(cacheFiles(t, dir)); n != 4 {
+		t.Fatalf("%d cache files, want 4 (two entries and their bodies)", n)
+	}
+
+	// CI check: everything replays, nothing changes, nothing unused.
+	out = update(t, exitOK, "-check")
+	mustContain(t, out, "cache replay, goldens compared", "cache files: 0 added, 0 changed, 0 removed", "voicetest-update: ok")
+
+	// A test that records one more entry; without it the entry is unused.
+	t.Setenv("SAMPLE_EXTRA", "1")
+	out = update(t, exitOK, "./greet")
+	mustContain(t, out, "cache files: 2 added")
+	t.Setenv("SAMPLE_EXTRA", "")
+
+	out = update(t, exitFail, "-check", "./...")
+	mustContain(t, out, "check: 2 cache file(s) unused by any test", "voicetest-update: FAIL")
+
+	// A filtered run neither prunes nor judges unused entries.
+	out = update(t, exitOK, "-run", "TestGreeting")
+	// TestFarewell's entry and the extra one, each with its body.
+	mustContain(t, out, "4 cache file(s) not used, but not pruned or checked: only some tests ran")
+	if n := len(cacheFiles(t, dir)); n != 6 {
+		t.Fatalf("filtered run changed the cache: %d files, want 6", n)
+	}
+	out = update(t, exitOK, "-prune=false")
+	mustContain(t, out, "2 unused cache file(s) kept (-prune=false)")
+	if n := len(cacheFiles(t, dir)); n != 6 {
+		t.Fatalf("-prune=false removed files: %d left, want 6", n)
+	}
+
+	// A complete passing run prunes them.
+	out = update(t, exitOK)
+	mustContain(t, out, "pruned 2 unused cache file(s):", "  - "+filepath.Join("greet", "testdata", "voicetest", "cache", "llm"))
+	if n := len(cacheFiles(t, dir)); n != 4 {
+		t.Fatalf("after pruning: %d cache files, want 4", n)
+	}
+	update(t, exitOK, "-check")
+
+	// Output that no longer matches a golden fails the check…
+	t.Setenv("SAMPLE_SUFFIX", " (changed)")
+	out = update(t, exitFail, "-check")
+	mustContain(t, out, "FAIL TestGreeting", "golden mismatch", "FAIL example.com/sample/greet", "voicetest-update: FAIL")
+	// …and an update rewrites the goldens and lists them.
+	out = update(t, exitOK)
+	mustContain(t, out, "golden and testdata files: 0 added, 2 changed, 0 removed", "  ~ "+filepath.Join("greet", "testdata", "golden", "TestGreeting.golden"))
+	t.Setenv("SAMPLE_SUFFIX", "")
+	update(t, exitOK)
+
+	// A missing entry fails the check with the command that records it.
+	files := cacheFiles(t, dir)
+	for _, f := range files {
+		if strings.Count(filepath.Base(f), ".") == 1 {
+			os.Remove(f)
+			break
+		}
+	}
+	out = update(t, exitFail, "-check")
+	mustContain(t, out, "no recorded llm answer from sample", "-voicetest.record", "voicetest-update: FAIL")
+	// Its orphaned body is not pruned, because a test failed.
+	mustContain(t, out, "not pruned or checked: its tests failed")
+	// Re-recording writes the entry again; its body, named by its content,
+	// is still there and in use again.
+	out = update(t, exitOK)
+	mustContain(t, out, "cache files: 1 added, 0 changed, 0 removed", "voicetest-update: ok")
+	if strings.Contains(out, "pruned") {
+		t.Errorf("re-recording pruned files:\n%s", out)
+	}
+	update(t, exitOK, "-check")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-nope"},
+		{"./...", "-v"},
+		{"-run", "("},
+		{"-timeout", "soon"},
+	} {
+		var out bytes.Buffer
+		if code := run(args, &out, &out); code != exitUsage {
+			t.Errorf("voicetest-update %s: exit %d, want %d\n%s", strings.Join(args, " "), code, exitUsage, out.String())
+		}
+		if !strings.Contains(out.String(), "voicetest-update -h") {
+			t.Errorf("voicetest-update %s: no pointer to -h:\n%s", strings.Join(args, " "), out.String())
+		}
+	}
+	var out bytes.Buffer
+	if code := run([]string{"-h"}, &out, &out); code != exitOK || !strings.Contains(out.String(), "Exit codes:") {
+		t.Errorf("-h: exit %d\n%s", code, out.String())
+	}
+}
+
+func TestUnusedFiles(t *testing.T) {
+	dir := t.TempDir()
+	d1, d2 := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	write(t, filepath.Join(dir, "llm", d1+".json"), `{"body":{"file":"`+d1+`.0123456789ab.txt"}}`)
+	write(t, filepath.Join(dir, "llm", d1+".0123456789ab.txt"), "kept")
+	write(t, filepath.Join(dir, "llm", d1+".ba9876543210.txt"), "orphan from an older answer")
+	write(t, filepath.Join(dir, "llm", d2+".json"), `{"body":{"file":"`+d2+`.0123456789ab.txt"}}`)
+	write(t, filepath.Join(dir, "llm", d2+".0123456789ab.txt"), "unused")
+	write(t, filepath.Join(dir, "README.md"), "not a cache file")
+	write(t, filepath.Join(dir, "llm", "."+d1+".json.tmp-123"), "fresh temp file of a running writer")
+	got, err := unusedFiles(dir, map[string]bool{filepath.Join(dir, "llm", d1+".json"): true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		filepath.Join(dir, "llm", d1+".ba9876543210.txt"),
+		filepath.Join(dir, "llm", d2+".0123456789ab.txt"),
+		filepath.Join(dir, "llm", d2+".json"),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("unusedFiles:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
