@@ -166,16 +166,18 @@ func (d *Dialogue) Hear(text string) Reply {
 		return d.ask(openingHours, d.question)
 	}
 	day, clock, clockOK := findDay(w), "", true
-	party := 0
+	party, corrected := 0, false
 	// What a number means depends on the question; "make it eight" or
 	// "eight people" is always a party size.
 	if n, ok := partyCorrection(w); ok {
-		party = n
+		party, corrected = n, true
 	} else if d.st == stateParty {
 		party, _ = firstNumber(w)
 	}
 	if d.st == stateWhen || d.st == stateConfirm || day != "" {
-		clock, clockOK = findTime(w, d.st == stateWhen)
+		// While asking for the time, a bare number is the hour, unless
+		// it was the party size.
+		clock, clockOK = findTime(w, d.st == stateWhen && !corrected)
 	}
 	if party > MaxParty {
 		return d.ask(tooMany, d.question)
@@ -237,7 +239,7 @@ func (d *Dialogue) next() Reply {
 		return d.ask(fmt.Sprintf("A table for %s.", numberWords[b.Party]), "What day and time would you like?")
 	case b.Day == "":
 		d.st = stateWhen
-		return d.ask(spokenTime(b.Time)+".", "On which day?")
+		return d.ask(capitalize(spokenTime(b.Time))+".", "On which day?")
 	case b.Time == "":
 		d.st = stateWhen
 		return d.ask(capitalize(spokenDay(b.Day))+".", "And at what time?")
