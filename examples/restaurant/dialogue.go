@@ -398,7 +398,9 @@ func findTime(w []string, bare bool) (string, bool) {
 
 // nameStop are words that are not a caller's name.
 var nameStop = []string{"my", "name", "is", "it's", "its", "it", "the", "under", "for", "please",
-	"yes", "sure", "call", "me", "i'm", "this", "thank", "you", "thanks", "put", "down", "as", "a", "and", "of", "that's"}
+	"yes", "sure", "call", "me", "i'm", "this", "thank", "you", "thanks", "put", "down", "as", "a", "and", "of", "that's",
+	// Words a recognizer with a phrase grammar tends to add at the end.
+	"what", "hello", "hi", "no", "sorry", "party", "people"}
 
 // findName takes the caller's name: the last word that is not a filler
 // ("the name is Garcia", "it's Chen, please").

@@ -6,7 +6,6 @@ package restaurant_test
 // tests compare transcripts and timelines exactly.
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,9 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
+
+// thinkTime is how long the in-process agent takes to answer.
+const thinkTime = 250 * time.Millisecond
 
 // bookedTable checks, at the end of a scenario, that the agent called
 // book_table with want and that the tool succeeded: the conversation's
@@ -100,7 +102,7 @@ agent: No problem. So that's a table for eight on Friday at seven thirty, under 
 user: Yes.
 agent: You're all booked. See you on Friday. Goodbye!
 `,
-			timeline: []string{`user_interrupt "Sorry, make it eight."`, "agent_interrupted"},
+			timeline:    []string{`user_interrupt "Sorry, make it eight."`, "agent_interrupted"},
 			interrupted: 1,
 		},
 		{
@@ -163,7 +165,9 @@ agent: Sorry, I didn't catch that. What day and time would you like?
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := voicetest.Scenario(t, voicetest.Config{
-				Agent:  restaurant.Agent(&restaurant.Book{}),
+				// The agent takes 250 ms to answer, as a model would;
+				// on virtual time that costs nothing.
+				Agent:  restaurant.Agent(&restaurant.Book{}, adapters.WithThinkTime(thinkTime)),
 				Script: tc.script,
 			})
 			if !res.Success {
@@ -247,7 +251,8 @@ func TestHandlerAudio(t *testing.T) {
 	stt := speech.STTForTest(t, "pocketsphinx")
 	book := &restaurant.Book{}
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     restaurant.Agent(book, adapters.AudioMode(tts, restaurant.TelephoneSTT(stt, restaurant.CallerPhrases()))),
+		Agent: restaurant.Agent(book, adapters.WithThinkTime(thinkTime),
+			adapters.AudioMode(tts, restaurant.TelephoneSTT(stt, restaurant.CallerPhrases()))),
 		UserVoice: tts,
 		Rate:      speech.PocketsphinxRate,
 		Script: []voicetest.Step{
@@ -284,5 +289,11 @@ func TestHandlerAudio(t *testing.T) {
 	if n := len(res.Latency.InterruptResponse); n != 1 {
 		t.Errorf("%d interrupt response times, want 1", n)
 	}
-	t.Log(fmt.Sprintf("latency p50 %v, interrupt response %v", res.Latency.P50, res.Latency.InterruptResponse))
+	// On virtual time the latencies are exact: the think time, every
+	// turn.
+	for i, l := range res.Latency.PerTurn {
+		if l != thinkTime {
+			t.Errorf("turn %d latency %v, want the think time %v", i+1, l, thinkTime)
+		}
+	}
 }
