@@ -23,6 +23,9 @@ const (
 	PhoneRate = pcm.Rate8k
 	// frameSamples is one 20 ms Media Streams frame.
 	frameSamples = 160
+	// mediaChunk is the most audio the agent sends in one media message:
+	// one second.
+	mediaChunk = PhoneRate
 )
 
 // Defaults of ServerConfig.
@@ -30,11 +33,11 @@ const (
 	// DefaultSilenceTimeout is how long the caller may stay silent, in
 	// stream time, before the agent asks whether they are still there.
 	DefaultSilenceTimeout = 5 * time.Second
-	// DefaultPreRoll and DefaultPostRoll are the audio kept before the
-	// detected start of the caller's speech and after its end.
-	DefaultPreRoll  = 200 * time.Millisecond
-	DefaultPostRoll = 200 * time.Millisecond
 )
+
+// sttPadding is the silence put before and after each utterance the
+// agent transcribes.
+const sttPadding = 200 * time.Millisecond
 
 // ServerConfig configures a Server.
 type ServerConfig struct {
@@ -73,8 +76,9 @@ type ServerConfig struct {
 //     it to find where each utterance starts and ends, in stream time (the
 //     media timestamps), never wall time;
 //   - transcribes each utterance (the audio between the VAD's boundaries
-//     plus a pre- and post-roll, cut on the stream's 20 ms frames, with the
-//     line's digital-silence frames dropped) through TelephoneSTT and the
+//     widened to the whole burst of caller audio around them, cut on the
+//     stream's 20 ms frames, with the line's digital-silence frames
+//     dropped) through TelephoneSTT and the
 //     configured engine, with CallerPhrases as a grammar;
 //   - feeds the Dialogue, calls the book_table tool (the Book), speaks the
 //     reply with the TTS as µ-law "media" followed by a "mark", and knows it
@@ -262,6 +266,8 @@ type call struct {
 	buf          []int16 // caller audio from bufStart to pos
 	bufStart     int64
 	speechStart  int64 // VAD start of the speech in progress, or -1
+	speechEnd    int64 // VAD end of speech not yet cut, or -1
+	zeroRun      int64 // samples of digital silence at the end of buf
 	inSpeech     bool
 	quiet        int64 // samples of silence while waiting for the caller
 	silenceLimit int64
@@ -282,7 +288,7 @@ type call struct {
 
 // read runs the receive side of the call until it ends.
 func (c *call) read() error {
-	c.speechStart = -1
+	c.speechStart, c.speechEnd = -1, -1
 	for {
 		typ, data, err := c.ws.Read(c.ctx)
 		if err != nil {
@@ -409,26 +415,48 @@ func (c *call) onMedia(m inbound) error {
 	return nil
 }
 
+// How the agent cuts an utterance out of the stream, in samples.
+var (
+	// burstGap is the run of digital silence that separates two bursts of
+	// caller audio.
+	burstGap = int64(pcm.SamplesFor(PhoneRate, 200*time.Millisecond))
+	// maxLead and maxTail bound how far an utterance reaches before the
+	// VAD's start and after its end, on a line with no digital silence.
+	maxLead = int64(pcm.SamplesFor(PhoneRate, time.Second))
+	maxTail = int64(pcm.SamplesFor(PhoneRate, time.Second))
+	// keepIdle is the audio kept while nobody speaks, for the lead.
+	keepIdle = 2 * maxLead
+)
+
 // feed runs samples through the VAD and the utterance buffer.
 func (c *call) feed(samples []int16) {
 	c.buf = append(c.buf, samples...)
 	c.pos += int64(len(samples))
 	c.streamPos.Store(c.pos)
+	if allZero(samples) {
+		c.zeroRun += int64(len(samples))
+	} else {
+		c.zeroRun = 0
+	}
 	c.vadEvents = c.vad.Process(c.vadEvents[:0], samples)
 	for _, ev := range c.vadEvents {
 		switch ev.Type {
 		case pcm.SpeechStart:
+			if c.speechEnd >= 0 {
+				c.cut() // the caller went on before the last burst ended
+			}
 			c.inSpeech, c.speechStart = true, ev.Sample
 			c.bargeIn("speech")
 		case pcm.SpeechEnd:
-			c.inSpeech = false
-			c.endSpeech(ev.Sample)
+			c.inSpeech, c.speechEnd = false, ev.Sample
 		}
 	}
-	if !c.inSpeech {
-		// Keep only the pre-roll while nobody speaks.
-		keep := int64(pcm.SamplesFor(PhoneRate, time.Second))
-		if drop := c.pos - keep - c.bufStart; drop > 0 && c.speechStart < 0 {
+	if c.speechEnd >= 0 && (c.zeroRun >= burstGap || c.pos >= c.speechEnd+maxTail) {
+		c.cut()
+	}
+	if c.speechStart < 0 {
+		if drop := c.pos - keepIdle - c.bufStart; drop > 0 {
+			drop = drop / frameSamples * frameSamples
 			c.buf = c.buf[:copy(c.buf, c.buf[drop:])]
 			c.bufStart += drop
 		}
@@ -455,45 +483,70 @@ func (c *call) countQuiet(n int64) {
 	}
 }
 
-// endSpeech cuts the utterance that ended at sample end and queues it for
-// transcription.
-func (c *call) endSpeech(end int64) {
-	start := c.speechStart
-	c.speechStart = -1
-	pre := int64(pcm.SamplesFor(PhoneRate, DefaultPreRoll))
-	post := int64(pcm.SamplesFor(PhoneRate, DefaultPostRoll))
-	// Snap to the stream's 20 ms frames, which is how the audio arrived.
-	from := max((start-pre)/frameSamples*frameSamples, c.bufStart)
-	to := min((end+post+frameSamples-1)/frameSamples*frameSamples, c.pos)
-	if to <= from {
-		return
+// cut takes the utterance the VAD found (speechStart to speechEnd) out of
+// the stream and queues it for transcription.
+//
+// What is transcribed must not depend on the real clock, or the agent's
+// STT requests would differ from run to run (and miss their cache). The
+// VAD's boundaries alone do not achieve that: the line fills any gap in
+// the caller's packets with frames of digital silence, how many depends
+// on timing, and a frame added inside the utterance shifts the audio
+// against boundaries taken relative to the VAD. So the utterance is the
+// whole burst of caller audio around the speech: from the end of the last
+// burstGap of digital silence before the VAD's start (at most maxLead
+// before it) to the start of the first after its end (at most maxTail
+// after it), cut on the stream's 20 ms frames, with its frames of pure
+// digital silence dropped and a fixed sttPadding of silence added at
+// each end. A line with continuous noise and no digital silence falls
+// back on the VAD's boundaries and the two bounds.
+func (c *call) cut() {
+	start, end := c.speechStart, c.speechEnd
+	c.speechStart, c.speechEnd = -1, -1
+	frame := func(at int64) []int16 { // the frame at stream position at
+		return c.buf[at-c.bufStart : min(at+frameSamples, c.pos)-c.bufStart]
 	}
-	span := c.buf[from-c.bufStart : to-c.bufStart]
-	// Drop the frames of pure digital silence: the phone line fills the
-	// gaps between the caller's packets with them, and how many there are
-	// depends on timing, not on what the caller said.
-	speech := make([]int16, 0, len(span)+2*int(pre))
-	speech = append(speech, make([]int16, pre)...)
-	for i := int64(0); i < int64(len(span)); i += frameSamples {
-		f := span[i:min(i+frameSamples, int64(len(span)))]
-		if !allZero(f) {
-			speech = append(speech, f...)
+	from := max(start/frameSamples*frameSamples, c.bufStart)
+	for zeros := int64(0); from-frameSamples >= max(c.bufStart, start-maxLead); from -= frameSamples {
+		if allZero(frame(from - frameSamples)) {
+			if zeros += frameSamples; zeros >= burstGap {
+				from += zeros - frameSamples
+				break
+			}
+		} else {
+			zeros = 0
 		}
 	}
-	speech = append(speech, make([]int16, pre)...)
+	to := c.pos - c.zeroRun
+	if c.zeroRun < burstGap {
+		to = min(c.pos, end+maxTail)
+	}
+	to = max(to, min(end, c.pos))
+	pad := pcm.SamplesFor(PhoneRate, sttPadding)
+	speech := make([]int16, pad, int(to-from)+2*pad)
+	dropped := 0
+	for at := from; at < to; at += frameSamples {
+		if f := frame(at); !allZero(f) {
+			speech = append(speech, f...)
+		} else {
+			dropped++
+		}
+	}
+	speech = append(speech, make([]int16, pad)...)
+	c.s.cfg.Logf("restaurant: call %s: caller spoke %v–%v of stream time; transcribing %v (samples %d–%d, %d silent frames dropped)",
+		c.rec.CallSid, pcm.DurationOf(int(start), PhoneRate), pcm.DurationOf(int(end), PhoneRate),
+		pcm.DurationOf(len(speech), PhoneRate), from, to, dropped)
 	c.enqueue(callEvent{kind: "speech", audio: pcm.Chunk{Rate: PhoneRate, Samples: speech}, at: pcm.DurationOf(int(start), PhoneRate)})
-	// Forget what was transcribed.
-	drop := to - c.bufStart
-	c.buf = c.buf[:copy(c.buf, c.buf[drop:])]
-	c.bufStart = to
 }
 
 // flushSpeech ends speech still going on when the caller hangs up.
 func (c *call) flushSpeech() {
 	for _, ev := range c.vad.Flush(c.vadEvents[:0]) {
 		if ev.Type == pcm.SpeechEnd && c.speechStart >= 0 {
-			c.endSpeech(ev.Sample)
+			c.speechEnd = ev.Sample
 		}
+	}
+	if c.speechEnd >= 0 {
+		c.cut()
 	}
 }
 
@@ -624,7 +677,7 @@ func (c *call) addLine(l Line) int {
 	return len(c.rec.Lines) - 1
 }
 
-// say speaks r.Say as one burst of media followed by a mark.
+// say speaks r.Say as one burst of media messages followed by a mark.
 func (c *call) say(r Reply) error {
 	if r.Say == "" {
 		return nil
@@ -650,8 +703,11 @@ func (c *call) say(r Reply) error {
 	c.rec.Lines = append(c.rec.Lines, Line{Role: voicetest.RoleAgent, Text: r.Say, At: pcm.DurationOf(int(c.streamPos.Load()), PhoneRate)})
 	c.sayLine = len(c.rec.Lines) - 1
 	c.mu.Unlock()
-	for i := 0; i < len(mulaw); i += frameSamples {
-		f := mulaw[i:min(i+frameSamples, len(mulaw))]
+	// Up to a second of audio per message: Twilio takes media of any
+	// length, and few large messages reach the caller as one unbroken
+	// stretch of speech even when this machine stalls for a moment.
+	for i := 0; i < len(mulaw); i += mediaChunk {
+		f := mulaw[i:min(i+mediaChunk, len(mulaw))]
 		if err := c.writeJSON(outMedia{Event: "media", StreamSid: sid, Media: outPayload{Payload: base64.StdEncoding.EncodeToString(f)}}); err != nil {
 			return fmt.Errorf("sending audio: %w", err)
 		}
