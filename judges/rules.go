@@ -552,9 +552,10 @@ func EachTurnUnder(budget time.Duration) *Rule {
 }
 
 // InterruptionHandled passes when, after every barge-in (an Interrupt
-// step), the agent stopped speaking within the given time: the agent's
-// own "interrupted" event or the end of its audio, whichever the runner
-// recorded first after the barge-in. With no barge-in in the conversation
+// step), the agent stopped speaking within the given time. The response
+// time is the runner's (Result.Latency.InterruptResponse): from the
+// barge-in to the agent's own "interrupted" report when it sent one, else
+// to the end of its audio. With no barge-in in the conversation
 // the result is inconclusive.
 func InterruptionHandled(within time.Duration) *Rule {
 	return &Rule{criterion: fmt.Sprintf("the agent stops speaking within %s of a barge-in", ms(within)), eval: func(st *voicetest.State, final bool) (outcome, error) {
@@ -570,18 +571,11 @@ func InterruptionHandled(within time.Duration) *Rule {
 				continue
 			}
 			n++
-			stop := -1
-			for j := i + 1; j < len(tl); j++ {
-				if tl[j].Type == voicetest.EventAgentInterrupted || tl[j].Type == voicetest.EventAgentStopSpeaking {
-					stop = j
-					break
-				}
-			}
-			if stop < 0 {
+			resp, found := interruptResponse(tl[i+1:], e.At)
+			if !found {
 				bad = append(bad, fmt.Sprintf("turn %d: no record of the agent stopping after the barge-in at %s", e.Turn, ms(e.At)))
 				continue
 			}
-			resp := tl[stop].At - e.At
 			if resp > within {
 				bad = append(bad, fmt.Sprintf("turn %d: the agent stopped %s after the barge-in at %s", e.Turn, ms(resp), ms(e.At)))
 			} else {
@@ -598,6 +592,35 @@ func InterruptionHandled(within time.Duration) *Rule {
 		}
 		return pass(final, "the agent stopped in time after every barge-in (%s)", strings.Join(ok, ", ")), nil
 	}}
+}
+
+// interruptResponse returns the interrupt response time of the barge-in at
+// at, from the events after it (up to the next barge-in), as the runner
+// measures it: the agent's own "interrupted" report when it sent one, else
+// the end of its audio.
+func interruptResponse(after []voicetest.Event, at time.Duration) (time.Duration, bool) {
+	stop := -1
+	for j, f := range after {
+		if f.Type == voicetest.EventUserInterrupt {
+			break
+		}
+		if f.Type == voicetest.EventAgentInterrupted {
+			if f.Latency > 0 {
+				return f.Latency, true
+			}
+			return f.At - at, true
+		}
+		if f.Type == voicetest.EventAgentStopSpeaking && stop < 0 {
+			stop = j
+		}
+	}
+	if stop < 0 {
+		return 0, false
+	}
+	if l := after[stop].Latency; l > 0 {
+		return l, true
+	}
+	return after[stop].At - at, true
 }
 
 // SilenceHandled passes when, after every Silence step, the agent started
