@@ -23,6 +23,7 @@ const maxLine = 2000
 // line is one rendered entry of the transcript.
 type line struct {
 	at   time.Duration
+	seq  int // order among lines at the same time
 	turn int
 	text string
 }
@@ -33,14 +34,29 @@ type line struct {
 // conversation gives the same prompt (and cache key) on every run.
 func renderLines(st *voicetest.State) []line {
 	var ls []line
+	// Lines at the same time keep the order in which the agent's items
+	// arrived (a tool call before the words that follow it); user
+	// messages come first, timeline-only events last.
+	events := st.Events()
+	used := make([]bool, len(events))
 	for _, m := range st.Transcript() {
 		who := string(m.Role)
 		if m.Interrupted {
 			who += " (interrupted)"
 		}
-		ls = append(ls, line{at: m.Start, turn: m.Turn, text: fmt.Sprintf("%s: %s", who, oneLine(m.DisplayText()))})
+		seq := -1
+		if m.Role == voicetest.RoleAgent {
+			seq = len(events)
+			for i, e := range events {
+				if !used[i] && e.Type == voicetest.EventMessage && e.At == m.Start && e.Text == m.Text {
+					used[i], seq = true, i
+					break
+				}
+			}
+		}
+		ls = append(ls, line{at: m.Start, seq: seq, turn: m.Turn, text: fmt.Sprintf("%s: %s", who, oneLine(m.DisplayText()))})
 	}
-	for _, e := range st.Events() {
+	for i, e := range events {
 		var s string
 		switch e.Type {
 		case voicetest.EventToolCall:
@@ -66,7 +82,7 @@ func renderLines(st *voicetest.State) []line {
 		default:
 			continue
 		}
-		ls = append(ls, line{at: e.At, turn: e.Turn, text: s})
+		ls = append(ls, line{at: e.At, seq: i, turn: e.Turn, text: s})
 	}
 	for _, e := range st.Timeline() {
 		var s string
@@ -85,13 +101,13 @@ func renderLines(st *voicetest.State) []line {
 		if e.Text != "" && e.Type != voicetest.EventDTMF {
 			s += " (" + oneLine(e.Text) + ")"
 		}
-		ls = append(ls, line{at: e.At, turn: e.Turn, text: s})
+		ls = append(ls, line{at: e.At, seq: len(events) + 1, turn: e.Turn, text: s})
 	}
 	slices.SortStableFunc(ls, func(a, b line) int {
 		if a.at != b.at {
 			return cmpDuration(a.at, b.at)
 		}
-		return a.turn - b.turn
+		return a.seq - b.seq
 	})
 	for i := range ls {
 		ls[i].text = truncate(fmt.Sprintf("[turn %d] %s", ls[i].turn, ls[i].text), maxLine)
