@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -80,13 +81,36 @@ func Criteria(criteria ...string) *CriteriaJudge {
 	return &CriteriaJudge{criteria: append([]string(nil), criteria...), maxChars: DefaultMaxTranscript}
 }
 
-// ForTest returns Criteria(criteria...).WithLLM(llm.ForTest(t)): an LLM
-// judge whose completions go through the test package's record/replay
+// ForTest returns Criteria(criteria...).WithLLM(llm.ForTest(t, …)): an
+// LLM judge whose completions go through the test package's record/replay
 // cache (testdata/voicetest/cache), configured by OPENAI_BASE_URL,
 // OPENAI_API_KEY and VOICETEST_LLM_MODEL when it records.
+//
+// Its HTTP client keeps no idle connections, so that recording works
+// inside the testing/synctest bubble Scenario runs in-process agents in:
+// an idle keep-alive connection's goroutines would outlive the bubble.
 func ForTest(t testing.TB, criteria ...string) *CriteriaJudge {
 	t.Helper()
-	return Criteria(criteria...).WithLLM(llm.ForTest(t))
+	return Criteria(criteria...).WithLLM(LLMForTest(t))
+}
+
+// LLMForTest returns llm.ForTest(t) with an HTTP client that keeps no idle
+// connections (see ForTest), for Intent and WithLLM in tests that may run
+// in a synctest bubble.
+func LLMForTest(t testing.TB, opts ...llm.Option) *llm.Client {
+	t.Helper()
+	return llm.ForTest(t, append([]llm.Option{llm.WithHTTPClient(noKeepAlive())}, opts...)...)
+}
+
+// noKeepAlive returns an HTTP client that closes each connection after its
+// request.
+func noKeepAlive() *http.Client {
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment}
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr = dt.Clone()
+	}
+	tr.DisableKeepAlives = true
+	return &http.Client{Transport: tr}
 }
 
 func (j *CriteriaJudge) clone() *CriteriaJudge {
