@@ -117,7 +117,7 @@ func TestTimingRules(t *testing.T) {
 
 func TestSilenceShorterThanLimitIsInconclusive(t *testing.T) {
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: fixtures.Fake(fixtures.FakeConfig{Replies: []fixtures.Reply{{Text: "okay", Latency: 200 * time.Millisecond}}}),
+		Agent:     fixtures.Fake(fixtures.FakeConfig{Replies: []fixtures.Reply{{Text: "okay", Latency: 200 * time.Millisecond}}}),
 		UserVoice: toneTTS{},
 		Script: []voicetest.Step{
 			voicetest.UserSays("hi"),
@@ -133,7 +133,7 @@ func TestSilenceShorterThanLimitIsInconclusive(t *testing.T) {
 
 	// Recorded for less than the limit after the silence: inconclusive too.
 	res = voicetest.Scenario(t, voicetest.Config{
-		Agent: fixtures.Fake(fixtures.FakeConfig{Replies: []fixtures.Reply{{Text: "okay", Latency: 200 * time.Millisecond}}}),
+		Agent:     fixtures.Fake(fixtures.FakeConfig{Replies: []fixtures.Reply{{Text: "okay", Latency: 200 * time.Millisecond}}}),
 		UserVoice: toneTTS{},
 		Script:    []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn(), voicetest.Silence(time.Second)},
 	})
