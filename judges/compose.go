@@ -141,6 +141,7 @@ func (a *AllJudge) Evaluate(ctx context.Context, req voicetest.JudgeRequest) (vo
 // AnyJudge requires one of its judges; build it with Any.
 type AnyJudge struct {
 	judges []voicetest.Judge
+	name   string
 }
 
 var _ voicetest.Judge = (*AnyJudge)(nil)
@@ -158,8 +159,18 @@ func Any(judges ...voicetest.Judge) *AnyJudge {
 	return &AnyJudge{judges: slices.Clone(judges)}
 }
 
-// Criterion returns the combined criterion, "any of: A | B".
+// Named returns a copy of the judge reported under criterion instead of
+// "any of: …".
+func (a *AnyJudge) Named(criterion string) *AnyJudge {
+	return &AnyJudge{judges: slices.Clone(a.judges), name: criterion}
+}
+
+// Criterion returns the combined criterion, "any of: A | B", or the name
+// given to Named.
 func (a *AnyJudge) Criterion() string {
+	if a.name != "" {
+		return a.name
+	}
 	var parts []string
 	for _, j := range a.judges {
 		if j == nil {

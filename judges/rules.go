@@ -235,7 +235,7 @@ func SaysRegexp(pattern string) *Rule {
 }
 
 func notSaid(st *voicetest.State, msgs []voicetest.Message, what string, final bool) outcome {
-	why := fmt.Sprintf("no agent message contains %s (%d agent messages", what, len(msgs))
+	why := fmt.Sprintf("no agent message contains %s (%s", what, plural(len(msgs), "agent message"))
 	if n := audioOnlyCount(st); n > 0 {
 		why += fmt.Sprintf("; %d more are audio only, set Config.AgentSTT to transcribe them", n)
 	}
@@ -289,9 +289,9 @@ func NeverSaysRegexp(pattern string) *Rule {
 func neverSaid(st *voicetest.State, msgs []voicetest.Message, what string) outcome {
 	if n := audioOnlyCount(st); n > 0 {
 		// Words we cannot see might hold the phrase.
-		return pending("none of the %d transcribed agent messages contains %s, but %d are audio only; set Config.AgentSTT to transcribe them", len(msgs), what, n)
+		return pending("no transcribed agent message contains %s (%s checked), but %d more are audio only; set Config.AgentSTT to transcribe them", what, plural(len(msgs), "agent message"), n)
 	}
-	return pass(false, "none of the %d agent messages contains %s", len(msgs), what)
+	return pass(false, "no agent message contains %s (%s checked)", what, plural(len(msgs), "agent message"))
 }
 
 // ToolCalled passes when the agent called the named tool with arguments
@@ -372,7 +372,7 @@ func ToolNotCalled(name string) *Rule {
 				return fail("turn %d: the agent called %s %s", e.Turn, name, argText(e.Tool.Arguments)), nil
 			}
 		}
-		return pass(false, "none of the agent's %d tool calls is %s", n, name), nil
+		return pass(false, "no call of %s among the agent's %s", name, plural(n, "tool call")), nil
 	}}
 }
 
@@ -431,15 +431,16 @@ func Turns(min, max int) *Rule {
 			return outcome{}, fmt.Errorf("Turns(%d, %d): want 0 <= min <= max (or max 0 for no upper bound)", min, max)
 		}
 		n := st.Turn()
+		turns := plural(n, "user turn")
 		switch {
 		case max > 0 && n > max:
-			return fail("%d user turns, more than %d", n, max), nil
+			return fail("%s, more than %d", turns, max), nil
 		case n < min && !final:
-			return pending("%d user turns so far, fewer than %d", n, min), nil
+			return pending("%s so far, fewer than %d", turns, min), nil
 		case n < min:
-			return fail("%d user turns, fewer than %d", n, min), nil
+			return fail("%s, fewer than %d", turns, min), nil
 		}
-		return pass(final, "%d user turns", n), nil
+		return pass(final, "%s", turns), nil
 	}}
 }
 
@@ -688,6 +689,14 @@ func SilenceHandled(within time.Duration) *Rule {
 		}
 		return pass(final, "the agent re-prompted in time after every silence (%s)", strings.Join(ok, ", ")), nil
 	}}
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // ms formats d in milliseconds, the unit reports use.

@@ -49,9 +49,9 @@ func TestTextRules(t *testing.T) {
 		{"says regexp", judges.SaysRegexp(`(?i)booked!`), "the agent says something matching /(?i)booked!/", voicetest.StatusPass,
 			`turn 2: the agent said "Booked! Goodbye." (match "Booked!")`},
 		{"says regexp no match", judges.SaysRegexp(`\bsorry\b`), `the agent says something matching /\bsorry\b/`, voicetest.StatusFail, "no agent message contains a match"},
-		{"never says", judges.NeverSays("sorry"), `the agent never says "sorry"`, voicetest.StatusPass, "none of the 3 agent messages contains"},
+		{"never says", judges.NeverSays("sorry"), `the agent never says "sorry"`, voicetest.StatusPass, `no agent message contains "sorry" (3 agent messages checked)`},
 		{"never says said", judges.NeverSays("goodbye"), `the agent never says "goodbye"`, voicetest.StatusFail, `turn 2: the agent said "Booked! Goodbye."`},
-		{"never says regexp", judges.NeverSaysRegexp(`\d{4}`), `the agent never says anything matching /\d{4}/`, voicetest.StatusPass, "none of the 3"},
+		{"never says regexp", judges.NeverSaysRegexp(`\d{4}`), `the agent never says anything matching /\d{4}/`, voicetest.StatusPass, "(3 agent messages checked)"},
 		{"never says regexp said", judges.NeverSaysRegexp(`(?i)luigi`), `the agent never says anything matching /(?i)luigi/`, voicetest.StatusFail, `turn 0: the agent said "Hello, Luigi's, how can I help?" (match "Luigi")`},
 		{"named", judges.Says("how can I help").Named("greets the caller"), "greets the caller", voicetest.StatusPass, "turn 0"},
 	})
@@ -72,7 +72,7 @@ func TestToolRules(t *testing.T) {
 			"differs at $.guest.phone (missing)"},
 		{"never called", judges.ToolCalled("transfer", nil), `the agent calls tool "transfer"`, voicetest.StatusFail,
 			"the agent never called transfer (it called check_availability, book)"},
-		{"not called", judges.ToolNotCalled("transfer"), `the agent never calls tool "transfer"`, voicetest.StatusPass, "none of the agent's 2 tool calls is transfer"},
+		{"not called", judges.ToolNotCalled("transfer"), `the agent never calls tool "transfer"`, voicetest.StatusPass, "no call of transfer among the agent's 2 tool calls"},
 		{"not called but was", judges.ToolNotCalled("book"), `the agent never calls tool "book"`, voicetest.StatusFail, `turn 2: the agent called book {"party":2`},
 	})
 }
@@ -230,7 +230,7 @@ func TestAudioOnlyAgentIsNotSeenAsSilent(t *testing.T) {
 	require.True(t, res.Success, "%v", res.Err)
 	v := final(t, judges.NeverSays("sorry"), res.State)
 	assert.Equal(t, voicetest.StatusInconclusive, v.Criteria[0].Status, "words we cannot see might hold the phrase")
-	assert.Contains(t, v.Criteria[0].Reasoning, "1 are audio only; set Config.AgentSTT")
+	assert.Contains(t, v.Criteria[0].Reasoning, "(0 agent messages checked), but 1 more are audio only; set Config.AgentSTT")
 	v = final(t, judges.Says("sorry"), res.State)
 	assert.Equal(t, voicetest.StatusFail, v.Criteria[0].Status)
 	assert.Contains(t, v.Criteria[0].Reasoning, "1 more are audio only, set Config.AgentSTT")
@@ -274,7 +274,7 @@ func TestScenarioCheckpointWithRules(t *testing.T) {
 	assert.False(t, res.Success)
 	require.Len(t, res.Failed, 1)
 	assert.Equal(t, says.Criterion(), res.Failed[0].Criterion)
-	assert.Contains(t, res.Failed[0].Reasoning, `no agent message contains "table for two" (1 agent messages); last: turn 0 "Hello, Luigi's, how can I help?"`)
+	assert.Contains(t, res.Failed[0].Reasoning, `no agent message contains "table for two" (1 agent message); last: turn 0 "Hello, Luigi's, how can I help?"`)
 	assert.Equal(t, []string{`step 3 UserSays("A table for two at seven, please.")`, "step 4 AgentTurn()"}, res.SkippedSteps)
 
 	res = run(t, voicetest.Config{Agent: bookingAgent(), Judge: judges.All(says, judges.HungUp()),
