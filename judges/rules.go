@@ -699,8 +699,12 @@ func plural(n int, thing string) string {
 	return fmt.Sprintf("%d %ss", n, thing)
 }
 
-// ms formats d in milliseconds, the unit reports use.
+// ms formats d in milliseconds, the unit reports use; a duration that is
+// not a whole number of milliseconds keeps its precision.
 func ms(d time.Duration) string {
+	if d%time.Millisecond != 0 {
+		return d.String()
+	}
 	return fmt.Sprintf("%dms", d.Milliseconds())
 }
 
