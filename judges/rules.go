@@ -219,10 +219,10 @@ func Says(text string) *Rule {
 // prefix (?i) to ignore case). An invalid pattern is an error when the
 // rule is evaluated.
 func SaysRegexp(pattern string) *Rule {
+	re, reErr := regexp.Compile(pattern)
 	return &Rule{criterion: fmt.Sprintf("the agent says something matching /%s/", pattern), eval: func(st *voicetest.State, final bool) (outcome, error) {
-		re, err := regexp.Compile(pattern)
-		if err != nil {
-			return outcome{}, fmt.Errorf("SaysRegexp: invalid pattern: %w", err)
+		if reErr != nil {
+			return outcome{}, fmt.Errorf("SaysRegexp: invalid pattern: %w", reErr)
 		}
 		msgs := agentMessages(st)
 		for _, m := range msgs {
@@ -271,10 +271,10 @@ func NeverSays(text string) *Rule {
 // NeverSaysRegexp passes when no agent message matches pattern (see
 // SaysRegexp).
 func NeverSaysRegexp(pattern string) *Rule {
+	re, reErr := regexp.Compile(pattern)
 	return &Rule{criterion: fmt.Sprintf("the agent never says anything matching /%s/", pattern), eval: func(st *voicetest.State, final bool) (outcome, error) {
-		re, err := regexp.Compile(pattern)
-		if err != nil {
-			return outcome{}, fmt.Errorf("NeverSaysRegexp: invalid pattern: %w", err)
+		if reErr != nil {
+			return outcome{}, fmt.Errorf("NeverSaysRegexp: invalid pattern: %w", reErr)
 		}
 		msgs := agentMessages(st)
 		for _, m := range msgs {

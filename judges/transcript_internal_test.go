@@ -129,3 +129,23 @@ func TestNormalize(t *testing.T) {
 	assert.True(t, containsWords("a table for 2", "table for 2"))
 	assert.False(t, containsWords("a table for 20", "table for 2"))
 }
+
+// BenchmarkBoundTranscript bounds a 1,000-line transcript (about 60 KB) to
+// the default 24,000 bytes.
+func BenchmarkBoundTranscript(b *testing.B) {
+	var ls []line
+	total := 0
+	for i := range 1000 {
+		l := line{turn: i / 2, text: fmt.Sprintf("[turn %d] agent: Sure, table %d is free for two at seven; shall I book it?", i/2, i)}
+		ls = append(ls, l)
+		total += len(l.text) + 1
+	}
+	b.SetBytes(int64(total))
+	b.ReportAllocs()
+	for b.Loop() {
+		text, cut := boundTranscript(ls, DefaultMaxTranscript)
+		if cut == 0 || len(text) > DefaultMaxTranscript {
+			b.Fatalf("cut %d lines, %d bytes", cut, len(text))
+		}
+	}
+}
