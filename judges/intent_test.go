@@ -114,3 +114,30 @@ func TestIntentJudgeWithoutWordsOrLLM(t *testing.T) {
 	_, err = judges.Intent(newLLM(t, srv, t.TempDir(), cache.Off), " ").Judge(t.Context(), "hi")
 	assert.ErrorContains(t, err, "empty intent")
 }
+
+// An intent check in a Check step of a virtual-time scenario fails the
+// scenario with the model's reasoning.
+func TestScenarioIntentCheckStep(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.QueueChat(intentReply("pass", "It greets the caller."), intentReply("fail", "It asks instead of confirming."))
+	l := newLLM(t, srv, t.TempDir(), cache.Off)
+	res := run(t, voicetest.Config{
+		Agent: bookingAgent(),
+		Script: []voicetest.Step{
+			voicetest.AgentTurn(),
+			voicetest.Check(judges.Intent(l, "greets the caller").Check),
+			voicetest.UserSays("A table for two at seven, please."),
+			voicetest.AgentTurn(),
+			voicetest.Check(judges.Intent(l, "confirms the booking").Check),
+			voicetest.UserSays("Yes please, for Ann."),
+			voicetest.AgentTurn(),
+		},
+	})
+	assert.False(t, res.Success)
+	require.ErrorIs(t, res.Err, judges.ErrNotPassed)
+	var se *voicetest.StepError
+	require.ErrorAs(t, res.Err, &se)
+	assert.Equal(t, 5, se.Index)
+	assert.Contains(t, res.Err.Error(), `turn 1 "We have a table for 2 at seven. Shall I book it?": It asks instead of confirming.`)
+	assert.Len(t, srv.RequestsTo("/v1/chat/completions"), 2)
+}
