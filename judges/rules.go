@@ -648,19 +648,17 @@ func SilenceHandled(within time.Duration) *Rule {
 			}
 			n++
 			deadline := e.At + within
-			windowEnd, userAt := deadline, time.Duration(-1)
-			spoke := time.Duration(-1)
+			spoke, userAt := time.Duration(-1), time.Duration(-1)
 			for _, f := range tl[i+1:] {
 				if f.At > deadline {
 					break
 				}
-				if f.Type == voicetest.EventAgentStartSpeaking && spoke < 0 {
+				if f.Type == voicetest.EventAgentStartSpeaking {
 					spoke = f.At
 					break
 				}
-				if (f.Type == voicetest.EventUserStartSpeaking || f.Type == voicetest.EventUserInterrupt || f.Type == voicetest.EventDTMF) && userAt < 0 {
+				if f.Type == voicetest.EventUserStartSpeaking || f.Type == voicetest.EventUserInterrupt || f.Type == voicetest.EventDTMF {
 					userAt = f.At
-					windowEnd = f.At
 					break
 				}
 			}
@@ -668,7 +666,7 @@ func SilenceHandled(within time.Duration) *Rule {
 			case spoke >= 0:
 				ok = append(ok, fmt.Sprintf("turn %d: %s", e.Turn, ms(spoke-e.At)))
 			case userAt >= 0:
-				unsure = append(unsure, fmt.Sprintf("turn %d: the user spoke again %s into the silence at %s, before the %s limit", e.Turn, ms(windowEnd-e.At), ms(e.At), ms(within)))
+				unsure = append(unsure, fmt.Sprintf("turn %d: the user spoke again %s after falling silent at %s, before the %s limit", e.Turn, ms(userAt-e.At), ms(e.At), ms(within)))
 			case end >= deadline:
 				bad = append(bad, fmt.Sprintf("turn %d: the agent said nothing for %s after the user fell silent at %s", e.Turn, ms(within), ms(e.At)))
 			default:

@@ -129,7 +129,7 @@ func TestSilenceShorterThanLimitIsInconclusive(t *testing.T) {
 	require.True(t, res.Success, "%v", res.Err)
 	v := final(t, judges.SilenceHandled(3*time.Second), res.State)
 	assert.Equal(t, voicetest.StatusInconclusive, v.Criteria[0].Status)
-	assert.Contains(t, v.Criteria[0].Reasoning, "the user spoke again 1000ms into the silence")
+	assert.Contains(t, v.Criteria[0].Reasoning, "turn 1: the user spoke again 1000ms after falling silent at 1000ms, before the 3000ms limit")
 
 	// Recorded for less than the limit after the silence: inconclusive too.
 	res = voicetest.Scenario(t, voicetest.Config{
