@@ -157,3 +157,24 @@ func ExampleCriteria() {
 	//   No price is mentioned, and nothing shows the caller asked.
 	// verdict: inconclusive
 }
+
+// A rule's Check method is a Check step: here the agent's reply breaks
+// the rule and the scenario fails with the evidence.
+func ExampleRule_Check() {
+	agent := fixtures.Fake(fixtures.FakeConfig{Burst: true, Replies: []fixtures.Reply{
+		{Text: "Sorry, we are fully booked tonight.", Latency: 10 * time.Millisecond},
+	}})
+	res, _ := voicetest.Run(context.Background(), voicetest.Config{
+		Agent: agent, UserVoice: exampleVoice{}, Pacing: voicetest.PaceFast,
+		Script: []voicetest.Step{
+			voicetest.UserSays("A table for two tonight?"),
+			voicetest.AgentTurn(),
+			voicetest.Check(judges.NeverSays("fully booked").Check),
+		},
+	})
+	fmt.Println("success:", res.Success)
+	fmt.Println(res.Err)
+	// Output:
+	// success: false
+	// step 3 Check(): judges: criterion not passed: criterion "the agent never says \"fully booked\"": fail: turn 1: the agent said "Sorry, we are fully booked tonight."
+}

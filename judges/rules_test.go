@@ -282,3 +282,18 @@ func TestScenarioCheckpointWithRules(t *testing.T) {
 	assert.True(t, res.Success, "%v", res.Err)
 	assert.Len(t, res.Passed, 2)
 }
+
+// Deterministic judges need no LLM: with no key, no endpoint and a cache
+// that only replays, a scenario judged by rules runs and decides.
+func TestRulesNeedNoLLM(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("VOICETEST_CACHE", "replay")
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent:  bookingAgent(),
+		Judge:  judges.All(judges.Says("table for two"), judges.ToolCalled("book", nil), judges.HungUp(), judges.EachTurnUnder(2*time.Second)),
+		Script: append(bookingScript(), voicetest.Verdict()),
+	})
+	assert.True(t, res.Success, "%v", res.Err)
+	assert.Len(t, res.Passed, 4)
+}
