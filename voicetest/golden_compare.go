@@ -67,12 +67,18 @@ func (c *goldenComparer) mode() string {
 	if c.exact {
 		s = "exact"
 	} else {
-		s = fmt.Sprintf("tolerant: times within ±%v or %g%%", c.abs, 100*c.rel)
+		s = "tolerant: times within " + c.toleranceText()
 	}
 	if c.normalize {
 		s += ", texts normalised"
 	}
 	return s
+}
+
+// toleranceText says the tolerance: "±250ms or 20%".
+func (c *goldenComparer) toleranceText() string {
+	pct := strconv.FormatFloat(100*c.rel, 'f', -1, 32) // 32 bits: 20, not 20.000000000000004
+	return fmt.Sprintf("±%v or %s%%", c.abs, pct)
 }
 
 func (c *goldenComparer) sameTiming(x, y timing) bool {
@@ -233,7 +239,7 @@ func (c *goldenComparer) timelineDiffs(path string, golden, actual []byte) ([]Go
 			switch d.field {
 			case "Gap", "Latency":
 				if !c.exact {
-					gd.Note = fmt.Sprintf("tolerance ±%v or %g%%", c.abs, 100*c.rel)
+					gd.Note = "tolerance " + c.toleranceText()
 				}
 			case "Text":
 				if c.normalize {

@@ -288,8 +288,13 @@ func renderTimeline(res *Result, opts GoldenOptions, sc *scrubber) []byte {
 			} else {
 				fmt.Fprintf(&b, " tool=%s", strconv.Quote(name))
 			}
-			writeJSONField(&b, sc, "args", e.Tool.Arguments)
-			writeJSONField(&b, sc, "result", e.Tool.Result)
+			// A call shows its arguments, a result its output.
+			if e.Type != EventToolResult {
+				writeJSONField(&b, sc, "args", e.Tool.Arguments)
+			}
+			if e.Type != EventToolCall {
+				writeJSONField(&b, sc, "result", e.Tool.Result)
+			}
 			if e.Tool.IsError {
 				b.WriteString(" error=true")
 			}
