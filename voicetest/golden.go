@@ -106,8 +106,9 @@ func (m GoldenMatch) String() string {
 //
 // Every text and JSON payload is scrubbed before it is written or
 // compared: ISO 8601 date-times become <time>, UUIDs <uuid>, paths under
-// the temporary directory <tmp>, and the working and home directories
-// <pwd> and <home>; then Scrub runs. Tool-call ids are never written.
+// the temporary directory <tmp>, and the working directory, the module's
+// root and the home directory <pwd>, <module> and <home>; then Scrub
+// runs. Tool-call ids are never written.
 type GoldenOptions struct {
 	// Disable turns golden comparison off for the scenario. With -update
 	// -clean, its existing golden files are removed.
@@ -467,17 +468,27 @@ func packageArg() string {
 	if err != nil {
 		return "."
 	}
-	for dir := wd; ; {
+	root := moduleRoot(wd)
+	if root == "" {
+		return "."
+	}
+	rel, err := filepath.Rel(root, wd)
+	if err != nil || rel == "." {
+		return "."
+	}
+	return "./" + filepath.ToSlash(rel)
+}
+
+// moduleRoot returns the nearest directory at or above dir that holds a
+// go.mod, or "".
+func moduleRoot(dir string) string {
+	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			rel, err := filepath.Rel(dir, wd)
-			if err != nil || rel == "." {
-				return "."
-			}
-			return "./" + filepath.ToSlash(rel)
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "."
+			return ""
 		}
 		dir = parent
 	}

@@ -117,12 +117,16 @@ func writeFileAtomic(path string, data []byte) error {
 
 // scrubber removes what varies between runs from golden texts.
 type scrubber struct {
-	tmp      string // the temporary directory; paths under it collapse
 	prefixes []prefixRule
 	user     func(string) string
 }
 
-type prefixRule struct{ from, to string }
+// prefixRule replaces the directory from with to; with collapse, the
+// whole path under it too (temporary paths hold random names).
+type prefixRule struct {
+	from, to string
+	collapse bool
+}
 
 var (
 	isoDateTime = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?`)
@@ -132,26 +136,33 @@ var (
 func newScrubber(opts GoldenOptions) *scrubber {
 	s := &scrubber{user: opts.Scrub}
 	if tmp := filepath.Clean(os.TempDir()); len(tmp) > 1 {
-		s.tmp = tmp
+		s.prefixes = append(s.prefixes, prefixRule{from: tmp, to: "<tmp>", collapse: true})
 	}
 	if wd, err := os.Getwd(); err == nil && len(wd) > 1 {
-		s.prefixes = append(s.prefixes, prefixRule{wd, "<pwd>"})
+		s.prefixes = append(s.prefixes, prefixRule{from: wd, to: "<pwd>"})
+		if root := moduleRoot(wd); root != "" && root != wd && len(root) > 1 {
+			s.prefixes = append(s.prefixes, prefixRule{from: root, to: "<module>"})
+		}
 	}
 	if home, err := os.UserHomeDir(); err == nil && len(filepath.Clean(home)) > 1 {
-		s.prefixes = append(s.prefixes, prefixRule{filepath.Clean(home), "<home>"})
+		s.prefixes = append(s.prefixes, prefixRule{from: filepath.Clean(home), to: "<home>"})
 	}
-	// The longest prefix first: the working directory is often under home.
+	// The longest prefix first: the working directory is often under
+	// home, and may be under the temporary directory.
 	slices.SortStableFunc(s.prefixes, func(a, b prefixRule) int { return len(b.from) - len(a.from) })
 	return s
 }
 
 // text scrubs one string.
 func (s *scrubber) text(v string) string {
-	if s.tmp != "" && strings.Contains(v, s.tmp) {
-		v = collapsePaths(v, s.tmp, "<tmp>")
-	}
 	for _, p := range s.prefixes {
-		v = strings.ReplaceAll(v, p.from, p.to)
+		switch {
+		case !strings.Contains(v, p.from):
+		case p.collapse:
+			v = collapsePaths(v, p.from, p.to)
+		default:
+			v = strings.ReplaceAll(v, p.from, p.to)
+		}
 	}
 	v = isoDateTime.ReplaceAllString(v, "<time>")
 	v = uuidPattern.ReplaceAllString(v, "<uuid>")

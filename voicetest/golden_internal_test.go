@@ -289,3 +289,30 @@ func FuzzParseTimeline(f *testing.F) {
 		}
 	})
 }
+
+func TestScrubberPrefersTheLongestDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	mod := filepath.Join(tmp, "work", "mod")
+	pkg := filepath.Join(mod, "pkg")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/mod\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	t.Chdir(pkg)
+	s := newScrubber(GoldenOptions{})
+	for in, want := range map[string]string{
+		filepath.Join(pkg, "testdata", "a.wav") + " was read":   "<pwd>/testdata/a.wav was read",
+		filepath.Join(mod, "README.md"):                         "<module>/README.md",
+		"saved " + filepath.Join(tmp, "x123", "y.wav") + ", ok": "saved <tmp>, ok",
+		"at 2026-01-02T03:04:05+0100 and 2026-01-02 03:04":      "at <time> and <time>",
+		"id 123e4567-e89b-12d3-a456-426614174000.":              "id <uuid>.",
+		"nothing to scrub in 2026 or 12:30":                     "nothing to scrub in 2026 or 12:30",
+	} {
+		if got := s.text(in); got != filepath.FromSlash(want) && got != want {
+			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

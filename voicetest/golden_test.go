@@ -507,17 +507,18 @@ func TestGoldenRepeatComparesTheFirstRun(t *testing.T) {
 func TestGoldenScrubbing(t *testing.T) {
 	tmp := filepath.Join(os.TempDir(), "voicetest-123", "call.wav")
 	wd, _ := os.Getwd()
+	root := filepath.Dir(wd) // the module's root: this package is ./voicetest
 	res := &voicetest.Result{
 		Transcript: []voicetest.Message{{Role: voicetest.RoleAgent, Text: "Saved to " + tmp + " at 2026-11-21T06:51:47.123Z.\nOrder A-1234."}},
 		Timeline: []voicetest.Event{{Type: voicetest.EventData, Turn: 1, Text: "trace",
-			Data: []byte(`{"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","at":"2026-11-21 06:51:47+01:00","file":"` + filepath.Join(wd, "testdata", "x.wav") + `","n":1.50}`)}},
+			Data: []byte(`{"id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","at":"2026-11-21 06:51:47+01:00","file":"` + filepath.Join(wd, "testdata", "x.wav") + `","readme":"` + filepath.Join(root, "README.md") + `","n":1.50}`)}},
 	}
 	opts := voicetest.GoldenOptions{Scrub: func(s string) string { return strings.ReplaceAll(s, "A-1234", "<order>") }}
 	if got, want := string(res.GoldenTranscript(opts)), `agent: Saved to <tmp> at <time>.\nOrder <order>.`+"\n"; got != want {
 		t.Errorf("transcript\n got %q\nwant %q", got, want)
 	}
 	if got, want := string(res.GoldenTimeline(opts)),
-		`+000000ms data turn=1 text="trace" data={"at":"<time>","file":"<pwd>/testdata/x.wav","id":"<uuid>","n":1.50}`+"\n"; got != want {
+		`+000000ms data turn=1 text="trace" data={"at":"<time>","file":"<pwd>/testdata/x.wav","id":"<uuid>","n":1.50,"readme":"<module>/README.md"}`+"\n"; got != want {
 		t.Errorf("timeline\n got %s\nwant %s", got, want)
 	}
 }
