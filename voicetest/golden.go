@@ -99,7 +99,8 @@ func (m GoldenMatch) String() string {
 // have the same roles and texts in the same order; events must have the
 // same types, turns and fields in the same order, and each event's time
 // since the previous event, and each latency, may differ from the golden
-// by up to max(TimeTolerance, RelativeTolerance × the golden value).
+// by up to max(TimeTolerance, RelativeTolerance × the longer of the two);
+// JSON payloads compare by value (key order and number form aside).
 // Comparing the gap since the previous event rather than the offset from
 // the start keeps one slow turn from failing every event after it. With
 // NormalizeText, texts compare after NormalizeText in both modes.

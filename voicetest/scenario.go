@@ -46,7 +46,8 @@ import (
 // fails the scenario (Result.GoldenErr) with the differences, event by
 // event and field by field, and the command that updates the files: go
 // test with goldie's -update flag (or GOLDIE_UPDATE=1), which writes them
-// before comparing; -update -clean also removes stale ones. Each
+// before comparing, whatever the outcome of the run (review the diff);
+// -update -clean also removes stale ones. Each
 // scenario a test runs needs its own Config.Name, which then names a
 // further directory. Under a *testing.B nothing is compared.
 func Scenario(t testing.TB, cfg Config) *Result {
