@@ -262,6 +262,23 @@ func TestGoldenToleranceAcceptsAndRejects(t *testing.T) {
 	if err := shifted(res, 3, 400*time.Millisecond, 400*time.Millisecond).CompareGolden(dir, wide); err != nil {
 		t.Errorf("a 400 ms shift failed a 500 ms tolerance: %v", err)
 	}
+	// A latency measured as 0 (left out of the file) on one run and as a
+	// few milliseconds on the next is within the tolerance, not a
+	// missing field; on virtual time it is a difference.
+	zero := shifted(res, 0, 0, 0)
+	zero.Timeline[3].Latency = 0
+	zeroDir := t.TempDir()
+	if err := zero.WriteGolden(zeroDir, voicetest.GoldenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	zero.Timeline[3].Latency = 2 * time.Millisecond
+	if err := zero.CompareGolden(zeroDir, tolerant); err != nil {
+		t.Errorf("a missing latency against 2ms: %v", err)
+	}
+	ge = goldenErr(t, zero.CompareGolden(zeroDir, voicetest.GoldenOptions{Match: voicetest.GoldenExact}))
+	if len(ge.Diffs) != 1 || ge.Diffs[0].Field != "latency" || ge.Diffs[0].Golden != "" || ge.Diffs[0].Actual != "2ms" {
+		t.Errorf("exact: a missing latency against 2ms: %+v", ge.Diffs)
+	}
 	// Order, types and fields stay exact under tolerance.
 	swapped := shifted(res, 0, 0, 0)
 	swapped.Timeline[2], swapped.Timeline[3] = swapped.Timeline[3], swapped.Timeline[2]
