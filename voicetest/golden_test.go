@@ -617,3 +617,36 @@ func TestGoldenDisable(t *testing.T) {
 		t.Errorf("a scenario with Golden.Disable has golden files: %v", err)
 	}
 }
+
+// AssertGolden checks a Run result as Scenario checks its own: under the
+// test's name, reporting through t.
+func TestAssertGoldenOnARunResult(t *testing.T) {
+	dir := t.TempDir()
+	var res *voicetest.Result
+	synctest.Test(t, func(t *testing.T) {
+		var err error
+		res, err = voicetest.Run(t.Context(), voicetest.Config{
+			Name:      "booking",
+			Agent:     fixtures.ScriptedAgent(fixtures.Reply{Text: "hello", Latency: 100 * time.Millisecond}),
+			UserVoice: &toneTTS{},
+			Script:    []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	opts := voicetest.GoldenOptions{Dir: dir, Match: voicetest.GoldenExact}
+	ftb := newFakeTB(t)
+	voicetest.AssertGolden(ftb, res, opts)
+	if msg := ftb.errorText(); !strings.Contains(msg, filepath.Join(dir, "TestAssertGoldenOnARunResult", "booking", "transcript.golden")+" does not exist; create it with: go test ./voicetest -run '^TestAssertGoldenOnARunResult$' -update") {
+		t.Fatalf("errors: %s", msg)
+	}
+	if err := res.WriteGolden(filepath.Join(dir, "TestAssertGoldenOnARunResult", "booking"), opts); err != nil {
+		t.Fatal(err)
+	}
+	ftb = newFakeTB(t)
+	voicetest.AssertGolden(ftb, res, opts)
+	if len(ftb.errs) != 0 {
+		t.Fatalf("errors after WriteGolden: %v", ftb.errs)
+	}
+}
