@@ -85,7 +85,7 @@ var twoCriteria = []string{"The agent confirms the party size", "The agent books
 func TestCriteriaJudgeRequestAndVerdict(t *testing.T) {
 	srv := fakeopenai.New(t)
 	srv.QueueChat(verdict("final", "pass", "fail"))
-	res := voicetest.Scenario(t, voicetest.Config{Agent: bookingAgent(), Script: bookingScript(),
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(), Agent: bookingAgent(), Script: bookingScript(),
 		Description: "SECRET-DESCRIPTION the judge must not see"})
 	j := judges.Criteria(twoCriteria...).WithLLM(newLLM(t, srv, t.TempDir(), cache.Off))
 
@@ -348,7 +348,7 @@ func TestCriteriaJudgeBoundsTheTranscript(t *testing.T) {
 		replies = append(replies, fixtures.Reply{Text: fmt.Sprintf("This is my answer number %d.", i), Latency: 100 * time.Millisecond})
 		steps = append(steps, voicetest.UserSays(fmt.Sprintf("Question %d?", i)), voicetest.AgentTurn())
 	}
-	res := voicetest.Scenario(t, voicetest.Config{Agent: fixtures.TextAgent(replies...), Script: steps, MaxTurns: 30})
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(), Agent: fixtures.TextAgent(replies...), Script: steps, MaxTurns: 30})
 	require.True(t, res.Success, "%v", res.Err)
 	srv := fakeopenai.New(t)
 	srv.QueueChat(verdict("final", "pass"))

@@ -56,7 +56,7 @@ func bookingScript() []voicetest.Step {
 // its final State.
 func bookingState(t *testing.T) *voicetest.State {
 	t.Helper()
-	res := voicetest.Scenario(t, voicetest.Config{Agent: bookingAgent(), Script: bookingScript()})
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(), Agent: bookingAgent(), Script: bookingScript()})
 	require.True(t, res.Success, "booking scenario: %v", res.Err)
 	return res.State
 }
@@ -66,7 +66,7 @@ func bookingState(t *testing.T) *voicetest.State {
 // after 2 s, on virtual time, and returns its final State.
 func bargeInState(t *testing.T) *voicetest.State {
 	t.Helper()
-	res := voicetest.Scenario(t, voicetest.Config{
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
 		Agent: fixtures.Fake(fixtures.FakeConfig{
 			Greeting: fixtures.Reply{Text: "Hello there"}, BargeIn: true, StopLatency: 150 * time.Millisecond,
 			Replies: []fixtures.Reply{
@@ -130,3 +130,10 @@ func midway(t *testing.T, j voicetest.Judge, st *voicetest.State) voicetest.Judg
 	require.NoError(t, err)
 	return v
 }
+
+// noGolden turns golden files off for scenarios that only produce a State
+// for the judges under test: the tests assert what the judges make of it,
+// and a golden copy of the same fixture conversation per test would add
+// nothing. Scenarios whose timeline carries the judge's verdict keep
+// their goldens.
+func noGolden() voicetest.GoldenOptions { return voicetest.GoldenOptions{Disable: true} }

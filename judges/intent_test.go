@@ -97,7 +97,7 @@ func TestIntentJudgeRetriesAnInvalidStatus(t *testing.T) {
 }
 
 func TestIntentJudgeWithoutWordsOrLLM(t *testing.T) {
-	res := voicetest.Scenario(t, voicetest.Config{
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
 		Agent:     fixtures.AudioOnlyAgent(fixtures.Reply{Text: "hello there", Latency: 200 * time.Millisecond}),
 		UserVoice: toneTTS{},
 		Script:    []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},

@@ -116,7 +116,7 @@ func TestTimingRules(t *testing.T) {
 }
 
 func TestSilenceShorterThanLimitIsInconclusive(t *testing.T) {
-	res := voicetest.Scenario(t, voicetest.Config{
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
 		Agent:     fixtures.Fake(fixtures.FakeConfig{Replies: []fixtures.Reply{{Text: "okay", Latency: 200 * time.Millisecond}}}),
 		UserVoice: toneTTS{},
 		Script: []voicetest.Step{
@@ -132,7 +132,7 @@ func TestSilenceShorterThanLimitIsInconclusive(t *testing.T) {
 	assert.Contains(t, v.Criteria[0].Reasoning, "turn 1: the user spoke again 1000ms after falling silent at 1000ms, before the 3000ms limit")
 
 	// Recorded for less than the limit after the silence: inconclusive too.
-	res = voicetest.Scenario(t, voicetest.Config{
+	res = voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
 		Agent:     fixtures.Fake(fixtures.FakeConfig{Replies: []fixtures.Reply{{Text: "okay", Latency: 200 * time.Millisecond}}}),
 		UserVoice: toneTTS{},
 		Script:    []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn(), voicetest.Silence(time.Second)},
@@ -222,7 +222,7 @@ func TestRuleCheck(t *testing.T) {
 }
 
 func TestAudioOnlyAgentIsNotSeenAsSilent(t *testing.T) {
-	res := voicetest.Scenario(t, voicetest.Config{
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
 		Agent:     fixtures.AudioOnlyAgent(fixtures.Reply{Text: "sorry about that", Latency: 200 * time.Millisecond}),
 		UserVoice: toneTTS{},
 		Script:    []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},

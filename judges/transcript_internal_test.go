@@ -16,7 +16,7 @@ import (
 )
 
 func TestRenderLines(t *testing.T) {
-	res := voicetest.Scenario(t, voicetest.Config{
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
 		Agent: fixtures.Fake(fixtures.FakeConfig{
 			TextOnly: true,
 			Greeting: fixtures.Reply{Text: "Hello, Luigi's."},
@@ -53,7 +53,7 @@ func longState(t *testing.T, n int) *voicetest.State {
 		replies = append(replies, fixtures.Reply{Text: fmt.Sprintf("Answer number %d to your question.", i), Latency: 100 * time.Millisecond})
 		steps = append(steps, voicetest.UserSays(fmt.Sprintf("Question number %d?", i)), voicetest.AgentTurn())
 	}
-	res := voicetest.Scenario(t, voicetest.Config{Agent: fixtures.TextAgent(replies...), Script: steps, MaxTurns: n})
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(), Agent: fixtures.TextAgent(replies...), Script: steps, MaxTurns: n})
 	require.True(t, res.Success, "%v", res.Err)
 	return res.State
 }
@@ -149,3 +149,7 @@ func BenchmarkBoundTranscript(b *testing.B) {
 		}
 	}
 }
+
+// noGolden turns golden files off: these scenarios only produce input for
+// the transcript renderer, whose output the tests assert.
+func noGolden() voicetest.GoldenOptions { return voicetest.GoldenOptions{Disable: true} }
