@@ -194,19 +194,20 @@ func audioOnlyCount(st *voicetest.State) int {
 }
 
 // Says passes when some agent message contains text, compared after
-// normalisation: case, punctuation and spacing are ignored, words must
-// match whole, and the number words zero to twenty and the tens (thirty …
-// ninety) match their digits, since STT writes numbers either way. So
-// Says("party of two") matches "Party of 2!" but not "party of twenty".
+// voicetest.NormalizeText (the normalisation golden files use for
+// speech-to-text): case, punctuation and spacing are ignored, English
+// numbers match their digits ("twenty-one" is "21"), and words must match
+// whole. So Says("party of two") matches "Party of 2!" but not "party of
+// twenty" or "party of two hundred".
 func Says(text string) *Rule {
 	return &Rule{criterion: fmt.Sprintf("the agent says %q", text), eval: func(st *voicetest.State, final bool) (outcome, error) {
-		want := normalize(text)
+		want := voicetest.NormalizeText(text)
 		if want == "" {
 			return outcome{}, fmt.Errorf("Says(%q): nothing is left to match after normalising (only punctuation or spaces); give words to look for", text)
 		}
 		msgs := agentMessages(st)
 		for _, m := range msgs {
-			if containsWords(normalize(m.Text), want) {
+			if containsWords(voicetest.NormalizeText(m.Text), want) {
 				return pass(true, "turn %d: the agent said %q", m.Turn, clip(m.Text)), nil
 			}
 		}
@@ -254,13 +255,13 @@ func notSaid(st *voicetest.State, msgs []voicetest.Message, what string, final b
 // as soon as the agent says it.
 func NeverSays(text string) *Rule {
 	return &Rule{criterion: fmt.Sprintf("the agent never says %q", text), eval: func(st *voicetest.State, final bool) (outcome, error) {
-		want := normalize(text)
+		want := voicetest.NormalizeText(text)
 		if want == "" {
 			return outcome{}, fmt.Errorf("NeverSays(%q): nothing is left to match after normalising (only punctuation or spaces); give words to look for", text)
 		}
 		msgs := agentMessages(st)
 		for _, m := range msgs {
-			if containsWords(normalize(m.Text), want) {
+			if containsWords(voicetest.NormalizeText(m.Text), want) {
 				return fail("turn %d: the agent said %q", m.Turn, clip(m.Text)), nil
 			}
 		}

@@ -114,20 +114,11 @@ func TestTruncateKeepsRunes(t *testing.T) {
 	assert.Equal(t, strings.Repeat("é", 21)+" …[cut]", got)
 }
 
-func TestNormalize(t *testing.T) {
-	for in, want := range map[string]string{
-		"A table for TWO, at 7!":  "a table for 2 at 7",
-		"Don't  do\nthat.":        "dont do that",
-		"twenty-one":              "20 1",
-		"Café — ninety nine":      "café 90 9",
-		"   ":                     "",
-		"it’s the 3rd of July":    "its the 3rd of july",
-		"one hundred and twelve ": "1 hundred and 12",
-	} {
-		assert.Equal(t, want, normalize(in), in)
-	}
+func TestContainsWords(t *testing.T) {
 	assert.True(t, containsWords("a table for 2", "table for 2"))
+	assert.True(t, containsWords("table for 2", "table for 2"))
 	assert.False(t, containsWords("a table for 20", "table for 2"))
+	assert.False(t, containsWords("notable for 2", "table for 2"))
 }
 
 // BenchmarkBoundTranscript bounds a 1,000-line transcript (about 60 KB) to
