@@ -195,12 +195,12 @@ func (j *CriteriaJudge) Evaluate(ctx context.Context, req voicetest.JudgeRequest
 	if req.State == nil {
 		return voicetest.Judgment{}, errors.New("judges: criteria judge: JudgeRequest.State is nil; the runner passes the conversation in it")
 	}
+	if j.llm == nil {
+		return voicetest.Judgment{}, errors.New("judges: the criteria judge has no LLM: use judges.ForTest(t, criteria...) in a test, or .WithLLM(client) with an *llm.Client")
+	}
 	forced := isForced(req)
 	if !forced && j.finalOnly {
 		return voicetest.Judgment{Decided: false, Reasoning: "final-only judge: waiting for the final verdict"}, nil
-	}
-	if j.llm == nil {
-		return voicetest.Judgment{}, errors.New("judges: the criteria judge has no LLM: use judges.ForTest(t, criteria...) in a test, or .WithLLM(client) with an *llm.Client")
 	}
 	creq := j.request(req, criteria, forced)
 	ans, err := askValid(ctx, j.llm, creq, func(resp voicetest.ChatResponse) (verdictAnswer, error) {
