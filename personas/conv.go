@@ -2,27 +2,30 @@ package personas
 
 import (
 	"sync"
-	"unsafe"
+	"weak"
 
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// convID identifies one conversation: the scenario's name and the address
-// of the State the runner passes on every turn of that conversation. The
-// address is kept as a number only, never as a pointer, so the State is
-// not retained after the call returns.
+// convID identifies one conversation: the State the runner passes on
+// every turn of that conversation, held by a weak pointer so that it is
+// not retained after the call returns (and two States never share an ID,
+// even after one is collected), and the scenario's name for messages.
 type convID struct {
-	name string
-	addr uintptr
+	state weak.Pointer[voicetest.State]
+	name  string
 }
 
 func idOf(st *voicetest.State) convID {
-	return convID{name: st.Name(), addr: uintptr(unsafe.Pointer(st))}
+	return convID{state: weak.Make(st), name: st.Name()}
 }
 
+// gone reports whether the conversation's State was collected.
+func (id convID) gone() bool { return id.state.Value() == nil }
+
 // progress is how far a conversation has gone, as the State shows it. It
-// never decreases within one conversation, so a smaller value at the same
-// convID means a new conversation that reuses the address (a later run).
+// never decreases within one conversation, so a smaller value for the same
+// State means that a new conversation reuses it (a later run).
 type progress struct {
 	turns    int
 	messages int
@@ -64,6 +67,12 @@ func (c *conversations[S]) lock(st *voicetest.State, fresh func() S) (*S, func()
 	}
 	e, ok := c.m[id]
 	if !ok {
+		// Drop conversations whose State is gone before adding one.
+		for old := range c.m {
+			if old.gone() {
+				delete(c.m, old)
+			}
+		}
 		e = &convEntry[S]{s: fresh()}
 		c.m[id] = e
 	}

@@ -84,6 +84,7 @@ const (
 )
 
 type line struct {
+	turn int
 	at   time.Duration
 	side side
 	text string
@@ -91,7 +92,10 @@ type line struct {
 
 // conversationLines is the conversation of st from the caller's point of
 // view: the agent's messages and rendered payloads, and the caller's own
-// messages, in time order.
+// messages, in order of turn: within a turn the caller's message first,
+// then the agent's side in time order. (Times alone do not order them:
+// on the real clock with fast pacing the agent's times are playback
+// times, ahead of the user's.)
 func conversationLines(st *voicetest.State, render PayloadRenderer) []line {
 	var out []line
 	for _, m := range st.Transcript() {
@@ -104,10 +108,10 @@ func conversationLines(st *voicetest.State, render PayloadRenderer) []line {
 			if m.Interrupted {
 				text += " [cut off]"
 			}
-			out = append(out, line{at: m.Start, side: sideAgent, text: text})
+			out = append(out, line{turn: m.Turn, at: m.Start, side: sideAgent, text: text})
 		case voicetest.RoleUser:
 			if t := strings.TrimSpace(m.Text); t != "" {
-				out = append(out, line{at: m.Start, side: sideSelf, text: t})
+				out = append(out, line{turn: m.Turn, at: m.Start, side: sideSelf, text: t})
 			}
 		}
 	}
@@ -116,12 +120,20 @@ func conversationLines(st *voicetest.State, render PayloadRenderer) []line {
 			switch e.Type {
 			case voicetest.EventToolCall, voicetest.EventToolResult, voicetest.EventData:
 				if t := render(e); t != "" {
-					out = append(out, line{at: e.At, side: sideAgent, text: t})
+					out = append(out, line{turn: e.Turn, at: e.At, side: sideAgent, text: t})
 				}
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b line) int { return cmpDuration(a.at, b.at) })
+	slices.SortStableFunc(out, func(a, b line) int {
+		if a.turn != b.turn {
+			return a.turn - b.turn
+		}
+		if a.side != b.side {
+			return int(b.side) - int(a.side) // the caller's line first
+		}
+		return cmpDuration(a.at, b.at)
+	})
 	return out
 }
 

@@ -197,7 +197,7 @@ func (a *audioFiles) load(ctx context.Context, path string) (pcm.Chunk, error) {
 	if ok {
 		return c.Clone(), nil
 	}
-	c, err := ReadAudioFile(ctx, path)
+	c, err := readAudio(ctx, path)
 	if err != nil {
 		return pcm.Chunk{}, err
 	}
@@ -262,4 +262,13 @@ func ReadAudioFile(ctx context.Context, path string) (pcm.Chunk, error) {
 		return pcm.Chunk{}, fmt.Errorf("decoding %s with ffmpeg: %w", path, err)
 	}
 	return c, nil
+}
+
+// readAudio is ReadAudioFile, refusing files without samples.
+func readAudio(ctx context.Context, path string) (pcm.Chunk, error) {
+	c, err := ReadAudioFile(ctx, path)
+	if err == nil && c.IsEmpty() {
+		err = fmt.Errorf("%s has no audio (no samples); record something or remove it from the list", path)
+	}
+	return c, err
 }
