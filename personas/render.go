@@ -84,10 +84,11 @@ const (
 )
 
 type line struct {
-	turn int
-	at   time.Duration
-	side side
-	text string
+	turn    int
+	at      time.Duration
+	side    side
+	payload bool // a rendered tool call, tool result or data payload
+	text    string
 }
 
 // conversationLines is the conversation of st from the caller's point of
@@ -120,7 +121,7 @@ func conversationLines(st *voicetest.State, render PayloadRenderer) []line {
 			switch e.Type {
 			case voicetest.EventToolCall, voicetest.EventToolResult, voicetest.EventData:
 				if t := render(e); t != "" {
-					out = append(out, line{turn: e.Turn, at: e.At, side: sideAgent, text: t})
+					out = append(out, line{turn: e.Turn, at: e.At, side: sideAgent, payload: true, text: t})
 				}
 			}
 		}
@@ -132,7 +133,18 @@ func conversationLines(st *voicetest.State, render PayloadRenderer) []line {
 		if a.side != b.side {
 			return int(b.side) - int(a.side) // the caller's line first
 		}
-		return cmpDuration(a.at, b.at)
+		if c := cmpDuration(a.at, b.at); c != 0 {
+			return c
+		}
+		// At the same instant a payload comes first: agents call tools
+		// before they speak of the result.
+		if a.payload != b.payload {
+			if a.payload {
+				return -1
+			}
+			return 1
+		}
+		return 0
 	})
 	return out
 }
