@@ -92,3 +92,20 @@ func TestScenarioWithScriptedPersona(t *testing.T) {
 	}
 	assert.Equal(t, 2, userSegs)
 }
+
+// TestScenarioRecordsWithTheDefaultClient records an LLM persona built
+// without With inside Scenario's synctest bubble: the default client keeps
+// no idle connections, whose goroutines would block the bubble.
+func TestScenarioRecordsWithTheDefaultClient(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.HandleChat(answerBooking)
+	t.Setenv("OPENAI_BASE_URL", srv.BaseURL())
+	t.Setenv("OPENAI_API_KEY", srv.APIKey())
+	t.Setenv("VOICETEST_LLM_MODEL", "gpt-4o-mini")
+	t.Setenv("VOICETEST_CACHE", "record")
+	t.Chdir(t.TempDir())
+	res := voicetest.Scenario(t, voicetest.Config{Agent: bookingAgent(), User: personas.LLM(personas.Patient, "Book a table for two.")})
+	require.True(t, res.Success, "%v", res.Err)
+	assert.Equal(t, 3, res.Turns)
+	assert.Len(t, srv.RequestsTo("/v1/chat/completions"), 3)
+}
