@@ -423,6 +423,8 @@ func (u *LLMUser) systemPrompt(st *voicetest.State, canWait bool) string {
 	b.WriteString("- Give details when the agent asks for them or when it helps your goal; do not volunteer your whole request at once unless that is your character.\n")
 	if canWait {
 		fmt.Fprintf(&b, "- If the agent asked you to hold on, or said it is checking something, call wait with the seconds you would give it (1 to %d).\n", int(u.maxWait/time.Second))
+	} else if u.maxWaits == 0 {
+		b.WriteString("- Do not wait in silence: always speak, or hang up.\n")
 	} else {
 		b.WriteString("- You have already waited as long as you will: do not wait any more; speak, or hang up.\n")
 	}

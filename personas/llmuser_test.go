@@ -3,6 +3,7 @@ package personas_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -324,4 +325,36 @@ func TestLLMDefaultClientBadCacheMode(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "With(llm.ForTest(t))")
 	assert.True(t, strings.Contains(err.Error(), "sometimes"), "%v", err)
+}
+
+func TestLLMServesParallelConversations(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.HandleChat(answerBooking)
+	user := personas.LLM(personas.Rushed, "Book a table for two.").With(newClient(t, srv, t.TempDir(), cache.Off))
+	for i := range 3 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			res := bookingRun(t, user)
+			require.NoError(t, res.Err)
+			assert.Equal(t, []string{
+				"agent: Luigi's, how can I help?",
+				"user: A table for two tonight.",
+				"agent: Let me check. For two people?",
+				"user: Yes, two, at seven.",
+				"agent: Booked for two at seven.",
+				"user: Great, thanks, bye.",
+			}, lines(res))
+		})
+	}
+}
+
+func TestLLMInterruptDecision(t *testing.T) {
+	st := &voicetest.State{}
+	user := personas.LLM(personas.Interrupter, "Book.").Seed(3)
+	ok, after := user.InterruptDecision(st)
+	want, wantAfter, _ := personas.Interrupter.Interrupt.Decide(3, "", 0)
+	assert.Equal(t, want, ok)
+	assert.Equal(t, wantAfter, after)
+	ok, _ = personas.LLM(personas.Patient, "Book.").InterruptDecision(st)
+	assert.False(t, ok, "a patient caller never barges in")
 }
