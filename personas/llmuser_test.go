@@ -358,3 +358,48 @@ func TestLLMInterruptDecision(t *testing.T) {
 	ok, _ = personas.LLM(personas.Patient, "Book.").InterruptDecision(st)
 	assert.False(t, ok, "a patient caller never barges in")
 }
+
+// TestLLMSeesInaudibleAndCutOffAgentSpeech renders agent speech with no
+// words as "(inaudible)" and speech cut short by a barge-in as "[cut off]".
+func TestLLMSeesInaudibleAndCutOffAgentSpeech(t *testing.T) {
+	sayHi := voicetest.ChatMessage{ToolCalls: []voicetest.ToolCall{{Name: "say", Arguments: json.RawMessage(`{"text":"Hello?"}`)}}}
+
+	s := &stub{answers: []voicetest.ChatMessage{sayHi}}
+	res := voicetest.Scenario(t, voicetest.Config{
+		Name:      "audio only",
+		Agent:     fixtures.AudioOnlyAgent(fixtures.Reply{Text: "Welcome to Luigi's."}),
+		User:      personas.LLM(personas.Patient, "Book.").With(s),
+		UserVoice: toneVoice{},
+		Script:    []voicetest.Step{voicetest.UserSays("Hi."), voicetest.AgentTurn(), voicetest.UserTurn()},
+	})
+	require.True(t, res.Success, "%v", res.Err)
+	require.Len(t, s.reqs, 1)
+	msgs := s.reqs[0].Messages
+	require.Len(t, msgs, 4)
+	assert.Contains(t, msgs[1].Content, "has not said anything yet", "the caller spoke first")
+	assert.Equal(t, voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: "Hi."}, msgs[2])
+	assert.Equal(t, voicetest.ChatMessage{Role: voicetest.ChatUser, Content: "(inaudible)"}, msgs[3])
+
+	s = &stub{answers: []voicetest.ChatMessage{sayHi}}
+	res = voicetest.Scenario(t, voicetest.Config{
+		Name:      "barge-in",
+		Agent:     fixtures.BargeInAgent(fixtures.Reply{Text: "We have many tables available tonight for parties of any size."}, fixtures.Reply{Text: "Sure."}),
+		User:      personas.LLM(personas.Patient, "Book.").With(s),
+		UserVoice: toneVoice{},
+		Script: []voicetest.Step{
+			voicetest.UserSays("Hi."),
+			voicetest.Interrupt("Wait.", voicetest.AfterWords(2)),
+			voicetest.AgentTurn(),
+			voicetest.UserTurn(),
+		},
+	})
+	require.True(t, res.Success, "%v", res.Err)
+	require.Len(t, s.reqs, 1)
+	var cut []string
+	for _, m := range s.reqs[0].Messages {
+		if strings.Contains(m.Content, "[cut off]") {
+			cut = append(cut, m.Content)
+		}
+	}
+	assert.Len(t, cut, 1, "%+v", s.reqs[0].Messages)
+}
