@@ -104,7 +104,11 @@ func TestScenarioRecordsWithTheDefaultClient(t *testing.T) {
 	t.Setenv("VOICETEST_LLM_MODEL", "gpt-4o-mini")
 	t.Setenv("VOICETEST_CACHE", "record")
 	t.Chdir(t.TempDir())
-	res := voicetest.Scenario(t, voicetest.Config{Agent: bookingAgent(), User: personas.LLM(personas.Patient, "Book a table for two.")})
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent:  bookingAgent(),
+		User:   personas.LLM(personas.Patient, "Book a table for two."),
+		Golden: voicetest.GoldenOptions{Disable: true}, // the test runs in a temporary directory
+	})
 	require.True(t, res.Success, "%v", res.Err)
 	assert.Equal(t, 3, res.Turns)
 	assert.Len(t, srv.RequestsTo("/v1/chat/completions"), 3)
