@@ -164,7 +164,7 @@ func report(t testing.TB, res *Result) {
 		}
 	}
 	if dir != "" {
-		fmt.Fprintf(&b, "artifacts: %s (conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
+		fmt.Fprintf(&b, "artifacts: %s (report.html, conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
 	}
 	fmt.Fprintf(&b, "rerun: go test -run '^%s$' -artifacts", runPattern(t.Name()))
 	t.Error(b.String())
