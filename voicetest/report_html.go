@@ -518,16 +518,25 @@ func peaks(segs []Segment, role Role, end time.Duration, n int) []int8 {
 		if s.Role != role || s.Audio.IsEmpty() || s.Audio.Rate <= 0 {
 			continue
 		}
-		rate := float64(s.Audio.Rate)
-		perBucket := end.Seconds() / float64(n)
-		for i, v := range s.Audio.Samples {
-			t := s.Start.Seconds() + float64(i)/rate
-			b := int(t / perBucket)
-			if b < 0 || b >= n {
-				continue
+		// Bucket k covers samples [k*total/n, (k+1)*total/n) of the
+		// conversation, counted at the segment's rate.
+		total := int64(pcm.SamplesFor(s.Audio.Rate, end))
+		off := int64(pcm.SamplesFor(s.Audio.Rate, s.Start))
+		last := off + int64(len(s.Audio.Samples))
+		if total <= 0 {
+			continue
+		}
+		for k := max(off*int64(n)/total, 0); k < int64(n); k++ {
+			from, to := k*total/int64(n), (k+1)*total/int64(n)
+			from, to = max(from, off), min(to, last)
+			if from >= last {
+				break
 			}
-			lo[b] = min(lo[b], v)
-			hi[b] = max(hi[b], v)
+			l, h := lo[k], hi[k]
+			for _, v := range s.Audio.Samples[from-off : to-off] {
+				l, h = min(l, v), max(h, v)
+			}
+			lo[k], hi[k] = l, h
 		}
 	}
 	for i := range n {
