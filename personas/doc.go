@@ -79,17 +79,10 @@
 // packet loss, line hiss, clipping) and Interrupter (barges in on half of
 // the agent's turns, 0.5–2 s into them). Library lists them.
 //
-// Two things need the runner, which this package does not own:
-//
-//   - Speed: voicetest.Utterance has no speed field yet, so Persona.Speed
-//     does not reach SpeechRequest.Speed. An Utterance.Speed copied into the
-//     SpeechRequest would carry it.
-//   - Barge-in: the runner decides when audio is sent. Interruption.Decide
-//     (and LLMUser.InterruptDecision) give a repeatable per-turn decision
-//     (whether, after how long, which phrase) for the runner to act on in
-//     Proceed: an optional interface on the User, asked before each agent
-//     turn, that turns the turn into Interrupt(phrase or the next utterance,
-//     After(delay)).
+// The runner acts on both: a persona's Speed reaches the TTS through
+// Utterance.Speed, and an LLM persona's interruption settings make Proceed
+// barge in (LLMUser implements voicetest.Interrupter: a repeatable per-turn
+// decision of whether, and after how long, to interrupt the agent).
 //
 // # Red team
 //

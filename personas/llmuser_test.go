@@ -199,7 +199,7 @@ func TestLLMWaitRefusedAfterMaxWaits(t *testing.T) {
 	assert.Equal(t, 5*time.Second, u.Wait)
 	u, err = user.NextUtterance(t.Context(), st)
 	require.NoError(t, err)
-	assert.Equal(t, voicetest.Utterance{Text: "Forget it.", HangUp: true}, u)
+	assert.Equal(t, voicetest.Utterance{Text: "Forget it.", HangUp: true, Speed: personas.Rushed.Speed}, u)
 	require.Len(t, s.reqs, 3)
 	note := s.reqs[2].Messages[len(s.reqs[2].Messages)-1]
 	assert.Equal(t, voicetest.ChatSystem, note.Role)

@@ -30,14 +30,17 @@ func (s sound) validate() error {
 	return s.persona.Validate()
 }
 
-// apply gives u the persona's voice and effects, leaving fields u already
-// has alone.
+// apply gives u the persona's voice, speaking speed and effects, leaving
+// fields u already has alone.
 func (s sound) apply(u *voicetest.Utterance) {
 	if s.persona == nil {
 		return
 	}
 	if u.Voice == "" && s.engine != "" {
 		u.Voice = s.persona.Voice.For(s.engine)
+	}
+	if u.Speed == 0 {
+		u.Speed = s.persona.Speed
 	}
 	if u.Effects == nil {
 		u.Effects = s.persona.Effects
