@@ -225,21 +225,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.brain()
 	}()
 	err = c.read()
-	close(c.events)
-	cancel() // stops a brain blocked in an engine or a write
-	<-brainDone
 	c.mu.Lock()
 	if err != nil && c.rec.Err == "" && !c.rec.HungUp {
 		c.rec.Err = err.Error()
 	}
-	hungUp := c.rec.HungUp
+	failed := err != nil && !c.rec.HungUp
 	c.mu.Unlock()
-	if err != nil && !hungUp {
+	if failed {
+		// Tell Twilio why first: cancelling the brain's writes below
+		// would drop the connection without a close frame.
 		s.cfg.Logf("restaurant: call %s: %v", c.rec.CallSid, err)
 		ws.Close(websocket.StatusInternalError, truncate(err.Error(), 120))
-		return
 	}
-	ws.Close(websocket.StatusNormalClosure, "")
+	close(c.events)
+	cancel() // stops a brain blocked in an engine or a write
+	<-brainDone
+	if !failed {
+		ws.Close(websocket.StatusNormalClosure, "")
+	}
 }
 
 // callEvent is work for a call's brain.
@@ -617,10 +620,15 @@ func (c *call) onMark(name string) bool {
 func (c *call) brain() {
 	for ev := range c.events {
 		if err := c.handle(ev); err != nil {
-			if c.ctx.Err() == nil {
-				c.mu.Lock()
+			c.mu.Lock()
+			// A call that ended meanwhile is not a failure; the reader
+			// records its own failure before anything else sees it.
+			first := c.rec.Err == "" && c.ctx.Err() == nil
+			if first {
 				c.rec.Err = err.Error()
-				c.mu.Unlock()
+			}
+			c.mu.Unlock()
+			if first {
 				c.s.cfg.Logf("restaurant: call %s: %v", c.rec.CallSid, err)
 				c.ws.Close(websocket.StatusInternalError, truncate(err.Error(), 120))
 			}
