@@ -100,8 +100,9 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	calls []*call
+	mu     sync.Mutex
+	calls  []*call
+	closed bool
 }
 
 // NewServer returns a server for cfg, or an error saying which required
@@ -142,6 +143,9 @@ func (s *Server) Book() *Book { return s.book }
 
 // Close ends every call in progress and waits for their goroutines.
 func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	return nil
@@ -203,18 +207,26 @@ func (s *Server) Calls() []CallRecord {
 // caller hangs up ("stop" or a closed socket), the agent hangs up, or the
 // server closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "restaurant: the server is closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		s.cfg.Logf("restaurant: websocket accept: %v", err)
 		return
 	}
-	s.wg.Add(1)
-	defer s.wg.Done()
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	c := &call{s: s, ws: ws, ctx: ctx, dlg: NewDialogue(), events: make(chan callEvent, 64),
 		silenceLimit: int64(pcm.SamplesFor(PhoneRate, s.cfg.SilenceTimeout))}
 	c.vad, _ = pcm.NewVAD(PhoneRate, s.cfg.VAD) // validated in NewServer
+	c.speechStart, c.speechEnd = -1, -1
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
 	s.mu.Unlock()
@@ -291,7 +303,6 @@ type call struct {
 
 // read runs the receive side of the call until it ends.
 func (c *call) read() error {
-	c.speechStart, c.speechEnd = -1, -1
 	for {
 		typ, data, err := c.ws.Read(c.ctx)
 		if err != nil {
