@@ -35,6 +35,10 @@ const (
 	DefaultSilenceTimeout = 5 * time.Second
 )
 
+// hangUpPause is how long, in stream time, the agent waits after its
+// goodbye has played before it hangs up.
+const hangUpPause = 300 * time.Millisecond
+
 // sttPadding is the silence put before and after each utterance the
 // agent transcribes.
 const sttPadding = 200 * time.Millisecond
@@ -87,7 +91,8 @@ type ServerConfig struct {
 //     sends "clear", which makes Twilio drop the audio not yet played;
 //   - re-prompts after SilenceTimeout of stream time with no speech while it
 //     waits for the caller;
-//   - hangs up (closes the stream) once its goodbye has played.
+//   - hangs up (closes the stream) 300 ms of stream time after its goodbye
+//     has played.
 //
 // Because the agent transcribes a span fixed by the audio itself, the same
 // caller audio gives the same transcription request on every run, however
@@ -287,6 +292,7 @@ type call struct {
 	quiet        int64 // samples of silence while waiting for the caller
 	silenceLimit int64
 	started      bool
+	hangUpAt     int64        // stream position to hang up at, 0 for none
 	streamPos    atomic.Int64 // pos, for the brain
 
 	// Shared between the reader and the brain.
@@ -331,6 +337,12 @@ func (c *call) read() error {
 			if err := c.onMedia(m); err != nil {
 				return err
 			}
+			if c.hangUpAt > 0 && c.pos >= c.hangUpAt {
+				c.mu.Lock()
+				c.rec.HungUp = true
+				c.mu.Unlock()
+				return nil // the pause after the goodbye is over: hang up
+			}
 		case "dtmf":
 			if m.DTMF.Digit == "" {
 				return errors.New("dtmf message without dtmf.digit")
@@ -339,7 +351,10 @@ func (c *call) read() error {
 			c.enqueue(callEvent{kind: "keys", digits: m.DTMF.Digit, at: c.streamTime()})
 		case "mark":
 			if c.onMark(m.Mark.Name) {
-				return nil // the goodbye has played: hang up
+				// The goodbye has played; hang up after a short pause,
+				// as a person would (and so that the goodbye's end and
+				// the hang-up are two distinct moments).
+				c.hangUpAt = c.pos + int64(pcm.SamplesFor(PhoneRate, hangUpPause))
 			}
 		case "stop":
 			c.flushSpeech()
@@ -619,11 +634,7 @@ func (c *call) onMark(name string) bool {
 	}
 	c.mark = ""
 	c.quiet = 0
-	if c.hangUp {
-		c.rec.HungUp = true
-		return true
-	}
-	return false
+	return c.hangUp
 }
 
 // brain handles the call's events one at a time: transcribe, decide, act,
