@@ -8,10 +8,12 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
 
-// Names are the surnames the agent's speech grammar knows. A caller with
-// another name is heard as one of these (or not at all): a grammar trades
-// openness for accuracy on poor telephone audio.
-var Names = []string{"garcia", "smith", "chen", "patel", "jones", "brown", "miller", "lee", "kim", "nguyen"}
+// Names returns the surnames the agent's speech grammar knows. A caller
+// with another name is heard as one of these (or not at all): a grammar
+// trades openness for accuracy on poor telephone audio.
+func Names() []string {
+	return []string{"garcia", "smith", "chen", "patel", "jones", "brown", "miller", "lee", "kim", "nguyen"}
+}
 
 // CallerPhrases returns the phrases the agent expects callers to say, for
 // the speech recognizer's grammar (TranscriptionRequest.Phrases): a caller
@@ -38,7 +40,7 @@ func CallerPhrases() []string {
 			p = append(p, d+" at "+w, d+" at "+w+" thirty")
 		}
 	}
-	for _, n := range Names {
+	for _, n := range Names() {
 		p = append(p, "the name is "+n, "my name is "+n, "it's "+n)
 	}
 	slices.Sort(p)
@@ -72,7 +74,7 @@ func AgentPhrases() []string {
 			p = append(p, "at "+spokenTime(fmt.Sprintf("%02d:%02d", h, m)))
 		}
 	}
-	for _, n := range Names {
+	for _, n := range Names() {
 		p = append(p, "under the name "+n)
 	}
 	for i, x := range p {
