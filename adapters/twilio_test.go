@@ -650,7 +650,8 @@ func ExampleTwilio() {
 	defer bot.Close()
 
 	agent := adapters.Twilio(bot.URL)
-	agent.Pacing = adapters.Fast // no real-time line: the example sends its own silence
+	agent.Pacing = adapters.Fast              // no real-time phone line: no waiting
+	agent.EndSilence = 200 * time.Millisecond // so the bot hears the end of speech
 	agent.CustomParameters = map[string]string{"caller": "+15550100"}
 	ctx := context.Background()
 	const rate = 24000
@@ -683,18 +684,20 @@ func ExampleTwilio() {
 		}
 	}
 	listen()
-	// 300 ms of "speech", then silence so the bot hears the end of it.
+	// 300 ms of "speech" in 20 ms frames, then the end of the utterance.
 	speech := pcm.Chunk{Rate: rate, Samples: make([]int16, pcm.SamplesFor(rate, 300*time.Millisecond))}
 	for i := range speech.Samples {
 		speech.Samples[i] = int16(9000 * math.Sin(2*math.Pi*440*float64(i)/rate))
 	}
-	for _, c := range []pcm.Chunk{speech, pcm.Silence(rate, 300*time.Millisecond)} {
-		for _, f := range c.Frames(20 * time.Millisecond) {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				fmt.Println(err)
-				return
-			}
+	for _, f := range speech.Frames(20 * time.Millisecond) {
+		if err := conn.SendAudio(ctx, f); err != nil {
+			fmt.Println(err)
+			return
 		}
+	}
+	if err := conn.EndUtterance(ctx); err != nil {
+		fmt.Println(err)
+		return
 	}
 	listen()
 	listen()
