@@ -128,6 +128,14 @@ func encodeG711(enc *[g711EncodeSize]byte, dst []byte, src []int16) []byte {
 	dst = slices.Grow(dst, len(src))[:n+len(src)]
 	out := dst[n:]
 	out = out[:len(src)]
+	// Eight at a time: one bounds check and one loop branch per eight.
+	for len(src) >= 8 && len(out) >= 8 {
+		s, o := src[:8], out[:8]
+		o[0], o[1], o[2], o[3] = enc[encodeIndex(s[0])], enc[encodeIndex(s[1])], enc[encodeIndex(s[2])], enc[encodeIndex(s[3])]
+		o[4], o[5], o[6], o[7] = enc[encodeIndex(s[4])], enc[encodeIndex(s[5])], enc[encodeIndex(s[6])], enc[encodeIndex(s[7])]
+		src, out = src[8:], out[8:]
+	}
+	out = out[:len(src)]
 	for i, s := range src {
 		out[i] = enc[encodeIndex(s)]
 	}
@@ -139,6 +147,13 @@ func decodeG711(dec *[256]int16, dst []int16, src []byte) []int16 {
 	n := len(dst)
 	dst = grow(dst, len(src))
 	out := dst[n:]
+	out = out[:len(src)]
+	for len(src) >= 8 && len(out) >= 8 {
+		s, o := src[:8], out[:8]
+		o[0], o[1], o[2], o[3] = dec[s[0]], dec[s[1]], dec[s[2]], dec[s[3]]
+		o[4], o[5], o[6], o[7] = dec[s[4]], dec[s[5]], dec[s[6]], dec[s[7]]
+		src, out = src[8:], out[8:]
+	}
 	out = out[:len(src)]
 	for i, b := range src {
 		out[i] = dec[b]
@@ -175,17 +190,17 @@ func DecodeAlaw(dst []int16, src []byte) []int16 {
 	return decodeG711(&alawTables.decode, dst, src)
 }
 
-// MulawSample returns the G.711 µ-law code of one sample.
-func MulawSample(s int16) byte { return mulawTables.encode[encodeIndex(s)] }
+// LinearToMulaw returns the G.711 µ-law code of one sample.
+func LinearToMulaw(s int16) byte { return mulawTables.encode[encodeIndex(s)] }
 
-// MulawValue returns the linear value of one G.711 µ-law code.
-func MulawValue(code byte) int16 { return mulawTables.decode[code] }
+// MulawToLinear returns the linear value of one G.711 µ-law code.
+func MulawToLinear(code byte) int16 { return mulawTables.decode[code] }
 
-// AlawSample returns the G.711 A-law code of one sample.
-func AlawSample(s int16) byte { return alawTables.encode[encodeIndex(s)] }
+// LinearToAlaw returns the G.711 A-law code of one sample.
+func LinearToAlaw(s int16) byte { return alawTables.encode[encodeIndex(s)] }
 
-// AlawValue returns the linear value of one G.711 A-law code.
-func AlawValue(code byte) int16 { return alawTables.decode[code] }
+// AlawToLinear returns the linear value of one G.711 A-law code.
+func AlawToLinear(code byte) int16 { return alawTables.decode[code] }
 
 // MulawToChunk decodes G.711 µ-law bytes, as telephony carries them, into
 // a new 8 kHz Chunk.
@@ -198,36 +213,38 @@ func AlawToChunk(b []byte) Chunk {
 	return Chunk{Rate: Rate8k, Samples: DecodeAlaw(make([]int16, 0, len(b)), b)}
 }
 
-// ChunkToMulaw encodes c as G.711 µ-law bytes for telephony. G.711 is
-// defined at 8 kHz, so c must be at 8 kHz: other rates are an error (a rate
-// that is not positive is ErrBadRate).
+// ChunkToMulaw encodes c as G.711 µ-law bytes for telephony, resampling it
+// to 8 kHz first when it is at another rate. A rate that is not positive is
+// ErrBadRate.
 func ChunkToMulaw(c Chunk) ([]byte, error) {
-	if err := checkG711Rate(c, "µ-law"); err != nil {
+	c, err := toG711Rate(c, "µ-law")
+	if err != nil {
 		return nil, err
 	}
 	return EncodeMulaw(make([]byte, 0, len(c.Samples)), c.Samples), nil
 }
 
-// ChunkToAlaw encodes c as G.711 A-law bytes for telephony. Like
-// ChunkToMulaw, it needs c at 8 kHz.
+// ChunkToAlaw encodes c as G.711 A-law bytes for telephony, resampling it to
+// 8 kHz first like ChunkToMulaw.
 func ChunkToAlaw(c Chunk) ([]byte, error) {
-	if err := checkG711Rate(c, "A-law"); err != nil {
+	c, err := toG711Rate(c, "A-law")
+	if err != nil {
 		return nil, err
 	}
 	return EncodeAlaw(make([]byte, 0, len(c.Samples)), c.Samples), nil
 }
 
-// checkG711Rate reports whether c can be G.711-encoded as it is.
-//
-// TODO(lead): once pcm/resample.go lands, resample instead of failing:
-// c, err = Resample(c, Rate8k) in ChunkToMulaw and ChunkToAlaw, and drop the
-// rate error here.
-func checkG711Rate(c Chunk, law string) error {
+// toG711Rate returns c at 8 kHz, the rate G.711 is defined at.
+func toG711Rate(c Chunk, law string) (Chunk, error) {
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("pcm: encoding %s: %w", law, err)
+		return Chunk{}, fmt.Errorf("pcm: encoding %s: %w", law, err)
 	}
-	if c.Rate != Rate8k {
-		return fmt.Errorf("pcm: encoding %s: G.711 audio is 8000 Hz but the chunk is %d Hz; resample it to 8000 Hz first", law, c.Rate)
+	if c.Rate == Rate8k {
+		return c, nil
 	}
-	return nil
+	r, err := Resample(c, Rate8k)
+	if err != nil {
+		return Chunk{}, fmt.Errorf("pcm: encoding %s: %w", law, err)
+	}
+	return r, nil
 }

@@ -7,16 +7,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // updateG711 rewrites the G.711 fixtures from the installed ffmpeg.
 var updateG711 = flag.Bool("update-g711", false, "regenerate pcm/testdata/g711_* from ffmpeg")
 
-// The committed fixtures, made by ffmpeg (see testdata/README.md):
+// The committed fixtures, made by ffmpeg (see testdata/wav_g711_README.md):
 //
 //	g711_{mulaw,alaw}_sweep.gz   ffmpeg's encoding of every int16 value, in
 //	                             order from -32768 to 32767 (65536 bytes, gzipped)
@@ -230,30 +232,30 @@ func readFileT(t *testing.T, path string) []byte {
 func TestG711SpecValues(t *testing.T) {
 	mu := map[byte]int16{0x00: -32124, 0x80: 32124, 0x7F: 0, 0xFF: 0, 0x7E: -8, 0xFE: 8, 0x70: -120, 0xEF: 132, 0xF0: 120}
 	for code, want := range mu {
-		if got := MulawValue(code); got != want {
-			t.Errorf("MulawValue(0x%02X) = %d, want %d", code, got, want)
+		if got := MulawToLinear(code); got != want {
+			t.Errorf("MulawToLinear(0x%02X) = %d, want %d", code, got, want)
 		}
 	}
 	a := map[byte]int16{0xD5: 8, 0x55: -8, 0xAA: 32256, 0x2A: -32256, 0xD4: 24, 0xC5: 264, 0x80: 5504}
 	for code, want := range a {
-		if got := AlawValue(code); got != want {
-			t.Errorf("AlawValue(0x%02X) = %d, want %d", code, got, want)
+		if got := AlawToLinear(code); got != want {
+			t.Errorf("AlawToLinear(0x%02X) = %d, want %d", code, got, want)
 		}
 	}
-	if got := MulawSample(0); got != 0xFF {
-		t.Errorf("MulawSample(0) = 0x%02X, want 0xFF (positive zero)", got)
+	if got := LinearToMulaw(0); got != 0xFF {
+		t.Errorf("LinearToMulaw(0) = 0x%02X, want 0xFF (positive zero)", got)
 	}
-	if got := MulawSample(32767); got != 0x80 {
-		t.Errorf("MulawSample(32767) = 0x%02X, want 0x80", got)
+	if got := LinearToMulaw(32767); got != 0x80 {
+		t.Errorf("LinearToMulaw(32767) = 0x%02X, want 0x80", got)
 	}
-	if got := MulawSample(-32768); got != 0x00 {
-		t.Errorf("MulawSample(-32768) = 0x%02X, want 0x00", got)
+	if got := LinearToMulaw(-32768); got != 0x00 {
+		t.Errorf("LinearToMulaw(-32768) = 0x%02X, want 0x00", got)
 	}
-	if got := AlawSample(0); got != 0xD5 {
-		t.Errorf("AlawSample(0) = 0x%02X, want 0xD5", got)
+	if got := LinearToAlaw(0); got != 0xD5 {
+		t.Errorf("LinearToAlaw(0) = 0x%02X, want 0xD5", got)
 	}
-	if got := AlawSample(-32768); got != 0x2A {
-		t.Errorf("AlawSample(-32768) = 0x%02X, want 0x2A", got)
+	if got := LinearToAlaw(-32768); got != 0x2A {
+		t.Errorf("LinearToAlaw(-32768) = 0x%02X, want 0x2A", got)
 	}
 }
 
@@ -274,11 +276,13 @@ func g711MaxError(values *[256]int16, s int16) int32 {
 			hi = v
 		}
 	}
-	gap := hi - lo
-	if lo == -1<<20 || hi == 1<<20 {
-		gap = 0 // beyond the extreme level: error is the distance to it
+	switch {
+	case lo == -1<<20: // below the lowest level: the error is the distance to it
+		return hi - int32(s)
+	case hi == 1<<20: // above the highest level
+		return int32(s) - lo
 	}
-	return gap/2 + 4
+	return (hi-lo)/2 + 4
 }
 
 func TestG711RoundTripWithinQuantisationStep(t *testing.T) {
@@ -287,10 +291,6 @@ func TestG711RoundTripWithinQuantisationStep(t *testing.T) {
 		table *g711Tables
 	}{{"mulaw", mulawTables}, {"alaw", alawTables}} {
 		t.Run(law.name, func(t *testing.T) {
-			minV, maxV := int32(32767), int32(-32768)
-			for _, v := range law.table.decode {
-				minV, maxV = min(minV, int32(v)), max(maxV, int32(v))
-			}
 			worst := int32(0)
 			for _, s := range allSamples() {
 				got := int32(law.table.decode[law.table.encode[encodeIndex(s)]])
@@ -299,11 +299,6 @@ func TestG711RoundTripWithinQuantisationStep(t *testing.T) {
 					diff = -diff
 				}
 				limit := g711MaxError(&law.table.decode, s)
-				if int32(s) > maxV {
-					limit = int32(s) - maxV
-				} else if int32(s) < minV {
-					limit = minV - int32(s)
-				}
 				if diff > limit {
 					t.Fatalf("sample %d → code 0x%02X → %d: error %d exceeds %d", s, law.table.encode[encodeIndex(s)], got, diff, limit)
 				}
@@ -338,11 +333,11 @@ func TestG711CodesRoundTrip(t *testing.T) {
 		if c == 0x7F {
 			want = 0xFF // µ-law negative zero encodes as positive zero, as in ffmpeg
 		}
-		if got := MulawSample(MulawValue(c)); got != want {
-			t.Errorf("µ-law 0x%02X → %d → 0x%02X, want 0x%02X", c, MulawValue(c), got, want)
+		if got := LinearToMulaw(MulawToLinear(c)); got != want {
+			t.Errorf("µ-law 0x%02X → %d → 0x%02X, want 0x%02X", c, MulawToLinear(c), got, want)
 		}
-		if got := AlawSample(AlawValue(c)); got != c {
-			t.Errorf("A-law 0x%02X → %d → 0x%02X, want 0x%02X", c, AlawValue(c), got, c)
+		if got := LinearToAlaw(AlawToLinear(c)); got != c {
+			t.Errorf("A-law 0x%02X → %d → 0x%02X, want 0x%02X", c, AlawToLinear(c), got, c)
 		}
 	}
 }
@@ -355,8 +350,8 @@ func TestG711AppendsToDst(t *testing.T) {
 		t.Fatalf("EncodeMulaw did not append: %v", got)
 	}
 	for i, s := range src {
-		if got[3+i] != MulawSample(s) {
-			t.Errorf("EncodeMulaw[%d] = 0x%02X, want 0x%02X", i, got[3+i], MulawSample(s))
+		if got[3+i] != LinearToMulaw(s) {
+			t.Errorf("EncodeMulaw[%d] = 0x%02X, want 0x%02X", i, got[3+i], LinearToMulaw(s))
 		}
 	}
 	samples := DecodeAlaw([]int16{7}, EncodeAlaw(nil, src))
@@ -364,7 +359,7 @@ func TestG711AppendsToDst(t *testing.T) {
 		t.Fatalf("DecodeAlaw did not append: %v", samples)
 	}
 	for i, s := range src {
-		if want := AlawValue(AlawSample(s)); samples[1+i] != want {
+		if want := AlawToLinear(LinearToAlaw(s)); samples[1+i] != want {
 			t.Errorf("DecodeAlaw[%d] = %d, want %d", i, samples[1+i], want)
 		}
 	}
@@ -405,7 +400,7 @@ func TestChunkG711(t *testing.T) {
 		t.Fatalf("MulawToChunk = rate %d, %d samples", back.Rate, len(back.Samples))
 	}
 	for i, s := range c.Samples {
-		if want := MulawValue(MulawSample(s)); back.Samples[i] != want {
+		if want := MulawToLinear(LinearToMulaw(s)); back.Samples[i] != want {
 			t.Errorf("µ-law sample %d: %d, want %d", i, back.Samples[i], want)
 		}
 	}
@@ -413,15 +408,35 @@ func TestChunkG711(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := AlawToChunk(al); got.Rate != Rate8k || got.Samples[3] != AlawValue(AlawSample(20000)) {
+	if got := AlawToChunk(al); got.Rate != Rate8k || got.Samples[3] != AlawToLinear(LinearToAlaw(20000)) {
 		t.Errorf("AlawToChunk = %+v", got)
 	}
 
-	if _, err := ChunkToMulaw(Chunk{Rate: Rate16k, Samples: []int16{1}}); err == nil {
-		t.Error("ChunkToMulaw accepted 16 kHz audio")
+	// Audio at another rate is resampled to 8 kHz first: the bytes equal
+	// those of Resample followed by the 8 kHz encoder.
+	tone := Chunk{Rate: Rate24k, Samples: make([]int16, 2400)}
+	for i := range tone.Samples {
+		tone.Samples[i] = int16(8000 * math.Sin(2*math.Pi*1000*float64(i)/Rate24k))
 	}
-	if _, err := ChunkToAlaw(Chunk{Rate: Rate24k}); err == nil {
-		t.Error("ChunkToAlaw accepted 24 kHz audio")
+	at8k, err := Resample(tone, Rate8k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, law := range []struct {
+		name   string
+		encode func(Chunk) ([]byte, error)
+		want   []byte
+	}{
+		{"µ-law", ChunkToMulaw, EncodeMulaw(nil, at8k.Samples)},
+		{"A-law", ChunkToAlaw, EncodeAlaw(nil, at8k.Samples)},
+	} {
+		got, err := law.encode(tone)
+		if err != nil {
+			t.Fatalf("%s of 24 kHz audio: %v", law.name, err)
+		}
+		if len(got) != 800 || !bytes.Equal(got, law.want) {
+			t.Errorf("%s of 100 ms at 24 kHz: %d bytes, equal to Resample+encode: %v; want 800 bytes, equal", law.name, len(got), bytes.Equal(got, law.want))
+		}
 	}
 	if _, err := ChunkToMulaw(Chunk{}); err == nil || !errors.Is(err, ErrBadRate) {
 		t.Errorf("ChunkToMulaw(zero Chunk) = %v, want ErrBadRate", err)
@@ -450,12 +465,13 @@ func ExampleChunkToMulaw() {
 	}
 	fmt.Printf("% X\n", b)
 	fmt.Println(MulawToChunk(b).Samples)
-	_, err = ChunkToMulaw(Chunk{Rate: Rate24k, Samples: c.Samples})
-	fmt.Println(err != nil)
+	// 24 kHz audio is resampled to 8 kHz: 240 samples become 80 bytes.
+	b, err = ChunkToMulaw(Silence(Rate24k, 10*time.Millisecond))
+	fmt.Println(len(b), err)
 	// Output:
 	// FF FE 7E AF
 	// [0 8 -8 4092]
-	// true
+	// 80 <nil>
 }
 
 func BenchmarkEncodeMulaw(b *testing.B) { benchEncode(b, EncodeMulaw) }
@@ -497,5 +513,29 @@ func benchDecode(b *testing.B, dec func([]int16, []byte) []int16, enc func([]byt
 	}
 	if len(dst) != len(src) {
 		b.Fatal("short decode")
+	}
+}
+
+// TestG711EveryLength checks the bulk functions against the per-sample
+// ones for lengths around the eight-at-a-time loop.
+func TestG711EveryLength(t *testing.T) {
+	src := allSamples()[30000:30040]
+	for n := range len(src) {
+		mu, a := EncodeMulaw(nil, src[:n]), EncodeAlaw(nil, src[:n])
+		if len(mu) != n || len(a) != n {
+			t.Fatalf("length %d: encoded %d and %d bytes", n, len(mu), len(a))
+		}
+		muBack, aBack := DecodeMulaw(nil, mu), DecodeAlaw(nil, a)
+		if len(muBack) != n || len(aBack) != n {
+			t.Fatalf("length %d: decoded %d and %d samples", n, len(muBack), len(aBack))
+		}
+		for i, s := range src[:n] {
+			if mu[i] != LinearToMulaw(s) || a[i] != LinearToAlaw(s) {
+				t.Fatalf("length %d, sample %d: bulk and single encodings differ", n, i)
+			}
+			if muBack[i] != MulawToLinear(mu[i]) || aBack[i] != AlawToLinear(a[i]) {
+				t.Fatalf("length %d, sample %d: bulk and single decodings differ", n, i)
+			}
+		}
 	}
 }

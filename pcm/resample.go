@@ -330,24 +330,41 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 	return dst
 }
 
-// dotGo returns the inner product of h and x[:len(h)] in portable Go, four
-// products at a time into independent accumulators.
+// dotGo returns the inner product of h and x[:len(h)] in portable Go.
+//
+// It adds in exactly the order of the amd64 SSE kernel (sixteen lanes in
+// four vectors, the same pairwise reduction, then a scalar tail), and rounds
+// every product to float32 explicitly so that no compiler fuses it into a
+// multiply-add. The result is therefore bit-identical on every
+// architecture, which keeps resampled audio, and the cache keys made from
+// its hash, the same on every machine.
 func dotGo(h, x []float32) float32 {
 	x = x[:len(h)]
-	var s0, s1, s2, s3 float32
+	var a [16]float32 // a[4*v+l]: vector v, lane l
 	i := 0
+	for ; i+16 <= len(h); i += 16 {
+		hh := h[i : i+16 : i+16]
+		xx := x[i : i+16 : i+16]
+		for j := range a {
+			a[j] += float32(hh[j] * xx[j])
+		}
+	}
 	for ; i+4 <= len(h); i += 4 {
 		hh := h[i : i+4 : i+4]
 		xx := x[i : i+4 : i+4]
-		s0 += hh[0] * xx[0]
-		s1 += hh[1] * xx[1]
-		s2 += hh[2] * xx[2]
-		s3 += hh[3] * xx[3]
+		for l := range 4 {
+			a[l] += float32(hh[l] * xx[l])
+		}
 	}
+	var r [4]float32
+	for l := range r {
+		r[l] = (a[l] + a[4+l]) + (a[8+l] + a[12+l])
+	}
+	s := (r[0] + r[2]) + (r[1] + r[3])
 	for ; i < len(h); i++ {
-		s0 += h[i] * x[i]
+		s += float32(h[i] * x[i])
 	}
-	return (s0 + s1) + (s2 + s3)
+	return s
 }
 
 // round16 rounds v to the nearest int16, saturating.

@@ -2,6 +2,8 @@ package pcm
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -417,5 +419,35 @@ func TestResamplerSameRate(t *testing.T) {
 	}
 	if maxDiff > 2 {
 		t.Errorf("16 kHz → 16 kHz changed a 1 kHz tone by up to %d, want ≤ 2 (rounding)", maxDiff)
+	}
+}
+
+// TestResampleBitsPinned pins the exact output of the resampler. The same
+// hash must come out of the SSE kernel and of the portable one (run with
+// -tags purego, or on any other architecture): cache keys hash resampled
+// audio, so a committed cache must replay on every machine.
+func TestResampleBitsPinned(t *testing.T) {
+	in := Chunk{Rate: Rate24k, Samples: make([]int16, Rate24k/10)}
+	// Integer-only input (a triangle wave plus seeded noise), so that the
+	// input itself is identical everywhere.
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := range in.Samples {
+		tri := i%110 - 55
+		in.Samples[i] = int16(tri*300 + int(rng.Int32N(4001)) - 2000)
+	}
+	want := map[int]string{}
+	for _, to := range []int{Rate8k, Rate16k, Rate44k1} {
+		out, err := Resample(in, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(out.Bytes())
+		want[to] = hex.EncodeToString(sum[:8])
+	}
+	pinned := map[int]string{Rate8k: "b839de9801b70d2b", Rate16k: "445768389fc0716f", Rate44k1: "141e8e280a32be3b"}
+	for to, got := range want {
+		if got != pinned[to] {
+			t.Errorf("Resample 24k→%d: output hash %s, pinned %s", to, got, pinned[to])
+		}
 	}
 }

@@ -8,4 +8,49 @@
 // This package defines the runner and the interfaces (Agent, Conn, User,
 // Judge, TTS, STT, LLM); concrete implementations live in the adapters,
 // personas, judges, speech and llm packages.
+//
+// # Scenarios
+//
+// A test calls Scenario with a Config: the Agent, a User (the caller), a
+// Judge, and a Script of steps:
+//
+//	res := voicetest.Scenario(t, voicetest.Config{
+//		Agent:     bot,
+//		UserVoice: tts, // speaks the user's lines to an audio agent
+//		Judge:     judge,
+//		Script: []voicetest.Step{
+//			voicetest.AgentTurn(), // the greeting
+//			voicetest.UserSays("A table for two at seven, please."),
+//			voicetest.AgentTurn(),
+//			voicetest.Interrupt("Sorry, make it eight.", voicetest.AfterWords(3)),
+//			voicetest.AgentTurn(),
+//			voicetest.Check(func(st *voicetest.State) error {
+//				return st.Expect().ContainsToolCall("book", map[string]any{"party": 2}).Err()
+//			}),
+//			voicetest.Verdict(),
+//		},
+//	})
+//
+// Without a Script the User and the agent take turns (Proceed) until the
+// judge decides or Config.MaxTurns is reached. Run does the same outside
+// of tests.
+//
+// # Time
+//
+// Agents that run in process and block only on channels and timers (they
+// implement VirtualTimer, as the fixtures fakes do) run inside a
+// testing/synctest bubble: waits cost no wall time and the timeline is the
+// same on every run. Remote agents run on the real clock, with times taken
+// where audio crosses the Conn. Every time in a Result is an offset from
+// the start of the scenario.
+//
+// # Turns
+//
+// An agent turn ends at the adapter's AgentTurnEnd marker, or after
+// Timeouts.TailSilence of quiet once the agent's audio has played, or at
+// Timeouts.MaxTurnAudio of audio. Agent events that arrive after a turn has
+// ended (late audio, a greeting spoken over the user) belong to the next
+// AgentTurn; they never enter a user's segment. Latency is the time from
+// the end of the user's speech to the first audio of the agent's next
+// stretch of speech.
 package voicetest

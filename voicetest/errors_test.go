@@ -34,12 +34,12 @@ func TestVerdictStatus(t *testing.T) {
 		in   []Status
 		want Status
 	}{
-		{nil, Inconclusive},
-		{[]Status{Pass, Pass}, Pass},
-		{[]Status{Pass, Inconclusive}, Inconclusive},
-		{[]Status{Inconclusive, Fail}, Fail},
+		{nil, StatusInconclusive},
+		{[]Status{StatusPass, StatusPass}, StatusPass},
+		{[]Status{StatusPass, StatusInconclusive}, StatusInconclusive},
+		{[]Status{StatusInconclusive, StatusFail}, StatusFail},
 	} {
-		var v Verdict
+		var v Judgment
 		for _, s := range tc.in {
 			v.Criteria = append(v.Criteria, CriterionResult{Criterion: "c", Status: s})
 		}

@@ -5,7 +5,7 @@ import "context"
 // Judge gives verdicts on a conversation. The judges package implements it
 // with an LLM criteria judge and deterministic checks.
 type Judge interface {
-	Evaluate(ctx context.Context, req JudgeRequest) (Verdict, error)
+	Evaluate(ctx context.Context, req JudgeRequest) (Judgment, error)
 }
 
 // JudgeRequest asks a Judge about the conversation so far.
@@ -25,12 +25,12 @@ type JudgeRequest struct {
 // Status is the outcome of one criterion.
 type Status string
 
-// The criterion outcomes. Inconclusive is reported as such, never folded
-// into Fail.
+// The criterion outcomes. StatusInconclusive is reported as such, never folded
+// into StatusFail.
 const (
-	Pass         Status = "pass"
-	Fail         Status = "fail"
-	Inconclusive Status = "inconclusive"
+	StatusPass         Status = "pass"
+	StatusFail         Status = "fail"
+	StatusInconclusive Status = "inconclusive"
 )
 
 // CriterionResult is the judge's answer for one criterion.
@@ -40,8 +40,8 @@ type CriterionResult struct {
 	Reasoning string `json:"reasoning,omitempty"`
 }
 
-// Verdict is a judge's answer.
-type Verdict struct {
+// Judgment is a judge's answer.
+type Judgment struct {
 	// Decided is false when a non-final judge wants the conversation to go
 	// on; Criteria may then hold what is already known.
 	Decided bool `json:"decided"`
@@ -54,27 +54,27 @@ type Verdict struct {
 // Status returns the verdict's overall outcome: Fail if any criterion
 // failed, else Inconclusive if any was inconclusive, else Pass. A verdict
 // with no criteria is Inconclusive.
-func (v Verdict) Status() Status {
+func (v Judgment) Status() Status {
 	if len(v.Criteria) == 0 {
-		return Inconclusive
+		return StatusInconclusive
 	}
-	st := Pass
+	st := StatusPass
 	for _, c := range v.Criteria {
 		switch c.Status {
-		case Fail:
-			return Fail
-		case Pass:
+		case StatusFail:
+			return StatusFail
+		case StatusPass:
 		default:
-			st = Inconclusive
+			st = StatusInconclusive
 		}
 	}
 	return st
 }
 
 // JudgeFunc adapts a function to the Judge interface.
-type JudgeFunc func(ctx context.Context, req JudgeRequest) (Verdict, error)
+type JudgeFunc func(ctx context.Context, req JudgeRequest) (Judgment, error)
 
 // Evaluate calls f.
-func (f JudgeFunc) Evaluate(ctx context.Context, req JudgeRequest) (Verdict, error) {
+func (f JudgeFunc) Evaluate(ctx context.Context, req JudgeRequest) (Judgment, error) {
 	return f(ctx, req)
 }

@@ -2,6 +2,8 @@ package voicetest
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -18,42 +20,235 @@ const (
 type Message struct {
 	// Turn is the user turn number the message belongs to (1-based; the
 	// agent's greeting is turn 0).
-	Turn int    `json:"turn"`
-	Role Role   `json:"role"`
+	Turn int `json:"turn"`
+	// Role is who spoke.
+	Role Role `json:"role"`
+	// Text is what was said ("" when unknown; see AudioOnly).
 	Text string `json:"text"`
-	// Start and End are offsets from the start of the scenario.
+	// Start is the offset from the start of the scenario at which the
+	// speech started.
 	Start time.Duration `json:"start"`
-	End   time.Duration `json:"end"`
+	// End is the offset at which it ended.
+	End time.Duration `json:"end"`
 	// Interrupted marks agent speech cut short by a barge-in.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// AudioOnly marks an agent message whose words are unknown: the agent
+	// sent audio without a transcript and no Config.AgentSTT was set. Text
+	// is then empty and renderings show "(audio only)".
+	AudioOnly bool `json:"audio_only,omitempty"`
+	// Latency is, on the first agent message of a turn, the time from the
+	// end of the user's speech to the agent's first audio (or first spoken
+	// text for text-only agents); zero when not measured.
+	Latency time.Duration `json:"latency,omitempty"`
+}
+
+// DisplayText returns the message's text as renderings show it:
+// "(audio only)" for an agent message whose words are unknown, and
+// "(silence)" for an empty message.
+func (m Message) DisplayText() string {
+	switch {
+	case m.AudioOnly:
+		return "(audio only)"
+	case m.Text == "":
+		return "(silence)"
+	}
+	return m.Text
 }
 
 // EventType names a timeline event.
 type EventType string
 
+// The timeline event types. Every event the runner records has one of
+// these; Events() (the agent's conversation items) also uses EventMessage.
+const (
+	EventUserStartSpeaking  EventType = "user_start_speaking"
+	EventUserStopSpeaking   EventType = "user_stop_speaking"
+	EventAgentStartSpeaking EventType = "agent_start_speaking"
+	EventAgentStopSpeaking  EventType = "agent_stop_speaking"
+	EventUserInterrupt      EventType = "user_interrupt"
+	EventAgentInterrupted   EventType = "agent_interrupted"
+	EventToolCall           EventType = "tool_call"
+	EventToolResult         EventType = "tool_result"
+	EventData               EventType = "data"
+	EventDTMF               EventType = "dtmf"
+	EventSilence            EventType = "silence"
+	EventSleep              EventType = "sleep"
+	EventAgentHangUp        EventType = "agent_hang_up"
+	EventUserHangUp         EventType = "user_hang_up"
+	EventJudgeCheckpoint    EventType = "judge_checkpoint"
+	EventVerdict            EventType = "verdict"
+	// EventUserTranscript is the agent's own transcription of the user.
+	EventUserTranscript EventType = "user_transcript"
+	// EventAgentLog is a log line the agent sent.
+	EventAgentLog EventType = "agent_log"
+	// EventMaxTurnAudio marks an agent turn cut off by Timeouts.MaxTurnAudio.
+	EventMaxTurnAudio EventType = "max_turn_audio"
+	// EventMessage is a whole message; it appears in State.Events, not in
+	// the timeline.
+	EventMessage EventType = "message"
+)
+
 // Event is one entry in the timeline.
 type Event struct {
 	// At is the offset from the start of the scenario.
-	At   time.Duration   `json:"at"`
-	Type EventType       `json:"type"`
-	Turn int             `json:"turn"`
-	Text string          `json:"text,omitempty"`
-	Tool *ToolCall       `json:"tool,omitempty"`
+	At time.Duration `json:"at"`
+	// Type says what happened.
+	Type EventType `json:"type"`
+	// Turn is the user turn number at the time (0 before the first).
+	Turn int `json:"turn"`
+	// Role is the party the event is about, when there is one.
+	Role Role `json:"role,omitempty"`
+	// Text is the event's text: what the user said when interrupting, the
+	// DTMF keys, a tool's name, a data payload's name, a hang-up reason, a
+	// judge's summary.
+	Text string `json:"text,omitempty"`
+	// Tool is the call or result of tool_call and tool_result events.
+	Tool *ToolCall `json:"tool,omitempty"`
+	// Data is the payload of data events.
 	Data json.RawMessage `json:"data,omitempty"`
 	// Latency is set on agent_start_speaking: first agent audio minus the
-	// end of the user's audio.
+	// end of the user's audio. On agent_interrupted and on the
+	// agent_stop_speaking of an interrupted turn it holds the interrupt
+	// response time.
 	Latency time.Duration `json:"latency,omitempty"`
+	// Duration is set on silence and sleep events.
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // State is the conversation so far, as steps, checks, users and judges see
-// it.
+// it. Its methods return copies that the caller may keep; the State itself
+// must not be kept after the call it was passed to returns.
 type State struct {
-	transcript []Message
-	timeline   []Event
+	name        string
+	description string
+	transcript  []Message
+	timeline    []Event
+	// items are the agent's conversation items (messages, tool calls and
+	// results, data), in order of arrival.
+	items []Event
+	turn  int
 }
 
-// Transcript returns the messages so far, oldest first.
-func (s *State) Transcript() []Message { return s.transcript }
+// Name returns the scenario's name.
+func (s *State) Name() string { return s.name }
 
-// Timeline returns the events so far, oldest first.
-func (s *State) Timeline() []Event { return s.timeline }
+// Description returns the scenario's description (Config.Description).
+func (s *State) Description() string { return s.description }
+
+// Turn returns the number of user turns so far.
+func (s *State) Turn() int { return s.turn }
+
+// Transcript returns the messages so far, ordered by start time (and by
+// turn for messages that start together, as a barge-in does).
+func (s *State) Transcript() []Message {
+	out := slices.Clone(s.transcript)
+	slices.SortStableFunc(out, func(a, b Message) int {
+		if c := cmpDur(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return a.Turn - b.Turn
+	})
+	return out
+}
+
+// Timeline returns the events so far, ordered by time (events at the same
+// time keep the order they were recorded in).
+func (s *State) Timeline() []Event {
+	out := slices.Clone(s.timeline)
+	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })
+	return out
+}
+
+// Events returns the agent's conversation items in order: its messages
+// (Type EventMessage, Role RoleAgent), tool calls, tool results and data
+// payloads. User messages are not included; see Transcript.
+func (s *State) Events() []Event {
+	out := slices.Clone(s.items)
+	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })
+	return out
+}
+
+// LastMessage returns the last message by role and true, or false when
+// that role has said nothing yet.
+func (s *State) LastMessage(role Role) (Message, bool) {
+	tr := s.Transcript()
+	for i := len(tr) - 1; i >= 0; i-- {
+		if tr[i].Role == role {
+			return tr[i], true
+		}
+	}
+	return Message{}, false
+}
+
+// LastAgentText returns the text of the agent's last message, or "" when
+// it has said nothing (or only audio with no transcript).
+func (s *State) LastAgentText() string {
+	m, _ := s.LastMessage(RoleAgent)
+	return m.Text
+}
+
+// AgentText returns everything the agent said, its messages joined by
+// newlines.
+func (s *State) AgentText() string {
+	var parts []string
+	for _, m := range s.Transcript() {
+		if m.Role == RoleAgent && m.Text != "" {
+			parts = append(parts, m.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ToolCalls returns the tool calls the agent made, oldest first.
+func (s *State) ToolCalls() []ToolCall {
+	var out []ToolCall
+	for _, e := range s.Events() {
+		if e.Type == EventToolCall && e.Tool != nil {
+			out = append(out, *e.Tool)
+		}
+	}
+	return out
+}
+
+// HasToolCall reports whether the agent called the named tool.
+func (s *State) HasToolCall(name string) bool {
+	for _, c := range s.ToolCalls() {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// LastToolCall returns the agent's last tool call and true, or false when
+// it made none.
+func (s *State) LastToolCall() (ToolCall, bool) {
+	calls := s.ToolCalls()
+	if len(calls) == 0 {
+		return ToolCall{}, false
+	}
+	return calls[len(calls)-1], true
+}
+
+// clone returns a deep enough copy of s for a Result: the slices are
+// copied, their elements shared.
+func (s *State) clone() *State {
+	return &State{
+		name:        s.name,
+		description: s.description,
+		transcript:  s.Transcript(),
+		timeline:    s.Timeline(),
+		items:       s.Events(),
+		turn:        s.turn,
+	}
+}
+
+func cmpDur(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

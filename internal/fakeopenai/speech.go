@@ -1,0 +1,135 @@
+package fakeopenai
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Voices are the built-in voice names /v1/audio/speech accepts.
+var voices = []string{"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse", "marin", "cedar"}
+
+// SpeechRequest is a validated /v1/audio/speech request.
+type SpeechRequest struct {
+	Model, Input, Voice, Instructions, ResponseFormat string
+	// Speed is 1 when the request did not set it.
+	Speed float64
+}
+
+func (s *Server) serveSpeech(w http.ResponseWriter, r *http.Request) {
+	req, apiErr := parseSpeech(r)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	pcm := SynthesizePCM(req)
+	s.mu.Lock()
+	s.spoken = append(s.spoken, spokenAudio{pcm: pcm, text: req.Input})
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "audio/pcm")
+	w.Header().Set("Content-Length", strconv.Itoa(len(pcm)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(pcm)
+}
+
+func parseSpeech(r *http.Request) (SpeechRequest, *APIError) {
+	f, e := decodeJSONObject(r, "model", "input", "voice", "instructions", "response_format", "speed", "stream_format")
+	if e != nil {
+		return SpeechRequest{}, e
+	}
+	req := SpeechRequest{Speed: 1, ResponseFormat: "mp3"}
+	if ok, e := field(f, "model", &req.Model, "a string"); e != nil {
+		return req, e
+	} else if !ok || req.Model == "" {
+		return req, badRequest("model", "Missing required parameter: 'model'.")
+	}
+	if ok, e := field(f, "input", &req.Input, "a string"); e != nil {
+		return req, e
+	} else if !ok {
+		return req, badRequest("input", "Missing required parameter: 'input'.")
+	}
+	if strings.TrimSpace(req.Input) == "" {
+		return req, badRequest("input", "Invalid 'input': empty string. Expected a string with minimum length 1.")
+	}
+	if n := utf8.RuneCountInString(req.Input); n > 4096 {
+		return req, badRequest("input", "Invalid 'input': string too long. Expected a string with maximum length 4096, but got a string with length %d instead.", n)
+	}
+	raw, ok := f["voice"]
+	if !ok {
+		return req, badRequest("voice", "Missing required parameter: 'voice'.")
+	}
+	var custom struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &req.Voice); err == nil {
+		if !slices.Contains(voices, req.Voice) {
+			return req, badRequest("voice", "Invalid value for 'voice': %q. Supported values are: %s.", req.Voice, strings.Join(voices, ", "))
+		}
+	} else if err := json.Unmarshal(raw, &custom); err == nil && strings.HasPrefix(custom.ID, "voice_") {
+		req.Voice = custom.ID
+	} else {
+		return req, badRequest("voice", "Invalid type for 'voice': expected a voice name or an object {\"id\": \"voice_…\"}, but got %s.", jsonKind(raw))
+	}
+	if _, e := field(f, "instructions", &req.Instructions, "a string"); e != nil {
+		return req, e
+	}
+	if req.Instructions != "" && (req.Model == "tts-1" || req.Model == "tts-1-hd") {
+		return req, badRequest("instructions", "Instructions are not supported with model %q; use gpt-4o-mini-tts.", req.Model)
+	}
+	if ok, e := field(f, "speed", &req.Speed, "a number"); e != nil {
+		return req, e
+	} else if ok && (req.Speed < 0.25 || req.Speed > 4) {
+		return req, badRequest("speed", "Invalid 'speed': %g. Expected a value between 0.25 and 4.0.", req.Speed)
+	}
+	if _, e := field(f, "response_format", &req.ResponseFormat, "a string"); e != nil {
+		return req, e
+	}
+	switch req.ResponseFormat {
+	case "pcm":
+	case "mp3", "opus", "aac", "flac", "wav":
+		return req, badRequest("response_format", "The fakeopenai test double produces only response_format \"pcm\" (24 kHz PCM16), not %q.", req.ResponseFormat)
+	default:
+		return req, badRequest("response_format", "Invalid value for 'response_format': %q. Supported values are: 'mp3', 'opus', 'aac', 'flac', 'wav', and 'pcm'.", req.ResponseFormat)
+	}
+	var stream string
+	if _, e := field(f, "stream_format", &stream, "a string"); e != nil {
+		return req, e
+	}
+	if stream != "" && stream != "audio" {
+		return req, badRequest("stream_format", "The fakeopenai test double supports only stream_format \"audio\", not %q.", stream)
+	}
+	return req, nil
+}
+
+// SynthesizePCM returns the audio the Server answers for req: 24 kHz PCM16
+// little-endian tones whose pitch depends on every field of the request and
+// whose length grows with the input (about 60 ms per character, scaled by
+// 1/Speed). Equal requests give equal bytes.
+func SynthesizePCM(req SpeechRequest) []byte {
+	speed := req.Speed
+	if speed <= 0 {
+		speed = 1
+	}
+	seed := digest([]byte(req.Model + "\x00" + req.Voice + "\x00" + req.Instructions + "\x00" +
+		strconv.FormatFloat(speed, 'g', -1, 64) + "\x00" + req.Input))
+	f1 := 120 + float64(hexVal(seed[0:4])%200)
+	f2 := 600 + float64(hexVal(seed[4:8])%1400)
+	n := int(float64(SpeechRate) * (0.2 + 0.06*float64(utf8.RuneCountInString(req.Input))) / speed)
+	out := make([]byte, 2*n)
+	for i := range n {
+		t := float64(i) / SpeechRate
+		v := 6000*math.Sin(2*math.Pi*f1*t) + 3000*math.Sin(2*math.Pi*f2*t)
+		binary.LittleEndian.PutUint16(out[2*i:], uint16(int16(math.Round(v))))
+	}
+	return out
+}
+
+func hexVal(s string) uint64 {
+	v, _ := strconv.ParseUint(s, 16, 64)
+	return v
+}

@@ -1,0 +1,236 @@
+package pcm
+
+import (
+	"flag"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// updateWAV rewrites the WAV fixtures with the installed ffmpeg and sox.
+var updateWAV = flag.Bool("update-wav", false, "regenerate pcm/testdata/wav_* with ffmpeg and sox")
+
+// The fixtures and the commands that made them are listed in
+// testdata/wav_g711_README.md.
+
+// wavFixtureFrames is the length of every WAV fixture, in frames.
+const wavFixtureFrames = 480
+
+// wavSource returns the deterministic signal the WAV fixtures were made
+// from: channels interleaved, each wavFixtureFrames long. Each channel starts
+// with the extreme values and then carries full-range pseudo-random noise
+// (integer arithmetic only, so it is the same on every platform).
+func wavSource(channels int) []int16 {
+	out := make([]int16, 0, channels*wavFixtureFrames)
+	state := make([]uint32, channels)
+	for ch := range state {
+		state[ch] = uint32(12345 + 1000*ch)
+	}
+	extremes := []int16{-32768, 32767, 0, -1, 1, -256, 255, 128, -129}
+	for i := range wavFixtureFrames {
+		for ch := range channels {
+			if i < len(extremes) {
+				// Rotate so that the channels differ even here.
+				out = append(out, extremes[(i+ch)%len(extremes)])
+				continue
+			}
+			state[ch] = state[ch]*1664525 + 1013904223
+			out = append(out, int16(state[ch]>>16))
+		}
+	}
+	return out
+}
+
+// wavFixture is a WAV file made from wavSource by ffmpeg or sox.
+type wavFixture struct {
+	name     string // file name under testdata
+	rate     int
+	channels int
+	// tool and args make the file from the raw source; IN and OUT stand
+	// for the input and output paths, RATE and CH for rate and channels.
+	tool string
+	args []string
+	// quantise maps a source sample to what the file holds, at 16-bit
+	// scale (identity for lossless formats).
+	quantise func(int16) float64
+}
+
+func lossless(v int16) float64 { return float64(v) }
+
+var ffmpegIn = []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "s16le", "-ar", "RATE", "-ac", "CH", "-i", "IN"}
+var soxIn = []string{"-D", "-t", "raw", "-r", "RATE", "-e", "signed", "-b", "16", "-c", "CH", "-L", "IN"}
+
+func cat(a []string, b ...string) []string { return append(append([]string(nil), a...), b...) }
+
+var wavFixtures = []wavFixture{
+	{"wav_8k_stereo_u8.wav", 8000, 2, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_u8", "-fflags", "+bitexact", "OUT"),
+		func(v int16) float64 { return float64(v >> 8 << 8) }},
+	{"wav_44k1_stereo_s24.wav", 44100, 2, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_s24le", "-fflags", "+bitexact", "OUT"), lossless},
+	{"wav_48k_mono_s32.wav", 48000, 1, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_s32le", "-fflags", "+bitexact", "OUT"), lossless},
+	{"wav_16k_stereo_f32.wav", 16000, 2, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_f32le", "-fflags", "+bitexact", "OUT"), lossless},
+	{"wav_22k05_3ch_s16.wav", 22050, 3, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_s16le", "-fflags", "+bitexact", "OUT"), lossless},
+	// Without -fflags +bitexact ffmpeg adds a LIST/INFO chunk naming itself.
+	{"wav_24k_mono_s16_list.wav", 24000, 1, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_s16le", "OUT"), lossless},
+	{"wav_8k_mono_mulaw.wav", 8000, 1, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_mulaw", "-fflags", "+bitexact", "OUT"),
+		func(v int16) float64 { return float64(MulawToLinear(LinearToMulaw(v))) }},
+	{"wav_8k_stereo_alaw.wav", 8000, 2, "ffmpeg", cat(ffmpegIn, "-c:a", "pcm_alaw", "-fflags", "+bitexact", "OUT"),
+		func(v int16) float64 { return float64(AlawToLinear(LinearToAlaw(v))) }},
+	// sox writes WAVE_FORMAT_EXTENSIBLE and a fact chunk for these.
+	{"wav_sox_44k1_mono_s24.wav", 44100, 1, "sox", cat(soxIn, "-e", "signed", "-b", "24", "OUT"), lossless},
+	{"wav_sox_48k_stereo_f32.wav", 48000, 2, "sox", cat(soxIn, "-e", "floating-point", "-b", "32", "OUT"), lossless},
+	{"wav_sox_8k_mono_f64.wav", 8000, 1, "sox", cat(soxIn, "-e", "floating-point", "-b", "64", "OUT"), lossless},
+}
+
+// expected returns the mono samples ReadWAV must produce for fx: the mean
+// of the channels of each frame, rounded half up.
+func (fx wavFixture) expected() []int16 {
+	src := wavSource(fx.channels)
+	out := make([]int16, wavFixtureFrames)
+	for i := range out {
+		sum := 0.0
+		for ch := range fx.channels {
+			sum += fx.quantise(src[i*fx.channels+ch])
+		}
+		out[i] = int16(math.Floor(sum/float64(fx.channels) + 0.5))
+	}
+	return out
+}
+
+// make runs fx's tool to create the fixture at out.
+func (fx wavFixture) make(t *testing.T, out string) {
+	t.Helper()
+	tool, err := exec.LookPath(fx.tool)
+	if err != nil {
+		t.Skipf("%s not installed (Debian package %s)", fx.tool, fx.tool)
+	}
+	in := filepath.Join(t.TempDir(), "source.s16le")
+	if err := os.WriteFile(in, EncodePCM16(nil, wavSource(fx.channels)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := make([]string, len(fx.args))
+	for i, a := range fx.args {
+		switch a {
+		case "IN":
+			a = in
+		case "OUT":
+			a = out
+		case "RATE":
+			a = strconv.Itoa(fx.rate)
+		case "CH":
+			a = strconv.Itoa(fx.channels)
+		}
+		args[i] = a
+	}
+	if b, err := exec.CommandContext(t.Context(), tool, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", fx.tool, args, err, b)
+	}
+}
+
+func checkSamples(t *testing.T, what string, got Chunk, wantRate int, want []int16) {
+	t.Helper()
+	if got.Rate != wantRate {
+		t.Errorf("%s: rate %d, want %d", what, got.Rate, wantRate)
+	}
+	if d := firstSampleDiff(want, got.Samples); d != "" {
+		t.Errorf("%s: samples differ from the expected ones: %s", what, d)
+	}
+}
+
+func TestReadWAVFixtures(t *testing.T) {
+	for _, fx := range wavFixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			c, err := ReadWAVFile(filepath.Join("testdata", fx.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSamples(t, fx.name, c, fx.rate, fx.expected())
+		})
+	}
+}
+
+// TestWAVFixturesRegenerate remakes every fixture with the installed tools
+// and checks that ReadWAV decodes it as it decodes the committed one; with
+// -update-wav it rewrites the committed fixtures.
+func TestWAVFixturesRegenerate(t *testing.T) {
+	for _, fx := range wavFixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), fx.name)
+			fx.make(t, out)
+			if *updateWAV {
+				b := readFileT(t, out)
+				if err := os.WriteFile(filepath.Join("testdata", fx.name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("wrote testdata/%s (%d bytes)", fx.name, len(b))
+			}
+			c, err := ReadWAVFile(out)
+			if err != nil {
+				t.Fatalf("reading the freshly made %s: %v", fx.name, err)
+			}
+			checkSamples(t, "fresh "+fx.name, c, fx.rate, fx.expected())
+		})
+	}
+}
+
+// TestReadWAVMatchesFFmpegDecode has ffmpeg decode each fixture and mix it
+// to mono at 64-bit float precision, and checks that ReadWAV gives
+// exactly that rounded half up (ffmpeg.s own s16 output truncates instead,
+// so float output is compared).
+func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
+	ffmpeg, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("ffmpeg not installed (Debian package ffmpeg)")
+	}
+	for _, fx := range wavFixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			path := filepath.Join("testdata", fx.name)
+			raw, err := exec.CommandContext(t.Context(), ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error",
+				"-i", path, "-f", "f64le", "-c:a", "pcm_f64le", "-").Output()
+			if err != nil {
+				t.Fatalf("ffmpeg decoding %s: %v", path, err)
+			}
+			if len(raw) != 8*fx.channels*wavFixtureFrames {
+				t.Fatalf("ffmpeg decoded %d bytes, want %d", len(raw), 8*fx.channels*wavFixtureFrames)
+			}
+			got, err := ReadWAVFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range wavFixtureFrames {
+				sum := 0.0
+				for ch := range fx.channels {
+					off := 8 * (i*fx.channels + ch)
+					sum += math.Float64frombits(leUint64(raw[off:]))
+				}
+				want := min(max(math.Floor(sum/float64(fx.channels)*32768+0.5), -32768), 32767)
+				if float64(got.Samples[i]) != want {
+					t.Fatalf("frame %d: ReadWAV %d, ffmpeg %v", i, got.Samples[i], sum/float64(fx.channels)*32768)
+				}
+			}
+		})
+	}
+}
+
+func leUint64(b []byte) uint64 {
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
+
+// TestWAVFixturesAreSmall keeps the committed fixtures small.
+func TestWAVFixturesAreSmall(t *testing.T) {
+	for _, fx := range wavFixtures {
+		fi, err := os.Stat(filepath.Join("testdata", fx.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > 32<<10 {
+			t.Errorf("%s is %d bytes; keep fixtures under 32 KiB", fx.name, fi.Size())
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package voicetest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+)
+
+// Config describes one scenario: who talks to whom, what to do, and how
+// long to wait. The zero values of the optional fields are sensible
+// defaults, listed on each field.
+type Config struct {
+	// Name names the scenario in reports and artifacts. Scenario defaults
+	// it to the test's name; Run to "scenario".
+	Name string
+	// Description says what the scenario is about. It is shown to the User
+	// and judges through State.Description.
+	Description string
+
+	// Agent is the agent under test. Required.
+	Agent Agent
+	// User is the simulated caller, asked by UserTurn and Proceed steps.
+	// Required only by those steps.
+	User User
+	// Judge gives verdicts at Checkpoint, Verdict and Proceed steps.
+	// Required only by those steps.
+	Judge Judge
+
+	// Script is the steps to run, in order. A nil Script means
+	// Proceed(0) followed by Verdict() when a Judge is set.
+	Script []Step
+	// MaxTurns bounds the number of user turns Proceed takes in total
+	// (default 10). On the last allowed turn the judge must decide.
+	MaxTurns int
+
+	// UserVoice speaks the user's text when the agent takes audio. It is
+	// required for text utterances sent to an audio agent.
+	UserVoice TTS
+	// Voice is the default voice passed to UserVoice (an utterance's own
+	// Voice overrides it); "" means the engine's default.
+	Voice string
+	// AgentSTT transcribes the agent's audio when the adapter does not
+	// stream transcripts. Without it such turns are recorded as audio only.
+	AgentSTT STT
+	// Language is passed to AgentSTT ("" for the engine's default).
+	Language string
+	// Effects apply to every piece of user audio, after TTS and after the
+	// utterance's own effects: noise, telephone band, packet loss.
+	Effects pcm.Effect
+
+	// Rate is the sample rate of the audio exchanged with the agent
+	// (default pcm.DefaultRate, 24 kHz).
+	Rate int
+	// Timeouts bound the waits; zero fields take their defaults.
+	Timeouts Timeouts
+	// Pacing says how user audio is sent (default PaceRealTime).
+	Pacing Pacing
+	// WordsPerMinute is the user's speaking rate for text-only agents,
+	// which gives the user's speaking time in the timeline, and the
+	// agent's assumed rate when AfterWords must estimate words from the
+	// speech time of an agent that streams no transcript (default 150).
+	WordsPerMinute int
+
+	// Repeat runs the scenario several times and requires a pass rate,
+	// for agents whose answers vary. The zero value runs it once.
+	Repeat Repeat
+
+	// Capture, when set, is passed to the adapter in Session.Capture to
+	// receive the raw wire exchange.
+	Capture io.Writer
+	// Logf receives the scenario's log lines under Run (Scenario logs to
+	// the test). Nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Timeouts bound the runner's waits. Zero fields take the defaults named
+// on each field.
+type Timeouts struct {
+	// Connect bounds Agent.Connect (default 30 s).
+	Connect time.Duration
+	// FirstChunk bounds the wait for the agent's first audio (or speech,
+	// or turn end) of a turn, and the longest gap between its events when
+	// the adapter marks turn ends (default 60 s).
+	FirstChunk time.Duration
+	// TailSilence is how long the agent must stay quiet after its audio
+	// has played for its turn to count as over, when the adapter does not
+	// mark turn ends (default 600 ms).
+	TailSilence time.Duration
+	// MaxTurnAudio stops draining an agent turn once this much agent audio
+	// has arrived (default 30 s). The turn is recorded with a
+	// max_turn_audio event; the scenario fails only if
+	// FailOnMaxTurnAudio is set.
+	MaxTurnAudio time.Duration
+	// FailOnMaxTurnAudio makes reaching MaxTurnAudio a failure.
+	FailOnMaxTurnAudio bool
+	// WaitForSpeech bounds the wait for the agent to start speaking before
+	// an Interrupt (default 8 s).
+	WaitForSpeech time.Duration
+	// Engine bounds each call to Config.User, Config.Judge,
+	// Config.UserVoice and Config.AgentSTT (default 2 min).
+	Engine time.Duration
+	// Greeting is how long Proceed waits, before the first user turn, for
+	// an agent that speaks first (default 3 s). No greeting within it is
+	// not an error.
+	Greeting time.Duration
+}
+
+// The default timeouts.
+const (
+	DefaultConnectTimeout    = 30 * time.Second
+	DefaultFirstChunkTimeout = 60 * time.Second
+	DefaultTailSilence       = 600 * time.Millisecond
+	DefaultMaxTurnAudio      = 30 * time.Second
+	DefaultWaitForSpeech     = 8 * time.Second
+	DefaultGreetingWait      = 3 * time.Second
+	DefaultEngineTimeout     = 2 * time.Minute
+	DefaultMaxTurns          = 10
+	DefaultWordsPerMinute    = 150
+)
+
+// FrameDuration is the length of the audio frames the runner sends.
+const FrameDuration = 20 * time.Millisecond
+
+// Pacing says how the runner sends user audio and waits for agent audio.
+type Pacing int
+
+const (
+	// PaceRealTime sends user audio in 20 ms frames at the rate it plays
+	// and lets the agent's audio play out before the user speaks again,
+	// as a caller on a phone would. On virtual time this costs no wall
+	// time.
+	PaceRealTime Pacing = iota
+	// PaceFast sends user audio as fast as the agent accepts it and does
+	// not wait for the agent's audio to play out: turns end at the
+	// protocol's turn end or after the tail silence that follows the last
+	// agent event. User times are then transfer times, while agent speech
+	// keeps its playback times, so in the timeline and the mixed recording
+	// the next user turn may overlap the end of the agent's audio. Use it
+	// for speed (benchmarks, smoke tests), not for timing assertions.
+	PaceFast
+)
+
+// String names the pacing.
+func (p Pacing) String() string {
+	switch p {
+	case PaceRealTime:
+		return "real time"
+	case PaceFast:
+		return "fast"
+	}
+	return fmt.Sprintf("Pacing(%d)", int(p))
+}
+
+// Repeat runs a scenario several times, each on its own connection, and
+// passes when enough runs pass.
+type Repeat struct {
+	// Runs is the number of runs; 0 or 1 runs once.
+	Runs int
+	// MinPassRate is the fraction of runs that must pass, in [0, 1]; 0
+	// means all of them (1).
+	MinPassRate float64
+}
+
+// withDefaults returns cfg with every default filled in, or an error
+// naming the first invalid field.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Agent == nil {
+		return cfg, errors.New("voicetest: Config.Agent is nil; set it to the agent under test (an adapter or a fixtures fake)")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "scenario"
+	}
+	if cfg.MaxTurns < 0 {
+		return cfg, fmt.Errorf("voicetest: Config.MaxTurns is %d; use a positive number or 0 for the default %d", cfg.MaxTurns, DefaultMaxTurns)
+	}
+	if cfg.MaxTurns == 0 {
+		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if cfg.Rate < 0 {
+		return cfg, fmt.Errorf("voicetest: Config.Rate is %d; use a positive sample rate or 0 for %d", cfg.Rate, pcm.DefaultRate)
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = pcm.DefaultRate
+	}
+	if cfg.WordsPerMinute < 0 {
+		return cfg, fmt.Errorf("voicetest: Config.WordsPerMinute is %d; use a positive rate or 0 for %d", cfg.WordsPerMinute, DefaultWordsPerMinute)
+	}
+	if cfg.WordsPerMinute == 0 {
+		cfg.WordsPerMinute = DefaultWordsPerMinute
+	}
+	if cfg.Pacing != PaceRealTime && cfg.Pacing != PaceFast {
+		return cfg, fmt.Errorf("voicetest: Config.Pacing is %v; use PaceRealTime or PaceFast", cfg.Pacing)
+	}
+	if cfg.Repeat.Runs < 0 {
+		return cfg, fmt.Errorf("voicetest: Config.Repeat.Runs is %d; use a positive number", cfg.Repeat.Runs)
+	}
+	if cfg.Repeat.MinPassRate < 0 || cfg.Repeat.MinPassRate > 1 {
+		return cfg, fmt.Errorf("voicetest: Config.Repeat.MinPassRate is %v; use a fraction in [0, 1]", cfg.Repeat.MinPassRate)
+	}
+	if cfg.Repeat.MinPassRate == 0 {
+		cfg.Repeat.MinPassRate = 1
+	}
+	t := &cfg.Timeouts
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"Connect", &t.Connect, DefaultConnectTimeout},
+		{"FirstChunk", &t.FirstChunk, DefaultFirstChunkTimeout},
+		{"TailSilence", &t.TailSilence, DefaultTailSilence},
+		{"MaxTurnAudio", &t.MaxTurnAudio, DefaultMaxTurnAudio},
+		{"WaitForSpeech", &t.WaitForSpeech, DefaultWaitForSpeech},
+		{"Greeting", &t.Greeting, DefaultGreetingWait},
+		{"Engine", &t.Engine, DefaultEngineTimeout},
+	} {
+		if *f.v < 0 {
+			return cfg, fmt.Errorf("voicetest: Config.Timeouts.%s is %v; use a positive duration or 0 for the default %v", f.name, *f.v, f.def)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if cfg.Script == nil {
+		cfg.Script = []Step{Proceed(0)}
+		if cfg.Judge != nil {
+			cfg.Script = append(cfg.Script, Verdict())
+		}
+	}
+	for i, s := range cfg.Script {
+		if s.run == nil {
+			return cfg, fmt.Errorf("voicetest: Config.Script[%d] is a zero Step; build steps with the step functions (UserSays, AgentTurn, ...)", i)
+		}
+		if s.err != nil {
+			return cfg, fmt.Errorf("voicetest: Config.Script[%d] (%s): %w", i, s.name, s.err)
+		}
+	}
+	return cfg, nil
+}

@@ -1,0 +1,456 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/cache"
+)
+
+// Environment variables the Client reads when no option overrides them.
+const (
+	// EnvAPIKey holds the bearer key of the endpoint.
+	EnvAPIKey = "OPENAI_API_KEY"
+	// EnvBaseURL holds the endpoint's base URL, e.g.
+	// "http://localhost:11434/v1/" for Ollama.
+	EnvBaseURL = "OPENAI_BASE_URL"
+	// EnvModel holds the default chat model.
+	EnvModel = "VOICETEST_LLM_MODEL"
+)
+
+// DefaultModel is the chat model used when neither WithModel nor
+// VOICETEST_LLM_MODEL names one.
+const DefaultModel = "gpt-4o-mini"
+
+// DefaultBaseURL is OpenAI's API, used when neither WithBaseURL nor
+// OPENAI_BASE_URL names another endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
+// DefaultProvider is the provider name cache keys carry unless WithProvider
+// says otherwise.
+const DefaultProvider = "openai"
+
+// replayKey is the placeholder bearer key used when no key is configured:
+// openai-go refuses to run without one, local servers ignore it, and the
+// cache never stores keys.
+const replayKey = "voicetest-no-key"
+
+// Option configures a Client.
+type Option func(*config)
+
+type config struct {
+	baseURL, apiKey, model, provider string
+	cache                            *cache.Cache
+	httpClient                       *http.Client
+	getenv                           func(string) string
+	maxRetries                       int
+}
+
+// WithBaseURL sets the endpoint's base URL (overriding OPENAI_BASE_URL), for
+// Ollama, vLLM, LM Studio or any OpenAI-compatible server.
+func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
+
+// WithAPIKey sets the bearer key (overriding OPENAI_API_KEY). The key is
+// sent to the endpoint only; it never enters a cache key or file.
+func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
+
+// WithModel sets the default model (overriding VOICETEST_LLM_MODEL).
+// ChatRequest.Model still overrides it per request.
+func WithModel(model string) Option { return func(c *config) { c.model = model } }
+
+// WithProvider names the provider in cache keys (default "openai"). Give
+// each distinct endpoint its own name ("ollama", "vllm") so that answers of
+// different servers with the same model name never mix.
+func WithProvider(name string) Option { return func(c *config) { c.provider = name } }
+
+// WithCache sends every completion through c. Without a cache the Client
+// calls the endpoint every time, as in cache mode off.
+func WithCache(c *cache.Cache) Option { return func(cfg *config) { cfg.cache = c } }
+
+// WithHTTPClient sets the HTTP client used to reach the endpoint.
+func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
+
+// WithMaxRetries sets how often a failed call is retried (openai-go's
+// default is 2). In cache mode replay retries are always off, since no
+// call is made.
+func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = max(n, 0) } }
+
+// withGetenv replaces os.Getenv (tests only).
+func withGetenv(f func(string) string) Option { return func(c *config) { c.getenv = f } }
+
+// Client answers chat completions from an OpenAI-compatible endpoint through
+// openai-go, behind the voicetest cache. It implements voicetest.LLM and is
+// safe for concurrent use.
+type Client struct {
+	api      openai.Client
+	model    string
+	provider string
+	baseURL  string
+	keySet   bool
+	cache    *cache.Cache
+}
+
+var _ voicetest.LLM = (*Client)(nil)
+
+// New returns a Client configured by opts and the environment. It needs no
+// key: a Client whose cache replays never calls the endpoint, and local
+// servers need none. A call that must reach OpenAI itself without a key
+// fails with an error saying to set OPENAI_API_KEY.
+func New(opts ...Option) (*Client, error) {
+	cfg := config{getenv: os.Getenv, maxRetries: -1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.baseURL == "" {
+		cfg.baseURL = cfg.getenv(EnvBaseURL)
+	}
+	if cfg.apiKey == "" {
+		cfg.apiKey = cfg.getenv(EnvAPIKey)
+	}
+	if cfg.model == "" {
+		cfg.model = cfg.getenv(EnvModel)
+	}
+	if cfg.model == "" {
+		cfg.model = DefaultModel
+	}
+	if cfg.provider == "" {
+		cfg.provider = DefaultProvider
+	}
+	base := cfg.baseURL
+	if base == "" {
+		// Always pass the base URL: openai-go would otherwise read
+		// OPENAI_BASE_URL itself, behind WithBaseURL's back.
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:11434/v1/\"", base)
+	}
+	ropts := []option.RequestOption{option.WithBaseURL(base)}
+	key := cfg.apiKey
+	if key == "" {
+		key = replayKey
+	}
+	ropts = append(ropts, option.WithAPIKey(key))
+	if cfg.httpClient != nil {
+		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
+	}
+	switch {
+	case cfg.maxRetries >= 0:
+		ropts = append(ropts, option.WithMaxRetries(cfg.maxRetries))
+	case cfg.cache != nil && cfg.cache.Mode() == cache.Replay:
+		ropts = append(ropts, option.WithMaxRetries(0))
+	}
+	return &Client{
+		api:      openai.NewClient(ropts...),
+		model:    cfg.model,
+		provider: cfg.provider,
+		baseURL:  cfg.baseURL,
+		keySet:   cfg.apiKey != "",
+		cache:    cfg.cache,
+	}, nil
+}
+
+// ForTest returns a Client for the running test: its cache is
+// cache.ForTest(t), so completions replay from the test package's
+// testdata/voicetest/cache. A configuration error fails t.
+func ForTest(t testing.TB, opts ...Option) *Client {
+	t.Helper()
+	c, err := New(append([]Option{WithCache(cache.ForTest(t))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Model returns the Client's default model.
+func (c *Client) Model() string { return c.model }
+
+// Complete answers req. The answer comes from the cache when it holds one
+// (according to its mode); otherwise the endpoint is called and the answer
+// stored. Invalid requests fail before any call, with an error saying what
+// to fix.
+func (c *Client) Complete(ctx context.Context, req voicetest.ChatRequest) (voicetest.ChatResponse, error) {
+	if err := Validate(req); err != nil {
+		return voicetest.ChatResponse{}, err
+	}
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	keyReq := req
+	keyReq.Model = ""
+	produce := func(ctx context.Context) (voicetest.ChatResponse, error) {
+		return c.call(ctx, model, req)
+	}
+	var resp voicetest.ChatResponse
+	var err error
+	if c.cache == nil {
+		resp, err = produce(ctx)
+	} else {
+		key := cache.Key{Kind: "llm", Provider: c.provider, Model: model,
+			Fields: map[string]any{"request": keyReq}}
+		resp, err = cache.DoJSON(ctx, c.cache, key, produce)
+	}
+	if err != nil {
+		return voicetest.ChatResponse{}, fmt.Errorf("llm: %s chat completion (model %s): %w", c.provider, model, err)
+	}
+	return resp, nil
+}
+
+// Validate checks a chat request the way an OpenAI-compatible endpoint
+// would, so that a bad request fails before it reaches the cache or the
+// network.
+func Validate(req voicetest.ChatRequest) error {
+	if len(req.Messages) == 0 {
+		return errors.New("llm: chat request has no messages; add at least one user message")
+	}
+	calls := map[string]bool{}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case voicetest.ChatSystem, voicetest.ChatUser:
+			if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+				return fmt.Errorf("llm: message %d (%s) carries tool calls or a tool call id; only assistant messages call tools and only tool messages answer them", i, m.Role)
+			}
+		case voicetest.ChatAssistant:
+			if m.Content == "" && len(m.ToolCalls) == 0 {
+				return fmt.Errorf("llm: message %d (assistant) has neither content nor tool calls", i)
+			}
+			for j, tc := range m.ToolCalls {
+				if tc.ID == "" || tc.Name == "" {
+					return fmt.Errorf("llm: message %d tool call %d needs an ID and a Name", i, j)
+				}
+				if len(tc.Arguments) > 0 && !json.Valid(tc.Arguments) {
+					return fmt.Errorf("llm: message %d tool call %q has arguments that are not valid JSON", i, tc.Name)
+				}
+				calls[tc.ID] = true
+			}
+		case voicetest.ChatTool:
+			if m.ToolCallID == "" {
+				return fmt.Errorf("llm: message %d (tool) has no ToolCallID; set it to the ID of the call it answers", i)
+			}
+			if !calls[m.ToolCallID] {
+				return fmt.Errorf("llm: message %d (tool) answers call %q, which no earlier assistant message made", i, m.ToolCallID)
+			}
+		default:
+			return fmt.Errorf("llm: message %d has role %q; use system, user, assistant or tool", i, m.Role)
+		}
+	}
+	names := map[string]bool{}
+	for i, t := range req.Tools {
+		if t.Name == "" || len(t.Name) > 64 || strings.IndexFunc(t.Name, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		}) >= 0 {
+			return fmt.Errorf("llm: tool %d is named %q; names are 1 to 64 letters, digits, '_' or '-'", i, t.Name)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("llm: tool %q is declared twice", t.Name)
+		}
+		names[t.Name] = true
+		if len(t.Parameters) > 0 {
+			if err := jsonObject(t.Parameters); err != nil {
+				return fmt.Errorf("llm: tool %q parameters: %w", t.Name, err)
+			}
+		}
+	}
+	switch req.ToolChoice {
+	case "", "auto", "none", "required":
+		if req.ToolChoice != "" && len(req.Tools) == 0 {
+			return fmt.Errorf("llm: tool choice %q needs tools; declare them in ChatRequest.Tools", req.ToolChoice)
+		}
+	default:
+		if !names[req.ToolChoice] {
+			known := slices.Sorted(func(yield func(string) bool) {
+				for n := range names {
+					if !yield(n) {
+						return
+					}
+				}
+			})
+			return fmt.Errorf("llm: tool choice %q is not a declared tool (declared: %s); use auto, none, required or a tool's name", req.ToolChoice, strings.Join(known, ", "))
+		}
+	}
+	if len(req.JSONSchema) > 0 {
+		if err := jsonObject(req.JSONSchema); err != nil {
+			return fmt.Errorf("llm: JSON schema: %w", err)
+		}
+	} else if req.SchemaName != "" {
+		return fmt.Errorf("llm: SchemaName %q is set without a JSONSchema", req.SchemaName)
+	}
+	if req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2) {
+		return fmt.Errorf("llm: temperature %g is outside [0, 2]", *req.Temperature)
+	}
+	if req.MaxTokens < 0 {
+		return fmt.Errorf("llm: MaxTokens %d is negative; use 0 for the model's default", req.MaxTokens)
+	}
+	return nil
+}
+
+func jsonObject(raw json.RawMessage) error {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return fmt.Errorf("must be a JSON object (got %.60q)", string(raw))
+	}
+	return nil
+}
+
+// schemaName returns the name sent with a JSON schema.
+func schemaName(req voicetest.ChatRequest) string {
+	if req.SchemaName != "" {
+		return req.SchemaName
+	}
+	return "response"
+}
+
+// call sends req to the endpoint.
+func (c *Client) call(ctx context.Context, model string, req voicetest.ChatRequest) (voicetest.ChatResponse, error) {
+	if !c.keySet && c.baseURL == "" {
+		return voicetest.ChatResponse{}, errors.New("OPENAI_API_KEY is not set: set it to call OpenAI, or set OPENAI_BASE_URL (or WithBaseURL) to use a local OpenAI-compatible server")
+	}
+	params, err := toParams(model, req)
+	if err != nil {
+		return voicetest.ChatResponse{}, err
+	}
+	res, err := c.api.Chat.Completions.New(ctx, params)
+	if err != nil {
+		return voicetest.ChatResponse{}, describeAPIError(err)
+	}
+	return fromCompletion(res)
+}
+
+func toParams(model string, req voicetest.ChatRequest) (openai.ChatCompletionNewParams, error) {
+	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case voicetest.ChatSystem:
+			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
+		case voicetest.ChatUser:
+			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+		case voicetest.ChatTool:
+			p.Messages = append(p.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
+		case voicetest.ChatAssistant:
+			a := openai.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" {
+				a.Content.OfString = openai.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				args := string(tc.Arguments)
+				if args == "" {
+					args = "{}"
+				}
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
+					}})
+			}
+			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		}
+	}
+	for _, t := range req.Tools {
+		fd := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fd.Description = openai.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			var params map[string]any
+			if err := json.Unmarshal(t.Parameters, &params); err != nil {
+				return p, fmt.Errorf("llm: tool %q parameters: %w", t.Name, err)
+			}
+			fd.Parameters = params
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+	}
+	switch req.ToolChoice {
+	case "":
+	case "auto", "none", "required":
+		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(req.ToolChoice)}
+	default:
+		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice})
+	}
+	if len(req.JSONSchema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(req.JSONSchema, &schema); err != nil {
+			return p, fmt.Errorf("llm: JSON schema: %w", err)
+		}
+		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
+			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: schemaName(req), Schema: schema},
+			}}
+	}
+	if req.Temperature != nil {
+		p.Temperature = openai.Float(*req.Temperature)
+	}
+	if req.Seed != nil {
+		p.Seed = openai.Int(*req.Seed)
+	}
+	if req.MaxTokens > 0 {
+		p.MaxTokens = openai.Int(int64(req.MaxTokens))
+	}
+	return p, nil
+}
+
+func fromCompletion(res *openai.ChatCompletion) (voicetest.ChatResponse, error) {
+	if len(res.Choices) == 0 {
+		return voicetest.ChatResponse{}, errors.New("the endpoint answered a completion with no choices")
+	}
+	ch := res.Choices[0]
+	out := voicetest.ChatResponse{
+		Message:      voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: ch.Message.Content},
+		FinishReason: ch.FinishReason,
+	}
+	if ch.Message.Refusal != "" && out.Message.Content == "" {
+		return out, fmt.Errorf("the model refused: %s", ch.Message.Refusal)
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			return out, fmt.Errorf("the model made a %q tool call; only function tools are supported", tc.Type)
+		}
+		args := json.RawMessage(tc.Function.Arguments)
+		if strings.TrimSpace(tc.Function.Arguments) == "" {
+			args = json.RawMessage("{}")
+		}
+		if !json.Valid(args) {
+			return out, fmt.Errorf("the model called %q with arguments that are not valid JSON: %.200q", tc.Function.Name, tc.Function.Arguments)
+		}
+		out.Message.ToolCalls = append(out.Message.ToolCalls, voicetest.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+	}
+	return out, nil
+}
+
+// describeAPIError adds the endpoint's own error message to an openai-go
+// error, whose Error method shows only the HTTP status.
+func describeAPIError(err error) error {
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		return err
+	}
+	msg := apiErr.Message
+	if msg == "" {
+		msg = "(no message)"
+	}
+	detail := ""
+	if apiErr.Type != "" {
+		detail += " type=" + apiErr.Type
+	}
+	if apiErr.Param != "" {
+		detail += " param=" + apiErr.Param
+	}
+	if apiErr.Code != "" {
+		detail += " code=" + apiErr.Code
+	}
+	return fmt.Errorf("%w: %s%s", err, msg, detail)
+}

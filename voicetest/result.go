@@ -1,0 +1,406 @@
+package voicetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+)
+
+// Result is the outcome of a scenario.
+type Result struct {
+	// Name is the scenario's name.
+	Name string
+	// Success reports whether the scenario passed: no error, no failed
+	// check or criterion, and a passing verdict when a final verdict was
+	// asked. Under Repeat it reports whether the pass rate was met.
+	Success bool
+	// Status is the outcome as one word: Pass, Fail, or Inconclusive when
+	// the final verdict was inconclusive.
+	Status Status
+	// Verdict is the judge's final verdict, nil when none was asked.
+	Verdict *Judgment
+	// Reasoning explains the outcome: the verdict's reasoning, the reason
+	// given to Succeed, or the error.
+	Reasoning string
+	// Passed, Failed and Inconclusive are the criteria the judge answered,
+	// at checkpoints and in the final verdict, by outcome.
+	Passed, Failed, Inconclusive []CriterionResult
+	// Err is the first error, nil on success. It wraps a *StepError
+	// naming the step, and errors.Is/As find the typed cause
+	// (*TimeoutError, *TransportClosedError, *UnsupportedError,
+	// ErrFailed, ErrExpectation).
+	Err error
+	// Ended says why the conversation ended before the script did ("the
+	// agent hung up"), empty when the script ran to its end.
+	Ended string
+	// SkippedSteps lists the steps not run, as "step N Name()".
+	SkippedSteps []string
+
+	// State is the conversation at the end: transcript, timeline, the
+	// agent's items and tool calls.
+	State *State
+	// Transcript is State.Transcript(), for convenience.
+	Transcript []Message
+	// Timeline is State.Timeline(), for convenience.
+	Timeline []Event
+	// Recording holds the audio of the conversation.
+	Recording Recording
+	// Latency summarises the agent's response times.
+	Latency Latency
+	// Duration is the conversation's length (virtual time for in-process
+	// agents).
+	Duration time.Duration
+	// Turns is the number of user turns.
+	Turns int
+	// Capabilities are the adapter's.
+	Capabilities Capabilities
+
+	// Runs holds every run under Repeat (nil for a single run); the other
+	// fields then describe the first failed run, or the last run if all
+	// passed, except Success, Latency (over all runs) and PassRate.
+	Runs []*Result
+	// PassRate is the fraction of runs that passed (1 or 0 for one run).
+	PassRate float64
+}
+
+// Latency summarises response times. Per turn, latency is the time from the
+// end of the user's speech to the agent's first audio (or first spoken
+// text, for text-only agents).
+type Latency struct {
+	// PerTurn holds one latency per agent reply that followed user speech.
+	PerTurn []time.Duration `json:"per_turn"`
+	// Mean is the mean of PerTurn; zero when it is empty.
+	Mean time.Duration `json:"mean"`
+	// P50 is the median of PerTurn (the mean of the two middle values for
+	// an even count).
+	P50 time.Duration `json:"p50"`
+	// P95 is sorted(PerTurn)[min(n-1, ceil(0.95*(n-1)))].
+	P95 time.Duration `json:"p95"`
+	// TTFB is the time from the start of the conversation to the agent's
+	// first audio (its greeting, or its first reply); zero if it never
+	// spoke.
+	TTFB time.Duration `json:"ttfb"`
+	// InterruptResponse holds, per Interrupt, the time from the barge-in to
+	// the agent's audio stopping.
+	InterruptResponse []time.Duration `json:"interrupt_response,omitempty"`
+}
+
+// Summarize fills Mean, P50 and P95 from PerTurn.
+func (l *Latency) Summarize() {
+	n := len(l.PerTurn)
+	l.Mean, l.P50, l.P95 = 0, 0, 0
+	if n == 0 {
+		return
+	}
+	s := slices.Clone(l.PerTurn)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	l.Mean = sum / time.Duration(n)
+	if n%2 == 1 {
+		l.P50 = s[n/2]
+	} else {
+		l.P50 = (s[n/2-1] + s[n/2]) / 2
+	}
+	l.P95 = s[min(n-1, int(math.Ceil(0.95*float64(n-1))))]
+}
+
+// Segment is one stretch of speech.
+type Segment struct {
+	// Role is who speaks.
+	Role Role
+	// Turn is the user turn the speech belongs to (0 before the first).
+	Turn int
+	// Start and End are offsets from the start of the scenario.
+	Start, End time.Duration
+	// Text is the transcript ("" if unknown).
+	Text string
+	// AudioOnly marks agent audio with no transcript.
+	AudioOnly bool
+	// Audio is the speech, at the session rate: what the user sent (after
+	// effects), or the agent's audio as it played. Empty for text-only
+	// agents.
+	Audio pcm.Chunk
+	// Interrupted marks agent speech cut short by a barge-in.
+	Interrupted bool
+}
+
+// Recording is the conversation's audio, segment by segment.
+type Recording struct {
+	// Rate is the sample rate of every segment.
+	Rate int
+	// Segments are ordered by start time.
+	Segments []Segment
+	// Duration is the conversation's length.
+	Duration time.Duration
+}
+
+// Mixed returns the whole conversation on one time axis: every segment
+// placed at its start, overlapping speech (a barge-in) summed and
+// saturated.
+func (rec Recording) Mixed() pcm.Chunk {
+	end := rec.Duration
+	for _, s := range rec.Segments {
+		end = max(end, s.Start+s.Audio.Duration())
+	}
+	rate := rec.Rate
+	if rate <= 0 {
+		rate = pcm.DefaultRate
+	}
+	out := pcm.Silence(rate, end)
+	for _, s := range rec.Segments {
+		if s.Audio.IsEmpty() || s.Audio.Rate != rate {
+			continue // the runner records every segment at the session rate
+		}
+		if off := pcm.SamplesFor(rate, s.Start); off < len(out.Samples) {
+			pcm.MixInto(out.Samples[off:], s.Audio.Samples, 1)
+		}
+	}
+	return out
+}
+
+// MixedWAV returns Mixed as a WAV file.
+func (rec Recording) MixedWAV() ([]byte, error) { return encodeWAV(rec.Mixed()) }
+
+// Manifest returns a JSON description of the segments and the timeline,
+// in the layout of LangWatch Scenario's save_segments manifest, with the
+// file names Save writes.
+func (res *Result) Manifest() ([]byte, error) {
+	type seg struct {
+		Idx         int     `json:"idx"`
+		File        string  `json:"file,omitempty"`
+		Role        Role    `json:"role"`
+		Turn        int     `json:"turn"`
+		StartTime   float64 `json:"start_time"`
+		EndTime     float64 `json:"end_time"`
+		Duration    float64 `json:"duration"`
+		Transcript  string  `json:"transcript"`
+		AudioOnly   bool    `json:"audio_only,omitempty"`
+		Interrupted bool    `json:"interrupted,omitempty"`
+	}
+	type ev struct {
+		Time     float64         `json:"time"`
+		Type     EventType       `json:"type"`
+		Turn     int             `json:"turn"`
+		Latency  *float64        `json:"latency,omitempty"`
+		Name     string          `json:"name,omitempty"`
+		Args     json.RawMessage `json:"args,omitempty"`
+		Result   json.RawMessage `json:"result,omitempty"`
+		Text     string          `json:"text,omitempty"`
+		Data     json.RawMessage `json:"data,omitempty"`
+		Duration float64         `json:"duration,omitempty"`
+	}
+	m := struct {
+		Name         string            `json:"name"`
+		Duration     float64           `json:"duration"`
+		Rate         int               `json:"rate"`
+		SegmentCount int               `json:"segment_count"`
+		Segments     []seg             `json:"segments"`
+		Events       []ev              `json:"events"`
+		Latency      manifestLatency   `json:"latency"`
+		Status       Status            `json:"status"`
+		Criteria     []CriterionResult `json:"criteria,omitempty"`
+	}{Name: res.Name, Duration: res.Duration.Seconds(), Rate: res.Recording.Rate,
+		SegmentCount: len(res.Recording.Segments), Latency: newManifestLatency(res.Latency), Status: res.Status,
+		Segments: []seg{}, Events: []ev{}}
+	for i, s := range res.Recording.Segments {
+		e := seg{Idx: i, Role: s.Role, Turn: s.Turn, StartTime: s.Start.Seconds(), EndTime: s.End.Seconds(),
+			Duration: (s.End - s.Start).Seconds(), Transcript: s.Text, AudioOnly: s.AudioOnly, Interrupted: s.Interrupted}
+		if !s.Audio.IsEmpty() {
+			e.File = segmentFile(i, s)
+		}
+		m.Segments = append(m.Segments, e)
+	}
+	for _, t := range res.Timeline {
+		e := ev{Time: t.At.Seconds(), Type: t.Type, Turn: t.Turn, Text: t.Text, Data: t.Data, Duration: t.Duration.Seconds()}
+		if t.Latency != 0 {
+			l := t.Latency.Seconds()
+			e.Latency = &l
+		}
+		if t.Tool != nil {
+			e.Name, e.Args, e.Result = t.Tool.Name, t.Tool.Arguments, t.Tool.Result
+		}
+		m.Events = append(m.Events, e)
+	}
+	m.Criteria = append(append(append(m.Criteria, res.Passed...), res.Failed...), res.Inconclusive...)
+	return json.MarshalIndent(m, "", "  ")
+}
+
+// manifestLatency is Latency in seconds, as the manifest gives times.
+type manifestLatency struct {
+	PerTurn           []float64 `json:"measurements"`
+	Mean              float64   `json:"avg"`
+	P50               float64   `json:"p50"`
+	P95               float64   `json:"p95"`
+	TTFB              float64   `json:"time_to_first_byte"`
+	InterruptResponse []float64 `json:"interrupt_response_time,omitempty"`
+}
+
+func newManifestLatency(l Latency) manifestLatency {
+	secs := func(ds []time.Duration) []float64 {
+		out := make([]float64, len(ds))
+		for i, d := range ds {
+			out[i] = d.Seconds()
+		}
+		return out
+	}
+	return manifestLatency{PerTurn: secs(l.PerTurn), Mean: l.Mean.Seconds(), P50: l.P50.Seconds(), P95: l.P95.Seconds(),
+		TTFB: l.TTFB.Seconds(), InterruptResponse: secs(l.InterruptResponse)}
+}
+
+func segmentFile(i int, s Segment) string {
+	return fmt.Sprintf("segments/%02d-%s-%dms.wav", i, s.Role, s.Start.Milliseconds())
+}
+
+// Save writes the artifacts to dir (created if needed): one WAV per
+// segment under segments/, conversation.wav (the mix), manifest.json,
+// transcript.txt and timeline.txt.
+func (res *Result) Save(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "segments"), 0o755); err != nil {
+		return fmt.Errorf("voicetest: saving artifacts: %w", err)
+	}
+	write := func(name string, b []byte) error {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("voicetest: saving artifact %s: %w", name, err)
+		}
+		return nil
+	}
+	man, err := res.Manifest()
+	if err != nil {
+		return fmt.Errorf("voicetest: encoding the manifest: %w", err)
+	}
+	if err := write("manifest.json", man); err != nil {
+		return err
+	}
+	if err := write("transcript.txt", []byte(res.TranscriptText())); err != nil {
+		return err
+	}
+	if err := write("timeline.txt", []byte(res.TimelineText())); err != nil {
+		return err
+	}
+	for i, s := range res.Recording.Segments {
+		if s.Audio.IsEmpty() {
+			continue
+		}
+		b, err := encodeWAV(s.Audio)
+		if err != nil {
+			return fmt.Errorf("voicetest: encoding segment %d: %w", i, err)
+		}
+		if err := write(segmentFile(i, s), b); err != nil {
+			return err
+		}
+	}
+	mixed, err := res.Recording.MixedWAV()
+	if err != nil {
+		return fmt.Errorf("voicetest: encoding the mixed recording: %w", err)
+	}
+	return write("conversation.wav", mixed)
+}
+
+// TranscriptText renders the transcript as "role: text" lines, one per
+// message, in order; deterministic, for golden files.
+func (res *Result) TranscriptText() string {
+	var b strings.Builder
+	for _, m := range res.Transcript {
+		fmt.Fprintf(&b, "%s: %s\n", m.Role, m.DisplayText())
+	}
+	return b.String()
+}
+
+// TimelineText renders the timeline as one line per event, with the offset
+// in milliseconds: "  1234ms turn 1 agent_start_speaking latency=350ms".
+// Deterministic for in-process agents, for golden files.
+func (res *Result) TimelineText() string {
+	var b strings.Builder
+	for _, e := range res.Timeline {
+		fmt.Fprintf(&b, "%7dms turn %d %s", e.At.Milliseconds(), e.Turn, e.Type)
+		if e.Tool != nil {
+			fmt.Fprintf(&b, " %s", e.Tool.Name)
+			if e.Type == EventToolCall && len(e.Tool.Arguments) > 0 {
+				fmt.Fprintf(&b, " %s", e.Tool.Arguments)
+			}
+			if e.Type == EventToolResult && len(e.Tool.Result) > 0 {
+				fmt.Fprintf(&b, " %s", e.Tool.Result)
+			}
+		} else if e.Text != "" {
+			fmt.Fprintf(&b, " %q", e.Text)
+		}
+		if e.Latency != 0 {
+			fmt.Fprintf(&b, " latency=%dms", e.Latency.Milliseconds())
+		}
+		if e.Duration != 0 {
+			fmt.Fprintf(&b, " duration=%dms", e.Duration.Milliseconds())
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// report renders the failure report: what failed, then the transcript
+// with turns and latencies.
+func (res *Result) report() string {
+	var b strings.Builder
+	switch {
+	case res.Runs != nil:
+		passed := 0
+		for _, r := range res.Runs {
+			if r.Success {
+				passed++
+			}
+		}
+		fmt.Fprintf(&b, "voicetest: scenario %q passed %d of %d runs (%.0f%%), below the required pass rate\n", res.Name, passed, len(res.Runs), 100*res.PassRate)
+		fmt.Fprintf(&b, "first failed run:\n")
+	}
+	if res.Err != nil {
+		fmt.Fprintf(&b, "voicetest: scenario %q failed: %v\n", res.Name, res.Err)
+	} else {
+		fmt.Fprintf(&b, "voicetest: scenario %q: verdict %s\n", res.Name, res.Status)
+	}
+	for _, c := range res.Failed {
+		fmt.Fprintf(&b, "  FAIL criterion %q: %s\n", c.Criterion, c.Reasoning)
+	}
+	for _, c := range res.Inconclusive {
+		fmt.Fprintf(&b, "  INCONCLUSIVE criterion %q: %s\n", c.Criterion, c.Reasoning)
+	}
+	if res.Reasoning != "" && (res.Err == nil || res.Verdict != nil) {
+		fmt.Fprintf(&b, "  judge reasoning: %s\n", res.Reasoning)
+	}
+	if res.Ended != "" {
+		fmt.Fprintf(&b, "  the conversation ended early: %s\n", res.Ended)
+	}
+	if len(res.SkippedSteps) > 0 {
+		fmt.Fprintf(&b, "  skipped: %s\n", strings.Join(res.SkippedSteps, ", "))
+	}
+	b.WriteString("transcript:\n")
+	if len(res.Transcript) == 0 {
+		b.WriteString("  (empty)\n")
+	}
+	for _, m := range res.Transcript {
+		fmt.Fprintf(&b, "  [turn %d %s] %s", m.Turn, fmtOffset(m.Start), m.Role)
+		if m.Latency != 0 {
+			fmt.Fprintf(&b, " (latency %dms)", m.Latency.Milliseconds())
+		}
+		if m.Interrupted {
+			b.WriteString(" (interrupted)")
+		}
+		fmt.Fprintf(&b, ": %s\n", m.DisplayText())
+	}
+	if n := len(res.Latency.PerTurn); n > 0 {
+		fmt.Fprintf(&b, "latency: p50 %dms, p95 %dms, mean %dms over %d turns\n",
+			res.Latency.P50.Milliseconds(), res.Latency.P95.Milliseconds(), res.Latency.Mean.Milliseconds(), n)
+	}
+	return b.String()
+}
+
+func fmtOffset(d time.Duration) string {
+	return fmt.Sprintf("%d.%03ds", d/time.Second, (d%time.Second)/time.Millisecond)
+}

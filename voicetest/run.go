@@ -1,0 +1,293 @@
+package voicetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// VirtualTimer is implemented by agents that can run on virtual time
+// (testing/synctest). Scenario asks it before connecting, because the
+// connection must be made inside the synctest bubble; the agent's
+// Capabilities.VirtualTime must agree.
+type VirtualTimer interface {
+	VirtualTime() bool
+}
+
+// hooks lets Scenario observe a run.
+type hooks struct {
+	// connected is called with every Conn as soon as it is open.
+	connected func(Conn)
+	logf      func(format string, args ...any)
+}
+
+// Run runs the scenario described by cfg on the real clock, outside of a
+// test (or inside a synctest bubble the caller made), and returns its
+// result. An invalid cfg returns a nil Result and the validation error;
+// otherwise the error is Result.Err: nil on success, else the first error
+// or the failed verdict (errors.Is ErrFailed).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	res, err := runAll(ctx, cfg, hooks{logf: logf})
+	if err != nil {
+		return nil, err
+	}
+	return res, res.Err
+}
+
+// runAll validates cfg and runs it Repeat.Runs times.
+func runAll(ctx context.Context, cfg Config, h hooks) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if h.logf == nil {
+		h.logf = func(string, ...any) {}
+	}
+	runs := max(cfg.Repeat.Runs, 1)
+	if runs == 1 {
+		res := runOnce(ctx, cfg, h)
+		res.PassRate = 0
+		if res.Success {
+			res.PassRate = 1
+		}
+		return res, nil
+	}
+	all := make([]*Result, 0, runs)
+	passed := 0
+	for i := range runs {
+		res := runOnce(ctx, cfg, h)
+		all = append(all, res)
+		if res.Success {
+			passed++
+		}
+		h.logf("voicetest: run %d of %d: %s", i+1, runs, res.Status)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	rep := all[len(all)-1]
+	for _, r := range all {
+		if !r.Success {
+			rep = r
+			break
+		}
+	}
+	agg := *rep
+	agg.Runs = all
+	agg.PassRate = float64(passed) / float64(runs)
+	agg.Success = agg.PassRate >= cfg.Repeat.MinPassRate
+	agg.Latency = Latency{}
+	for _, r := range all {
+		agg.Latency.PerTurn = append(agg.Latency.PerTurn, r.Latency.PerTurn...)
+		agg.Latency.InterruptResponse = append(agg.Latency.InterruptResponse, r.Latency.InterruptResponse...)
+	}
+	agg.Latency.TTFB = all[0].Latency.TTFB
+	agg.Latency.Summarize()
+	if agg.Success {
+		agg.Status = StatusPass
+		agg.Err = nil
+	} else {
+		agg.Status = StatusFail
+		if agg.Err == nil {
+			agg.Err = fmt.Errorf("%w: %d of %d runs passed, below Config.Repeat.MinPassRate %.2f", ErrFailed, passed, len(all), cfg.Repeat.MinPassRate)
+		}
+	}
+	return &agg, nil
+}
+
+// closeWait bounds the wait for the receiver goroutine after Close.
+const closeWait = 5 * time.Second
+
+// runOnce connects, runs the script and closes.
+func runOnce(parent context.Context, cfg Config, h hooks) *Result {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	r := &runner{cfg: cfg, start: time.Now(), logf: h.logf}
+	r.st.name, r.st.description = cfg.Name, cfg.Description
+
+	err := r.connect(ctx, h)
+	if err == nil {
+		events := make(chan recvItem, 1024)
+		done := make(chan struct{})
+		r.events = events
+		go receive(ctx, r.conn, r.start, events, done)
+		// Close even if a step panics or calls runtime.Goexit (t.FailNow
+		// in a Check): no goroutine or socket outlives the run.
+		closed := false
+		shut := func() error {
+			if closed {
+				return nil
+			}
+			closed = true
+			cancel()
+			if cerr := r.conn.Close(); cerr != nil {
+				h.logf("voicetest: closing the %s connection: %v", r.adapter(), cerr)
+			}
+			select {
+			case <-done:
+				return nil
+			case <-time.After(closeWait):
+				h.logf("voicetest: the %s adapter's Recv did not return within %v of Close; its goroutine leaks", r.adapter(), closeWait)
+				return fmt.Errorf("the %s adapter's Recv did not return within %v of Close and ctx cancellation: fix the adapter so Close ends Recv", r.adapter(), closeWait)
+			}
+		}
+		defer shut()
+		err = r.runScript(ctx)
+		if ferr := r.flush(ctx); ferr != nil && err == nil && !errors.Is(ferr, ErrTransportClosed) {
+			err = fmt.Errorf("after the script: %w", ferr)
+		}
+		if serr := shut(); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return r.result(err)
+}
+
+func (r *runner) connect(ctx context.Context, h hooks) error {
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Connect)
+	defer cancel()
+	sess := Session{Name: r.cfg.Name, Rate: r.cfg.Rate, Logf: h.logf, Capture: r.cfg.Capture}
+	conn, err := r.cfg.Agent.Connect(cctx, sess)
+	if err != nil {
+		if conn != nil {
+			_ = conn.Close()
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return &TimeoutError{Phase: PhaseConnect, Timeout: r.cfg.Timeouts.Connect,
+				Hint: "the agent did not accept the connection; check that it runs, or raise Config.Timeouts.Connect"}
+		}
+		return fmt.Errorf("connecting to the agent: %w", err)
+	}
+	if conn == nil {
+		return errors.New("connecting to the agent: Agent.Connect returned a nil Conn and no error")
+	}
+	if h.connected != nil {
+		h.connected(conn)
+	}
+	r.conn = conn
+	r.caps = conn.Capabilities()
+	if v := runsOnVirtualTime(r.cfg.Agent); v != r.caps.VirtualTime {
+		h.logf("voicetest: the %s agent's VirtualTime() is %v but its Capabilities.VirtualTime is %v; they should agree", r.adapter(), v, r.caps.VirtualTime)
+	}
+	if !r.caps.Audio && !r.caps.Text {
+		_ = conn.Close()
+		return fmt.Errorf("the %s adapter declares neither Audio nor Text input, so the user cannot speak to it: fix its Capabilities", r.adapter())
+	}
+	return nil
+}
+
+// runScript runs the steps; it returns the first error, as a *StepError.
+func (r *runner) runScript(ctx context.Context) error {
+	var err error
+	steps := r.cfg.Script
+	i := 0
+	for ; i < len(steps); i++ {
+		if r.ended != "" || r.decided {
+			break
+		}
+		if serr := steps[i].run(ctx, r); serr != nil {
+			err = &StepError{Index: i + 1, Step: steps[i].String(), Err: serr}
+			i++
+			break
+		}
+	}
+	for ; i < len(steps); i++ {
+		r.skipped = append(r.skipped, fmt.Sprintf("step %d %s", i+1, steps[i]))
+	}
+	if err == nil && !r.decided && r.verdict == nil && r.cfg.Judge != nil &&
+		(r.ended == "the agent hung up" || r.ended == "the user hung up") && len(r.skipped) > 0 {
+		// A hang-up skipped the rest of the script; the judge still decides.
+		if verr := r.finalVerdict(ctx); verr != nil {
+			err = fmt.Errorf("final verdict after %s: %w", r.ended, verr)
+		}
+	}
+	return err
+}
+
+// result builds the Result of a finished run.
+func (r *runner) result(err error) *Result {
+	st := r.st.clone()
+	res := &Result{
+		Name:         r.cfg.Name,
+		Err:          err,
+		Ended:        r.ended,
+		SkippedSteps: r.skipped,
+		State:        st,
+		Transcript:   st.transcript,
+		Timeline:     st.timeline,
+		Duration:     r.now(),
+		Turns:        r.st.turn,
+		Capabilities: r.caps,
+		Verdict:      r.verdict,
+	}
+	if r.ended == "the judge gave its verdict" {
+		res.Ended = ""
+	}
+	for _, c := range r.criteria {
+		switch c.Status {
+		case StatusPass:
+			res.Passed = append(res.Passed, c)
+		case StatusFail:
+			res.Failed = append(res.Failed, c)
+		default:
+			res.Inconclusive = append(res.Inconclusive, c)
+		}
+	}
+	segs := append([]Segment(nil), r.segs...)
+	sortSegments(segs)
+	res.Recording = Recording{Rate: r.cfg.Rate, Segments: segs, Duration: res.Duration}
+	res.Latency = Latency{PerTurn: r.latencies, InterruptResponse: r.interrupts}
+	if r.haveTTFB {
+		res.Latency.TTFB = r.ttfb
+	}
+	res.Latency.Summarize()
+	switch {
+	case err != nil:
+		res.Success, res.Status = false, StatusFail
+		res.Reasoning = err.Error()
+		if r.verdict != nil && r.verdict.Reasoning != "" {
+			res.Reasoning = r.verdict.Reasoning
+		}
+	case r.verdict != nil:
+		res.Status = r.verdict.Status()
+		res.Success = res.Status == StatusPass
+		res.Reasoning = r.verdict.Reasoning
+		if !res.Success {
+			res.Err = fmt.Errorf("%w: final verdict %s: %s", ErrFailed, res.Status, verdictDetail(*r.verdict))
+		}
+	case r.decided:
+		res.Success, res.Status, res.Reasoning = r.success, StatusPass, r.reason
+	default:
+		res.Success, res.Status = true, StatusPass
+	}
+	if !res.Success {
+		res.Status = StatusFail
+		if r.verdict != nil && r.verdict.Status() == StatusInconclusive && err == nil {
+			res.Status = StatusInconclusive
+		}
+	}
+	return res
+}
+
+func verdictDetail(v Judgment) string {
+	if f := failures(v); f != "" {
+		return f
+	}
+	if v.Reasoning != "" {
+		return v.Reasoning
+	}
+	return summarize(v)
+}
+
+func sortSegments(s []Segment) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Start < s[j-1].Start; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}

@@ -1,0 +1,1146 @@
+package voicetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+)
+
+// recvItem is one result of Conn.Recv with the time it returned.
+type recvItem struct {
+	ev  AgentEvent
+	at  time.Duration
+	err error
+}
+
+// piece is agent audio placed on the conversation's time axis.
+type piece struct {
+	at time.Duration
+	c  pcm.Chunk
+}
+
+// agentSpeech is the agent segment being recorded.
+type agentSpeech struct {
+	turn        int
+	start       time.Duration
+	pieces      []piece
+	audio       time.Duration // total audio received
+	latency     time.Duration
+	interrupted bool
+}
+
+// errDeadline is pump's report that the deadline passed.
+var errDeadline = errors.New("deadline")
+
+// runner holds one run of a scenario. All of its fields are used by the
+// goroutine that runs the script; the receiver goroutine only sends on
+// events.
+type runner struct {
+	cfg    Config
+	conn   Conn
+	caps   Capabilities
+	start  time.Time
+	logf   func(format string, args ...any)
+	events <-chan recvItem
+	timer  *time.Timer
+
+	st   State
+	segs []Segment
+
+	// outcome
+	ended    string // why the conversation ended before the script did
+	skipped  []string
+	decided  bool
+	success  bool
+	reason   string
+	verdict  *Judgment
+	criteria []CriterionResult
+
+	// metrics
+	latencies  []time.Duration
+	ttfb       time.Duration
+	haveTTFB   bool
+	interrupts []time.Duration
+
+	// stream state
+	hungUp       bool
+	hangUpAt     time.Duration
+	streamClosed bool
+	closeErr     error
+
+	// agent turn state
+	seg          *agentSpeech
+	playEnd      time.Duration
+	lastAgentAt  time.Duration
+	turnEnds     int
+	deferred     []recvItem
+	turnText     strings.Builder // deltas of the utterance being spoken
+	committed    []string        // final texts of the turn's utterances
+	hasText      bool
+	textAt       time.Duration
+	turnAudio    time.Duration
+	greeted      bool
+	agentTurns   int
+	userEnd      time.Duration
+	awaitLatency bool
+
+	// interrupt state
+	interrupting  bool
+	interruptAt   time.Duration
+	interruptStop time.Duration
+	gotInterrupt  bool
+}
+
+func (r *runner) now() time.Duration { return time.Since(r.start) }
+
+func (r *runner) realTime() bool { return r.cfg.Pacing == PaceRealTime }
+
+func (r *runner) adapter() string {
+	if r.caps.Adapter == "" {
+		return "agent"
+	}
+	return r.caps.Adapter
+}
+
+func (r *runner) state() *State { return &r.st }
+
+func (r *runner) addEvent(e Event) { r.st.timeline = append(r.st.timeline, e) }
+
+func (r *runner) addItem(e Event) { r.st.items = append(r.st.items, e) }
+
+func (r *runner) decide(success bool, reason string) {
+	r.decided = true
+	r.success = success
+	r.reason = reason
+}
+
+// receive runs Conn.Recv in a loop and forwards what it returns, with the
+// time it returned, until ctx is done, the agent hangs up or Recv fails.
+func receive(ctx context.Context, conn Conn, start time.Time, out chan<- recvItem, done chan<- struct{}) {
+	defer close(done)
+	defer close(out)
+	for {
+		ev, err := conn.Recv(ctx)
+		it := recvItem{ev: ev, at: time.Since(start), err: err}
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		select {
+		case out <- it:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || ev.Kind == AgentHangUp {
+			return
+		}
+	}
+}
+
+// pump handles agent events until stop reports true (nil) or the offset
+// returned by deadline passes (errDeadline). stop and deadline are asked
+// again after every event.
+func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
+	for {
+		if stop() {
+			return nil
+		}
+		d := deadline() - r.now()
+		if d <= 0 {
+			return errDeadline
+		}
+		if r.timer == nil {
+			r.timer = time.NewTimer(d)
+		} else {
+			r.timer.Reset(d)
+		}
+		select {
+		case it, ok := <-r.events:
+			r.timer.Stop()
+			if !ok {
+				r.events = nil
+				r.streamClosed = true
+				continue
+			}
+			if err := r.handle(it); err != nil {
+				return err
+			}
+		case <-r.timer.C:
+		case <-ctx.Done():
+			r.timer.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// waitUntil handles agent events until the offset t.
+func (r *runner) waitUntil(ctx context.Context, t time.Duration) error {
+	err := r.pump(ctx, func() bool { return false }, func() time.Duration { return t })
+	if err == errDeadline {
+		return nil
+	}
+	return err
+}
+
+// poll handles the agent events already waiting, without blocking.
+func (r *runner) poll() error {
+	for r.events != nil {
+		select {
+		case it, ok := <-r.events:
+			if !ok {
+				r.events = nil
+				r.streamClosed = true
+				return nil
+			}
+			if err := r.handle(it); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// handle records one agent event.
+func (r *runner) handle(it recvItem) error {
+	if it.err != nil {
+		r.streamClosed = true
+		if errors.Is(it.err, ErrTransportClosed) {
+			if r.hungUp {
+				return nil
+			}
+			r.closeErr = it.err
+			return fmt.Errorf("the %s connection closed without a hang-up at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
+		}
+		r.closeErr = it.err
+		return fmt.Errorf("receiving from the %s adapter at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
+	}
+	if r.turnEnds > 0 && it.ev.Kind != AgentHangUp {
+		// The agent ended its turn; what follows is its next turn's, and
+		// is handled once this one is recorded. A hang-up ends everything
+		// at once.
+		r.deferred = append(r.deferred, it)
+		return nil
+	}
+	ev, at := it.ev, it.at
+	r.lastAgentAt = max(r.lastAgentAt, at)
+	turn := r.st.turn
+	switch ev.Kind {
+	case AgentAudio:
+		if err := ev.Audio.Validate(); err != nil {
+			return fmt.Errorf("the %s adapter sent agent audio with no valid sample rate at %v: %w (adapters must send audio at Session.Rate, %d Hz)", r.adapter(), at, err, r.cfg.Rate)
+		}
+		if ev.Audio.Rate != r.cfg.Rate {
+			return fmt.Errorf("the %s adapter sent agent audio at %d Hz at %v, but the session rate is %d Hz: adapters must convert audio to Session.Rate", r.adapter(), ev.Audio.Rate, at, r.cfg.Rate)
+		}
+		if ev.Audio.IsEmpty() {
+			return nil
+		}
+		r.speak(at, ev.Audio, ev.Audio.Duration())
+	case AgentTranscript:
+		if ev.Speech < 0 {
+			return fmt.Errorf("the %s adapter sent an agent transcript with negative speech time %v at %v", r.adapter(), ev.Speech, at)
+		}
+		if !r.hasText {
+			r.textAt = at
+		}
+		r.hasText = true
+		if ev.Final {
+			// The final text of an utterance replaces its deltas; a turn
+			// may hold several utterances.
+			r.committed = append(r.committed, strings.TrimSpace(ev.Text))
+			r.turnText.Reset()
+		} else {
+			r.turnText.WriteString(ev.Text)
+		}
+		if ev.Speech > 0 {
+			r.speak(at, pcm.Chunk{}, ev.Speech)
+		}
+	case UserTranscript:
+		r.addEvent(Event{At: at, Type: EventUserTranscript, Turn: turn, Role: RoleUser, Text: ev.Text})
+	case AgentToolCall, AgentToolResult:
+		if ev.Tool == nil {
+			return fmt.Errorf("the %s adapter sent a %s event with no Tool at %v", r.adapter(), ev.Kind, at)
+		}
+		typ := EventToolCall
+		if ev.Kind == AgentToolResult {
+			typ = EventToolResult
+		}
+		tc := *ev.Tool
+		e := Event{At: at, Type: typ, Turn: turn, Role: RoleAgent, Text: tc.Name, Tool: &tc}
+		r.addEvent(e)
+		r.addItem(e)
+	case AgentData:
+		e := Event{At: at, Type: EventData, Turn: turn, Role: RoleAgent, Text: ev.Text, Data: ev.Data}
+		r.addEvent(e)
+		r.addItem(e)
+	case AgentTurnEnd:
+		r.turnEnds++
+	case AgentInterrupted:
+		e := Event{At: at, Type: EventAgentInterrupted, Turn: turn, Role: RoleAgent}
+		if r.interrupting && !r.gotInterrupt {
+			r.gotInterrupt = true
+			r.interruptStop = at
+			e.Latency = at - r.interruptAt
+		}
+		r.addEvent(e)
+		r.clip(at)
+	case AgentHangUp:
+		r.hungUp = true
+		r.hangUpAt = at
+		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
+	case AgentLog:
+		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
+		r.logf("agent log at %v: %s", at, ev.Text)
+	default:
+		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %v: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, at)
+	}
+	return nil
+}
+
+// speak places dur of agent speech (audio c, or none for a text-only
+// agent) that arrived at at: it plays after what is already queued.
+func (r *runner) speak(at time.Duration, c pcm.Chunk, dur time.Duration) {
+	playAt := max(at, r.playEnd)
+	if !r.haveTTFB {
+		r.haveTTFB = true
+		r.ttfb = at
+	}
+	if r.seg == nil {
+		// A new stretch of agent speech. Latency is measured only for one
+		// that starts after the user stopped: speech that began earlier
+		// (late audio, a greeting talked over) is not a response to it.
+		r.seg = &agentSpeech{turn: r.st.turn, start: playAt}
+		e := Event{At: playAt, Type: EventAgentStartSpeaking, Turn: r.st.turn, Role: RoleAgent}
+		if r.awaitLatency && at >= r.userEnd {
+			r.awaitLatency = false
+			r.seg.latency = at - r.userEnd
+			e.Latency = r.seg.latency
+			r.latencies = append(r.latencies, r.seg.latency)
+		}
+		r.addEvent(e)
+	}
+	if !c.IsEmpty() {
+		r.seg.pieces = append(r.seg.pieces, piece{at: playAt, c: c})
+		r.seg.audio += dur
+		r.turnAudio += dur
+	}
+	r.playEnd = playAt + dur
+}
+
+// clip stops the agent's playback at t: audio queued to play after t is
+// discarded (a native cancel, or the agent reporting it stopped).
+func (r *runner) clip(t time.Duration) {
+	if r.playEnd <= t {
+		return
+	}
+	r.playEnd = max(t, r.lastAudioStart())
+	if r.seg == nil {
+		return
+	}
+	for i := range r.seg.pieces {
+		p := &r.seg.pieces[i]
+		if end := p.at + p.c.Duration(); end > r.playEnd {
+			p.c = p.c.Slice(0, max(r.playEnd-p.at, 0))
+		}
+	}
+}
+
+func (r *runner) lastAudioStart() time.Duration {
+	if r.seg == nil {
+		return 0
+	}
+	return r.seg.start
+}
+
+// closeSpeech ends the agent's current segment (if any) and records its
+// message, transcribing it when needed.
+func (r *runner) closeSpeech(ctx context.Context) error {
+	text, hasText, textAt := r.agentText(), r.hasText, r.textAt
+	r.turnText.Reset()
+	r.committed = r.committed[:0]
+	r.hasText = false
+	seg := r.seg
+	r.seg = nil
+	r.turnAudio = 0
+	if seg == nil {
+		if !hasText || strings.TrimSpace(text) == "" {
+			return nil
+		}
+		// Text with no speech: a transcript-only message.
+		m := Message{Turn: r.st.turn, Role: RoleAgent, Text: strings.TrimSpace(text), Start: textAt, End: textAt}
+		r.st.transcript = append(r.st.transcript, m)
+		r.addItem(Event{At: textAt, Type: EventMessage, Turn: m.Turn, Role: RoleAgent, Text: m.Text})
+		return nil
+	}
+	end := r.playEnd
+	audio := r.segmentAudio(seg, end)
+	m := Message{Turn: seg.turn, Role: RoleAgent, Text: strings.TrimSpace(text), Start: seg.start, End: end,
+		Interrupted: seg.interrupted, Latency: seg.latency}
+	if !hasText && seg.audio > 0 {
+		if r.cfg.AgentSTT != nil {
+			var tr Transcription
+			err := r.bounded(ctx, PhaseTranscribe, "Config.AgentSTT", func(ctx context.Context) (err error) {
+				tr, err = r.cfg.AgentSTT.Transcribe(ctx, TranscriptionRequest{Audio: audio, Language: r.cfg.Language})
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("transcribing the agent's turn %d (%v of audio) with Config.AgentSTT: %w", seg.turn, audio.Duration(), err)
+			}
+			m.Text = strings.TrimSpace(tr.Text)
+		} else {
+			m.AudioOnly = true
+		}
+	}
+	r.st.transcript = append(r.st.transcript, m)
+	r.addItem(Event{At: seg.start, Type: EventMessage, Turn: m.Turn, Role: RoleAgent, Text: m.Text})
+	stop := Event{At: end, Type: EventAgentStopSpeaking, Turn: seg.turn, Role: RoleAgent}
+	r.addEvent(stop)
+	r.segs = append(r.segs, Segment{Role: RoleAgent, Turn: seg.turn, Start: seg.start, End: end,
+		Text: m.Text, AudioOnly: m.AudioOnly, Audio: audio, Interrupted: seg.interrupted})
+	return nil
+}
+
+// segmentAudio lays the segment's pieces on one buffer from its start to
+// end, with silence in the gaps.
+func (r *runner) segmentAudio(seg *agentSpeech, end time.Duration) pcm.Chunk {
+	if seg.audio == 0 {
+		return pcm.Chunk{}
+	}
+	n := pcm.SamplesFor(r.cfg.Rate, end-seg.start)
+	out := make([]int16, n)
+	for _, p := range seg.pieces {
+		off := pcm.SamplesFor(r.cfg.Rate, p.at-seg.start)
+		if off >= n {
+			continue
+		}
+		copy(out[off:], p.c.Samples)
+	}
+	return pcm.Chunk{Rate: r.cfg.Rate, Samples: out}
+}
+
+// turnOver reports whether the agent's current turn is over by its
+// protocol marker (and, on real-time pacing, its audio has played).
+func (r *runner) turnOver() bool {
+	if r.turnEnds > 0 {
+		return !r.realTime() || r.now() >= r.playEnd
+	}
+	return false
+}
+
+// quietDeadline returns when the current agent turn ends if nothing more
+// arrives.
+func (r *runner) quietDeadline(since time.Duration) time.Duration {
+	if r.turnEnds > 0 {
+		return r.playEnd
+	}
+	last := max(r.lastAgentAt, since)
+	if r.realTime() {
+		last = max(last, r.playEnd)
+	}
+	if r.caps.TurnEnd {
+		return last + r.cfg.Timeouts.FirstChunk
+	}
+	return last + r.cfg.Timeouts.TailSilence
+}
+
+// agentTurn drains one agent turn. greeting makes a missing first chunk
+// (within Timeouts.Greeting) no error.
+func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
+	if r.hungUp {
+		return r.closeAndEnd(ctx)
+	}
+	begin := r.now()
+	wait := r.cfg.Timeouts.FirstChunk
+	if greeting {
+		wait = r.cfg.Timeouts.Greeting
+	}
+	started := func() bool { return r.seg != nil || r.turnEnds > 0 || r.hungUp || r.streamClosed }
+	err := r.pump(ctx, started, func() time.Duration { return begin + wait })
+	switch {
+	case err == errDeadline && greeting:
+		return nil
+	case err == errDeadline:
+		return &TimeoutError{Phase: PhaseFirstChunk, Timeout: wait, Turn: r.st.turn,
+			Hint: fmt.Sprintf("the %s agent sent no audio; check that it answers, or raise Config.Timeouts.FirstChunk", r.adapter())}
+	case err != nil:
+		return err
+	}
+	r.agentTurns++
+	maxHit := false
+	over := func() bool {
+		if r.hungUp || r.streamClosed {
+			return true
+		}
+		if r.turnAudio >= r.cfg.Timeouts.MaxTurnAudio {
+			maxHit = true
+			return true
+		}
+		return r.turnOver()
+	}
+	err = r.pump(ctx, over, func() time.Duration { return r.quietDeadline(begin) })
+	if err == errDeadline && r.caps.TurnEnd && r.turnEnds == 0 {
+		return &TimeoutError{Phase: PhaseTurn, Timeout: r.cfg.Timeouts.FirstChunk, Turn: r.st.turn,
+			Hint: fmt.Sprintf("the %s adapter marks turn ends but sent nothing for that long; raise Config.Timeouts.FirstChunk if the agent pauses longer", r.adapter())}
+	}
+	if err != nil && err != errDeadline {
+		return err
+	}
+	r.turnEnds = 0
+	if maxHit {
+		r.addEvent(Event{At: r.now(), Type: EventMaxTurnAudio, Turn: r.st.turn, Role: RoleAgent,
+			Text: fmt.Sprintf("stopped draining after %v of agent audio", r.cfg.Timeouts.MaxTurnAudio)})
+	}
+	if err := r.closeSpeech(ctx); err != nil {
+		return err
+	}
+	if err := r.replay(); err != nil {
+		return err
+	}
+	if maxHit && r.cfg.Timeouts.FailOnMaxTurnAudio {
+		return &TimeoutError{Phase: PhaseTurn, Timeout: r.cfg.Timeouts.MaxTurnAudio, Turn: r.st.turn,
+			Hint: "the agent's turn reached Config.Timeouts.MaxTurnAudio and FailOnMaxTurnAudio is set"}
+	}
+	if r.streamClosed && !r.hungUp && r.closeErr == nil {
+		return &TransportClosedError{Adapter: r.adapter()}
+	}
+	if r.hungUp {
+		r.end("the agent hung up")
+	}
+	return nil
+}
+
+// end marks the conversation over; the remaining steps are skipped.
+func (r *runner) end(why string) {
+	if r.ended == "" {
+		r.ended = why
+	}
+}
+
+func (r *runner) askUser(ctx context.Context) (Utterance, error) {
+	if r.cfg.User == nil {
+		return Utterance{}, errors.New("Config.User is nil: UserTurn and Proceed ask the User for the next utterance; set Config.User (e.g. a personas.Scripted) or use UserSays")
+	}
+	var u Utterance
+	err := r.bounded(ctx, PhaseUser, "Config.User", func(ctx context.Context) (err error) {
+		u, err = r.cfg.User.NextUtterance(ctx, &r.st)
+		return err
+	})
+	if err != nil {
+		return Utterance{}, fmt.Errorf("asking Config.User for turn %d: %w", r.st.turn+1, err)
+	}
+	return u, nil
+}
+
+// userTurn says u. interrupt marks a barge-in, which does not wait for the
+// agent.
+func (r *runner) userTurn(ctx context.Context, u Utterance, interrupt bool) error {
+	if r.hungUp {
+		r.end("the agent hung up")
+		return nil
+	}
+	if u.Done {
+		r.addEvent(Event{At: r.now(), Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser, Text: "the user has nothing more to say"})
+		r.end("the user hung up")
+		return nil
+	}
+	if u.Wait > 0 {
+		w := min(u.Wait, r.cfg.Timeouts.FirstChunk)
+		if err := r.waitUntil(ctx, r.now()+w); err != nil {
+			return err
+		}
+	}
+	if strings.TrimSpace(u.Text) != "" || !u.Audio.IsEmpty() {
+		if err := r.say(ctx, u); err != nil {
+			return err
+		}
+	}
+	if r.hungUp {
+		r.end("the agent hung up")
+		return nil
+	}
+	if u.HangUp {
+		r.addEvent(Event{At: r.now(), Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser})
+		r.end("the user hung up")
+	}
+	return nil
+}
+
+// say sends one user utterance and records it.
+func (r *runner) say(ctx context.Context, u Utterance) error {
+	r.st.turn++
+	turn := r.st.turn
+	var start, end time.Duration
+	var audio pcm.Chunk
+	switch {
+	case r.caps.Audio:
+		var err error
+		audio, err = r.userAudio(ctx, u)
+		if err != nil {
+			return err
+		}
+		start = r.now()
+		r.addEvent(Event{At: start, Type: EventUserStartSpeaking, Turn: turn, Role: RoleUser})
+		sent, err := r.sendAudio(ctx, audio)
+		if err != nil {
+			return err
+		}
+		// An agent that hung up heard only what was sent.
+		audio = audio.Slice(0, sent)
+		if err := r.conn.EndUtterance(ctx); err != nil && !r.hungUpAfter(ctx, err) {
+			return r.sendErr("ending the user's utterance", err)
+		}
+		end = r.now()
+	case r.caps.Text:
+		if strings.TrimSpace(u.Text) == "" {
+			return &UnsupportedError{Adapter: r.adapter(), Capability: "audio input",
+				Alternative: "the agent takes only text, so the utterance needs Text (a transcript of its audio)"}
+		}
+		words := len(strings.Fields(u.Text))
+		dur := time.Duration(words) * time.Minute / time.Duration(r.cfg.WordsPerMinute)
+		start = r.now()
+		r.addEvent(Event{At: start, Type: EventUserStartSpeaking, Turn: turn, Role: RoleUser})
+		if r.realTime() {
+			if err := r.waitUntil(ctx, start+dur); err != nil {
+				return err
+			}
+		}
+		if !r.hungUp {
+			if err := r.conn.SendText(ctx, u.Text); err != nil && !r.hungUpAfter(ctx, err) {
+				return r.sendErr("sending the user's text", err)
+			}
+		}
+		end = r.now()
+	default:
+		return &UnsupportedError{Adapter: r.adapter(), Capability: "user input",
+			Alternative: "the adapter declares neither Audio nor Text input; fix its Capabilities"}
+	}
+	if r.hungUp && r.hangUpAt >= start && r.hangUpAt < end {
+		end = r.hangUpAt // the user was heard until the agent hung up
+	}
+	r.addEvent(Event{At: end, Type: EventUserStopSpeaking, Turn: turn, Role: RoleUser})
+	r.userEnd = end
+	r.awaitLatency = true
+	m := Message{Turn: turn, Role: RoleUser, Text: strings.TrimSpace(u.Text), Start: start, End: end}
+	r.st.transcript = append(r.st.transcript, m)
+	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, Audio: audio})
+	return nil
+}
+
+// bounded calls f with a context that ends after Timeouts.Engine, and
+// turns that deadline into a *TimeoutError naming phase and what.
+func (r *runner) bounded(ctx context.Context, phase Phase, what string, f func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Engine)
+	defer cancel()
+	err := f(cctx)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return &TimeoutError{Phase: phase, Timeout: r.cfg.Timeouts.Engine, Turn: r.st.turn,
+			Hint: fmt.Sprintf("%s did not answer (%v); raise Config.Timeouts.Engine if it needs longer", what, err)}
+	}
+	return err
+}
+
+// settleWait bounds how long a failed send waits for the agent's hang-up
+// to arrive through Recv.
+const settleWait = time.Second
+
+// hungUpAfter reports whether a send that failed with err failed because
+// the agent hung up: the hang-up event may still be on its way through
+// Recv, so it waits (at most settleWait) for the receive stream to say.
+func (r *runner) hungUpAfter(ctx context.Context, err error) bool {
+	if r.hungUp {
+		return true
+	}
+	if !errors.Is(err, ErrTransportClosed) {
+		return false
+	}
+	until := r.now() + settleWait
+	_ = r.pump(ctx, func() bool { return r.hungUp || r.streamClosed }, func() time.Duration { return until })
+	return r.hungUp
+}
+
+func (r *runner) sendErr(what string, err error) error {
+	if errors.Is(err, ErrTransportClosed) {
+		return fmt.Errorf("%s: the %s connection closed without a hang-up (turn %d): %w", what, r.adapter(), r.st.turn, err)
+	}
+	return fmt.Errorf("%s to the %s adapter (turn %d): %w", what, r.adapter(), r.st.turn, err)
+}
+
+// userAudio returns the audio of u: its own, or its Text through
+// Config.UserVoice, with the utterance's and the Config's effects.
+func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) {
+	c := u.Audio
+	if c.IsEmpty() {
+		if r.cfg.UserVoice == nil {
+			return pcm.Chunk{}, fmt.Errorf("the %s agent takes audio, so the user's text %s must be spoken: set Config.UserVoice to a TTS engine (or give the utterance Audio)", r.adapter(), quote(u.Text))
+		}
+		voice := u.Voice
+		if voice == "" {
+			voice = r.cfg.Voice
+		}
+		var err error
+		err = r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
+			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Rate: r.cfg.Rate})
+			return err
+		})
+		if err != nil {
+			return pcm.Chunk{}, fmt.Errorf("synthesising the user's text %s with Config.UserVoice: %w", quote(u.Text), err)
+		}
+		if c.IsEmpty() {
+			return pcm.Chunk{}, fmt.Errorf("Config.UserVoice returned no audio for %s", quote(u.Text))
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return pcm.Chunk{}, fmt.Errorf("user audio for %s: %w", quote(u.Text), err)
+	}
+	if c.Rate != r.cfg.Rate {
+		var err error
+		if c, err = pcm.Resample(c, r.cfg.Rate); err != nil {
+			return pcm.Chunk{}, fmt.Errorf("user audio for %s at %d Hz: %w", quote(u.Text), c.Rate, err)
+		}
+	}
+	if u.Effects != nil {
+		c = u.Effects(c)
+	}
+	if r.cfg.Effects != nil {
+		c = r.cfg.Effects(c)
+	}
+	if c.Rate != r.cfg.Rate {
+		return pcm.Chunk{}, fmt.Errorf("user audio effects changed the sample rate to %d Hz; effects must keep the rate (%d Hz)", c.Rate, r.cfg.Rate)
+	}
+	return c, nil
+}
+
+// sendAudio sends c in 20 ms frames, paced as configured, handling agent
+// events between frames. It returns how much was sent: all of c, unless
+// the agent hung up.
+func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
+	// An adapter that stops accepting audio must not hang the scenario.
+	limit := c.Duration() + r.cfg.Timeouts.FirstChunk
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	start := r.now()
+	var sent time.Duration
+	for _, f := range c.Frames(FrameDuration) {
+		if r.realTime() {
+			if err := r.waitUntil(ctx, start+sent); err != nil {
+				return sent, err
+			}
+		} else if err := r.poll(); err != nil {
+			return sent, err
+		}
+		if r.hungUp {
+			return sent, nil
+		}
+		if err := r.conn.SendAudio(sctx, f); err != nil {
+			if r.hungUpAfter(ctx, err) {
+				return sent, nil
+			}
+			if ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+				return sent, &TimeoutError{Phase: PhaseSend, Timeout: limit, Turn: r.st.turn,
+					Hint: fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, c.Duration())}
+			}
+			return sent, r.sendErr("sending user audio", err)
+		}
+		sent += f.Duration()
+	}
+	if r.realTime() {
+		return sent, r.waitUntil(ctx, start+sent)
+	}
+	return sent, r.poll()
+}
+
+func (r *runner) silence(ctx context.Context, d time.Duration) error {
+	if r.hungUp {
+		r.end("the agent hung up")
+		return nil
+	}
+	at := r.now()
+	r.addEvent(Event{At: at, Type: EventSilence, Turn: r.st.turn, Role: RoleUser, Duration: d})
+	if r.caps.Audio {
+		_, err := r.sendAudio(ctx, pcm.Silence(r.cfg.Rate, d))
+		return err
+	}
+	return r.waitUntil(ctx, at+d)
+}
+
+func (r *runner) sleep(ctx context.Context, d time.Duration) error {
+	if r.hungUp {
+		r.end("the agent hung up")
+		return nil
+	}
+	at := r.now()
+	r.addEvent(Event{At: at, Type: EventSleep, Turn: r.st.turn, Role: RoleUser, Duration: d})
+	return r.waitUntil(ctx, at+d)
+}
+
+func (r *runner) dtmf(ctx context.Context, digits string) error {
+	if r.hungUp {
+		r.end("the agent hung up")
+		return nil
+	}
+	at := r.now()
+	switch {
+	case r.caps.DTMF:
+		r.addEvent(Event{At: at, Type: EventDTMF, Turn: r.st.turn, Role: RoleUser, Text: digits})
+		if err := r.conn.SendDTMF(ctx, digits); err != nil && !r.hungUpAfter(ctx, err) {
+			return r.sendErr("sending DTMF", err)
+		}
+		return nil
+	case r.caps.Audio:
+		tones, err := dtmfTones(digits, r.cfg.Rate)
+		if err != nil {
+			return fmt.Errorf("generating in-band DTMF tones: %w", err)
+		}
+		r.addEvent(Event{At: at, Type: EventDTMF, Turn: r.st.turn, Role: RoleUser, Text: digits, Duration: tones.Duration()})
+		if _, err := r.sendAudio(ctx, tones); err != nil {
+			return err
+		}
+		r.segs = append(r.segs, Segment{Role: RoleUser, Turn: r.st.turn, Start: at, End: r.now(), Text: "DTMF " + digits, Audio: tones})
+		return nil
+	}
+	return &UnsupportedError{Adapter: r.adapter(), Capability: "DTMF",
+		Alternative: "the agent takes only text and has no DTMF events; send the digits as text with UserSays"}
+}
+
+// interrupt runs an Interrupt step.
+func (r *runner) interrupt(ctx context.Context, content string, when InterruptWhen) error {
+	if r.hungUp {
+		r.end("the agent hung up")
+		return nil
+	}
+	begin := r.now()
+	speaking := func() bool {
+		return r.hungUp || r.streamClosed || (r.seg != nil && r.seg.start <= r.now())
+	}
+	err := r.pump(ctx, speaking, func() time.Duration {
+		if r.seg != nil { // queued behind audio still playing
+			return max(begin+r.cfg.Timeouts.WaitForSpeech, r.seg.start)
+		}
+		return begin + r.cfg.Timeouts.WaitForSpeech
+	})
+	if err == errDeadline {
+		return &TimeoutError{Phase: PhaseWaitSpeech, Timeout: r.cfg.Timeouts.WaitForSpeech, Turn: r.st.turn,
+			Hint: "the agent did not start speaking, so there was nothing to interrupt; raise Config.Timeouts.WaitForSpeech or add an AgentTurn before"}
+	}
+	if err != nil {
+		return err
+	}
+	if r.hungUp {
+		return r.agentTurn(ctx, false)
+	}
+	if r.streamClosed {
+		return &TransportClosedError{Adapter: r.adapter()}
+	}
+	r.agentTurns++
+	segStart := r.seg.start
+	var cond func() bool
+	var deadline func() time.Duration
+	finished := false
+	switch when.kind {
+	case whenSpeechStarts:
+		cond = func() bool { return true }
+		deadline = func() time.Duration { return r.now() + time.Hour }
+	case whenAfter:
+		cond = func() bool { return r.now() >= segStart+when.after }
+		deadline = func() time.Duration { return segStart + when.after }
+	case whenWords:
+		cond = func() bool {
+			if r.spokenWords() >= when.words {
+				return true
+			}
+			if r.turnEnds > 0 && r.now() >= r.playEnd {
+				finished = true
+				return true
+			}
+			return false
+		}
+		deadline = func() time.Duration {
+			d := r.quietDeadline(begin)
+			if r.estimatesWords() {
+				// The estimate grows with playback: wake when it reaches n.
+				need := r.seg.start + time.Duration(when.words)*time.Minute/time.Duration(r.cfg.WordsPerMinute)
+				d = min(d, max(need, r.now()+time.Millisecond))
+			}
+			return d
+		}
+	}
+	err = r.pump(ctx, func() bool { return r.hungUp || cond() }, deadline)
+	switch {
+	case err == errDeadline && when.kind == whenWords:
+		finished = true
+	case err == errDeadline:
+	case err != nil:
+		return err
+	}
+	if r.hungUp {
+		return r.closeAndEnd(ctx)
+	}
+	if finished {
+		return fmt.Errorf("the agent finished its turn after %d words, before the %d that %v waits for; lower the count or interrupt a longer answer", r.spokenWords(), when.words, when)
+	}
+	at := r.now()
+	r.interrupting, r.gotInterrupt, r.interruptAt = true, false, at
+	defer func() { r.interrupting = false }()
+	r.addEvent(Event{At: at, Type: EventUserInterrupt, Turn: r.st.turn, Role: RoleUser, Text: content})
+	if r.seg != nil {
+		r.seg.interrupted = true
+	}
+	if r.caps.NativeInterrupt {
+		if err := r.conn.Interrupt(ctx); err != nil && !r.hungUpAfter(ctx, err) {
+			return r.sendErr("interrupting the agent", err)
+		}
+		r.clip(at)
+	}
+	if err := r.say(ctx, Utterance{Text: content}); err != nil {
+		return err
+	}
+	// The interrupted reply is over: close it, whatever came of it.
+	// The agent stopped when it said so (AgentInterrupted), else when its
+	// audio ran out.
+	stop := r.playEnd
+	if r.gotInterrupt {
+		stop = r.interruptStop
+		r.clip(stop)
+	}
+	stop = max(stop, at)
+	resp := stop - at
+	r.interrupts = append(r.interrupts, resp)
+	r.turnEnds = 0
+	if r.seg != nil {
+		r.seg.interrupted = true
+		if err := r.closeSpeech(ctx); err != nil {
+			return err
+		}
+		// closeSpeech recorded agent_stop_speaking; without an
+		// agent_interrupted event (which carries it) give it the response
+		// time.
+		for i := len(r.st.timeline) - 1; i >= 0 && !r.gotInterrupt; i-- {
+			if r.st.timeline[i].Type == EventAgentStopSpeaking {
+				r.st.timeline[i].Latency = resp
+				break
+			}
+		}
+		// The reply to the barge-in is measured from the user's end.
+		r.awaitLatency = true
+	} else if r.hasText {
+		if err := r.closeSpeech(ctx); err != nil {
+			return err
+		}
+	}
+	if err := r.replay(); err != nil {
+		return err
+	}
+	if r.hungUp {
+		r.end("the agent hung up")
+	}
+	return nil
+}
+
+// replay handles the events deferred while a finished turn was recorded.
+func (r *runner) replay() error {
+	for len(r.deferred) > 0 && r.turnEnds == 0 {
+		it := r.deferred[0]
+		r.deferred = r.deferred[1:]
+		if err := r.handle(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush records what the agent said that no step drained: speech still
+// open when the script ended, and events already received.
+func (r *runner) flush(ctx context.Context) error {
+	if err := r.poll(); err != nil {
+		return err
+	}
+	for {
+		if err := r.closeSpeech(ctx); err != nil {
+			return err
+		}
+		if len(r.deferred) == 0 {
+			return nil
+		}
+		r.turnEnds = 0
+		if err := r.replay(); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *runner) closeAndEnd(ctx context.Context) error {
+	if err := r.closeSpeech(ctx); err != nil {
+		return err
+	}
+	r.end("the agent hung up")
+	return nil
+}
+
+// estimatesWords reports whether spokenWords estimates from speech time:
+// for audio without a transcript, and for a text-only agent, whose text
+// arrives before it is "said".
+func (r *runner) estimatesWords() bool {
+	return r.seg != nil && (!r.hasText || r.seg.audio == 0)
+}
+
+// agentText returns the text of the agent's current turn so far.
+func (r *runner) agentText() string {
+	parts := append([]string(nil), r.committed...)
+	if p := strings.TrimSpace(r.turnText.String()); p != "" {
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}
+
+// spokenWords returns how many words of its current turn the agent has
+// said: counted in its transcript, or estimated from its speech time.
+func (r *runner) spokenWords() int {
+	if r.seg == nil {
+		return 0
+	}
+	if !r.estimatesWords() {
+		return len(strings.Fields(r.agentText()))
+	}
+	played := min(r.now(), r.playEnd) - r.seg.start
+	return int(played * time.Duration(r.cfg.WordsPerMinute) / time.Minute)
+}
+
+// judge asks Config.Judge and records the criteria it answered.
+func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Judgment, error) {
+	if r.cfg.Judge == nil {
+		return Judgment{}, fmt.Errorf("%s needs Config.Judge; set it (e.g. judges.Criteria(...)) or remove the step", step)
+	}
+	req.State = &r.st
+	req.Turn = r.st.turn
+	req.MaxTurns = r.cfg.MaxTurns
+	var v Judgment
+	err := r.bounded(ctx, PhaseJudge, "Config.Judge", func(ctx context.Context) (err error) {
+		v, err = r.cfg.Judge.Evaluate(ctx, req)
+		return err
+	})
+	if err != nil {
+		return Judgment{}, fmt.Errorf("asking Config.Judge (turn %d): %w", r.st.turn, err)
+	}
+	// Every criterion asked must be answered; a missing answer is
+	// inconclusive, never a silent pass.
+	for _, c := range req.Criteria {
+		found := false
+		for _, got := range v.Criteria {
+			if got.Criterion == c {
+				found = true
+				break
+			}
+		}
+		if !found {
+			v.Criteria = append(v.Criteria, CriterionResult{Criterion: c, Status: StatusInconclusive, Reasoning: "the judge gave no answer for this criterion"})
+		}
+	}
+	return v, nil
+}
+
+func (r *runner) record(v Judgment) {
+	r.criteria = append(r.criteria, v.Criteria...)
+}
+
+func (r *runner) checkpoint(ctx context.Context, criteria []string) error {
+	v, err := r.judge(ctx, JudgeRequest{Criteria: criteria}, "Checkpoint")
+	if err != nil {
+		return err
+	}
+	r.record(v)
+	st := v.Status()
+	r.addEvent(Event{At: r.now(), Type: EventJudgeCheckpoint, Turn: r.st.turn, Text: string(st) + ": " + summarize(v)})
+	if st == StatusFail {
+		return fmt.Errorf("%w: checkpoint: %s", ErrFailed, failures(v))
+	}
+	return nil
+}
+
+func (r *runner) finalVerdict(ctx context.Context) error {
+	v, err := r.judge(ctx, JudgeRequest{Final: true}, "Verdict")
+	if err != nil {
+		return err
+	}
+	r.setVerdict(v)
+	return nil
+}
+
+func (r *runner) setVerdict(v Judgment) {
+	v.Decided = true
+	r.record(v)
+	r.verdict = &v
+	st := v.Status()
+	r.addEvent(Event{At: r.now(), Type: EventVerdict, Turn: r.st.turn, Text: string(st) + ": " + summarize(v)})
+	r.decide(st == StatusPass, v.Reasoning)
+	r.end("the judge gave its verdict")
+}
+
+func summarize(v Judgment) string {
+	var parts []string
+	for _, c := range v.Criteria {
+		parts = append(parts, fmt.Sprintf("%s=%s", quote(c.Criterion), c.Status))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func failures(v Judgment) string {
+	var parts []string
+	for _, c := range v.Criteria {
+		if c.Status == StatusFail {
+			s := fmt.Sprintf("criterion %q failed", c.Criterion)
+			if c.Reasoning != "" {
+				s += ": " + c.Reasoning
+			}
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (r *runner) proceed(ctx context.Context, n int) error {
+	if r.cfg.User == nil {
+		return errors.New("Config.User is nil: Proceed asks the User for each utterance; set Config.User")
+	}
+	if !r.greeted && r.st.turn == 0 && r.agentTurns == 0 {
+		r.greeted = true
+		if err := r.agentTurn(ctx, true); err != nil {
+			return err
+		}
+	}
+	for i := 0; n == 0 || i < n; i++ {
+		if r.ended != "" || r.st.turn >= r.cfg.MaxTurns {
+			break
+		}
+		u, err := r.askUser(ctx)
+		if err != nil {
+			return err
+		}
+		if err := r.userTurn(ctx, u, false); err != nil {
+			return err
+		}
+		if r.ended != "" {
+			break
+		}
+		if err := r.agentTurn(ctx, false); err != nil {
+			return err
+		}
+		if r.ended != "" || r.cfg.Judge == nil {
+			continue
+		}
+		final := r.st.turn >= r.cfg.MaxTurns
+		v, err := r.judge(ctx, JudgeRequest{Final: final}, "Proceed")
+		if err != nil {
+			return err
+		}
+		if v.Decided || final {
+			r.setVerdict(v)
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package voicetest
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+// Scenario runs the scenario described by cfg as part of the test t and
+// reports it there; it returns the Result for further checks.
+//
+// When t is a *testing.T and cfg.Agent runs in process on virtual time
+// (it implements VirtualTimer and reports true, as the fixtures fakes and
+// adapters.Handler do), the whole conversation runs inside a
+// testing/synctest bubble: pauses and timeouts cost no wall time, the
+// timeline is identical on every run, and the bubble itself fails the
+// test if any goroutine outlives the scenario. Such a scenario must not
+// call t.Run or t.Parallel from its steps, and its agent must block only
+// on channels and timers. Other agents (and *testing.B) run on the real
+// clock. A test that already runs in a bubble (it called synctest.Test
+// itself) runs the scenario in that bubble.
+//
+// Scenario calls t.Helper, logs through t, closes the connection in a
+// t.Cleanup even if a step panics, and publishes the attributes
+// voicetest.verdict, voicetest.turns, voicetest.latency_p50_ms and
+// voicetest.latency_p95_ms with t.Attr (gotestsum writes them as JUnit
+// properties). When the scenario fails, t.Error reports what failed, the
+// transcript with turns and latencies, and where the artifacts are:
+// t.ArtifactDir() under go test -artifacts (always written there), else
+// a temporary directory kept for the failure. An invalid cfg is t.Fatal.
+func Scenario(t testing.TB, cfg Config) *Result {
+	t.Helper()
+	if cfg.Name == "" {
+		cfg.Name = t.Name()
+	}
+	var res *Result
+	var err error
+	run := func(tb testing.TB, ctx context.Context) {
+		h := hooks{
+			logf:      tb.Logf,
+			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
+		}
+		res, err = runAll(ctx, cfg, h)
+	}
+	if tt, ok := t.(*testing.T); ok && runsOnVirtualTime(cfg.Agent) && !inBubble() {
+		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context()) })
+	} else {
+		run(t, t.Context())
+	}
+	if err != nil {
+		t.Fatalf("voicetest: invalid scenario %q: %v", cfg.Name, err)
+		return nil
+	}
+	if res == nil {
+		// The bubble failed (a deadlock or a panic); testing has reported it.
+		res = &Result{Name: cfg.Name, Status: StatusFail,
+			Err: errors.New("voicetest: the scenario did not finish: the synctest bubble deadlocked or a step panicked (see the test log)")}
+		t.Error(res.Err)
+		return res
+	}
+	report(t, res)
+	return res
+}
+
+// inBubble reports whether the caller already runs in a synctest bubble
+// (the test called synctest.Test itself): the scenario then runs on that
+// bubble's virtual time. synctest.Wait is documented to panic outside a
+// bubble; inside one it returns once the bubble's other goroutines are
+// blocked, which at the start of a scenario costs nothing.
+func inBubble() (in bool) {
+	defer func() {
+		if recover() != nil {
+			in = false
+		}
+	}()
+	synctest.Wait()
+	return true
+}
+
+func runsOnVirtualTime(a Agent) bool {
+	v, ok := a.(VirtualTimer)
+	return ok && v.VirtualTime()
+}
+
+// artifactsRequested reports whether go test ran with -artifacts.
+func artifactsRequested() bool {
+	f := flag.Lookup("test.artifacts")
+	return f != nil && f.Value.String() == "true"
+}
+
+// report publishes res to t.
+func report(t testing.TB, res *Result) {
+	t.Helper()
+	t.Attr("voicetest.verdict", string(res.Status))
+	t.Attr("voicetest.turns", strconv.Itoa(res.Turns))
+	if len(res.Latency.PerTurn) > 0 {
+		t.Attr("voicetest.latency_p50_ms", strconv.FormatInt(res.Latency.P50.Milliseconds(), 10))
+		t.Attr("voicetest.latency_p95_ms", strconv.FormatInt(res.Latency.P95.Milliseconds(), 10))
+	}
+	if res.Runs != nil {
+		t.Attr("voicetest.pass_rate", strconv.FormatFloat(res.PassRate, 'f', 2, 64))
+	}
+	dir := ""
+	if artifactsRequested() {
+		dir = artifactDir(t.ArtifactDir(), res.Name, t.Name())
+		if err := res.Save(dir); err != nil {
+			t.Errorf("voicetest: %v", err)
+		}
+	}
+	if res.Success {
+		t.Logf("voicetest: %q passed: %d turns, %v, latency p50 %v p95 %v",
+			res.Name, res.Turns, res.Duration, res.Latency.P50, res.Latency.P95)
+		return
+	}
+	var b strings.Builder
+	b.WriteString(res.report())
+	if dir == "" {
+		d, err := os.MkdirTemp("", "voicetest-"+safeName(t.Name())+"-")
+		if err != nil {
+			fmt.Fprintf(&b, "artifacts: not saved: %v\n", err)
+		} else if err := res.Save(d); err != nil {
+			fmt.Fprintf(&b, "artifacts: %s (incomplete: %v)\n", d, err)
+		} else {
+			dir = d
+		}
+	}
+	if dir != "" {
+		fmt.Fprintf(&b, "artifacts: %s (conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
+	}
+	fmt.Fprintf(&b, "rerun: go test -run '^%s$' -artifacts", runPattern(t.Name()))
+	t.Error(b.String())
+}
+
+// artifactDir picks the directory for a scenario's artifacts inside the
+// test's: the test's own for a scenario named after the test, else a
+// subdirectory named after the scenario; a scenario already saved there
+// (a test that runs several) gets a numbered one.
+func artifactDir(base, name, testName string) string {
+	dir := base
+	if name != testName {
+		dir = filepath.Join(base, safeName(name))
+	}
+	for i := 2; ; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+			return dir
+		}
+		dir = filepath.Join(base, fmt.Sprintf("%s-%d", safeName(name), i))
+	}
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+func safeName(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if len(s) > 60 {
+		s = s[:60]
+	}
+	return s
+}
+
+// runPattern turns a test name into a -run pattern matching only it.
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return strings.Join(parts, "$/^")
+}

@@ -1,0 +1,295 @@
+package voicetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Step is one step of a scenario's script. Build steps with the functions
+// of this package (UserSays, AgentTurn, Interrupt, ...); the zero Step is
+// invalid.
+type Step struct {
+	name string
+	run  func(ctx context.Context, r *runner) error
+	// err is a construction error (a bad argument), reported when the
+	// scenario starts, before connecting.
+	err error
+}
+
+// String describes the step as reports show it, e.g. `UserSays("Hi")`.
+func (s Step) String() string {
+	if s.name == "" {
+		return "Step{}"
+	}
+	return s.name
+}
+
+// StepError reports the step a scenario failed in.
+type StepError struct {
+	// Index is the step's 1-based position in the script.
+	Index int
+	// Step describes the step.
+	Step string
+	// Err is what went wrong.
+	Err error
+}
+
+// Error says which step failed and why.
+func (e *StepError) Error() string {
+	return fmt.Sprintf("step %d %s: %v", e.Index, e.Step, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *StepError) Unwrap() error { return e.Err }
+
+// ErrFailed matches the error of a Fail step, of a failed Checkpoint and
+// of a failed final verdict, with errors.Is.
+var ErrFailed = errors.New("voicetest: scenario failed")
+
+func quote(s string) string {
+	const max = 40
+	r := []rune(s)
+	if len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// UserSays makes the user say text: spoken through Config.UserVoice to an
+// audio agent, sent as text to a text-only agent.
+func UserSays(text string) Step {
+	s := Step{name: "UserSays(" + quote(text) + ")"}
+	if strings.TrimSpace(text) == "" {
+		s.err = errors.New("UserSays needs text; use Silence or Sleep for a pause")
+	}
+	s.run = func(ctx context.Context, r *runner) error {
+		return r.userTurn(ctx, Utterance{Text: text}, false)
+	}
+	return s
+}
+
+// UserTurn asks Config.User for the user's next utterance and says it.
+// A user that is Done hangs up, which ends the script.
+func UserTurn() Step {
+	return Step{name: "UserTurn()", run: func(ctx context.Context, r *runner) error {
+		u, err := r.askUser(ctx)
+		if err != nil {
+			return err
+		}
+		return r.userTurn(ctx, u, false)
+	}}
+}
+
+// UserAudio plays a recorded WAV file (PCM16 mono, any rate) as the
+// user's next utterance.
+func UserAudio(path string) Step {
+	s := Step{name: "UserAudio(" + quote(path) + ")"}
+	if path == "" {
+		s.err = errors.New("UserAudio needs the path of a WAV file")
+	}
+	s.run = func(ctx context.Context, r *runner) error {
+		c, err := readUserWAV(path, r.cfg.Rate)
+		if err != nil {
+			return err
+		}
+		return r.userTurn(ctx, Utterance{Audio: c}, false)
+	}
+	return s
+}
+
+// AgentTurn waits for the agent's reply and records it: it fails with a
+// *TimeoutError (PhaseFirstChunk) if the agent does not start within
+// Timeouts.FirstChunk, then drains the agent's events until the
+// protocol's turn end, Timeouts.TailSilence of quiet after its audio has
+// played, or Timeouts.MaxTurnAudio of audio. Agent events that arrived
+// earlier (a greeting, late audio) belong to this turn.
+func AgentTurn() Step {
+	return Step{name: "AgentTurn()", run: func(ctx context.Context, r *runner) error {
+		return r.agentTurn(ctx, false)
+	}}
+}
+
+// InterruptWhen says when an Interrupt barges in. Build it with
+// AfterWords, AfterSpeechStarts or After.
+type InterruptWhen struct {
+	words int
+	after time.Duration
+	kind  int
+	err   error
+}
+
+const (
+	whenSpeechStarts = iota
+	whenWords
+	whenAfter
+)
+
+// String describes the condition as the step function that built it.
+func (w InterruptWhen) String() string {
+	switch w.kind {
+	case whenWords:
+		return fmt.Sprintf("AfterWords(%d)", w.words)
+	case whenAfter:
+		return fmt.Sprintf("After(%v)", w.after)
+	}
+	return "AfterSpeechStarts()"
+}
+
+// AfterWords barges in once the agent has said n words of its reply. The
+// words are counted in the agent's streamed transcript; for an agent that
+// streams no transcript, and for a text-only agent (whose text arrives
+// before it is said), they are estimated from its speech time at
+// Config.WordsPerMinute (150 by default, so 400 ms a word).
+func AfterWords(n int) InterruptWhen {
+	w := InterruptWhen{kind: whenWords, words: n}
+	if n <= 0 {
+		w.err = fmt.Errorf("AfterWords(%d): the word count must be positive; use AfterSpeechStarts to barge in at once", n)
+	}
+	return w
+}
+
+// AfterSpeechStarts barges in as soon as the agent starts speaking.
+func AfterSpeechStarts() InterruptWhen { return InterruptWhen{kind: whenSpeechStarts} }
+
+// After barges in d after the agent starts speaking.
+func After(d time.Duration) InterruptWhen {
+	w := InterruptWhen{kind: whenAfter, after: d}
+	if d < 0 {
+		w.err = fmt.Errorf("After(%v): the delay must not be negative", d)
+	}
+	return w
+}
+
+// Interrupt barges in on the agent's reply: it waits (at most
+// Timeouts.WaitForSpeech) for the agent to start speaking, then until
+// when holds, and then says content. An adapter with NativeInterrupt gets
+// Conn.Interrupt first (Twilio clear, Realtime response.cancel), which
+// also discards agent audio still buffered for playback; otherwise the
+// user's audio overlaps the agent's and the agent's own VAD must react.
+// The timeline records user_interrupt and, when the agent's audio stops,
+// agent_stop_speaking with the interrupt response time.
+func Interrupt(content string, when InterruptWhen) Step {
+	s := Step{name: fmt.Sprintf("Interrupt(%s, %v)", quote(content), when)}
+	switch {
+	case when.err != nil:
+		s.err = when.err
+	case strings.TrimSpace(content) == "":
+		s.err = errors.New("Interrupt needs the text the user barges in with")
+	}
+	s.run = func(ctx context.Context, r *runner) error {
+		return r.interrupt(ctx, content, when)
+	}
+	return s
+}
+
+// Silence sends d of silent audio to the agent, in 20 ms frames, as a
+// caller who says nothing (the agent may re-prompt). For a text-only
+// agent it waits d. Agent speech during it belongs to the next AgentTurn.
+func Silence(d time.Duration) Step {
+	s := Step{name: fmt.Sprintf("Silence(%v)", d)}
+	if d <= 0 {
+		s.err = fmt.Errorf("Silence(%v): the duration must be positive", d)
+	}
+	s.run = func(ctx context.Context, r *runner) error { return r.silence(ctx, d) }
+	return s
+}
+
+// Sleep waits d without sending anything (no audio frames at all, unlike
+// Silence). Agent speech during it belongs to the next AgentTurn.
+func Sleep(d time.Duration) Step {
+	s := Step{name: fmt.Sprintf("Sleep(%v)", d)}
+	if d <= 0 {
+		s.err = fmt.Errorf("Sleep(%v): the duration must be positive", d)
+	}
+	s.run = func(ctx context.Context, r *runner) error { return r.sleep(ctx, d) }
+	return s
+}
+
+// DTMF presses keys ("0"–"9", "*", "#", "A"–"D"): as protocol events when
+// the adapter has Capabilities.DTMF, else as in-band tones in the user's
+// audio (pcm.GenerateDTMF: 100 ms tone, 50 ms gap per key, no
+// EndUtterance after them). A text-only agent without DTMF fails with an
+// *UnsupportedError.
+func DTMF(digits string) Step {
+	s := Step{name: "DTMF(" + quote(digits) + ")"}
+	if digits == "" {
+		s.err = errors.New("DTMF needs at least one key")
+	}
+	for _, c := range digits {
+		if !strings.ContainsRune("0123456789*#ABCD", c) {
+			s.err = fmt.Errorf("DTMF(%q): %q is not a key; use 0-9, *, # or A-D", digits, c)
+			break
+		}
+	}
+	s.run = func(ctx context.Context, r *runner) error { return r.dtmf(ctx, digits) }
+	return s
+}
+
+// Checkpoint asks Config.Judge about criteria now: all pass → the script
+// goes on; any fail → the scenario fails here; inconclusive → the script
+// goes on and the result reports it.
+func Checkpoint(criteria ...string) Step {
+	s := Step{name: fmt.Sprintf("Checkpoint(%d criteria)", len(criteria))}
+	if len(criteria) == 0 {
+		s.err = errors.New("Checkpoint needs at least one criterion")
+	}
+	crit := append([]string(nil), criteria...)
+	s.run = func(ctx context.Context, r *runner) error { return r.checkpoint(ctx, crit) }
+	return s
+}
+
+// Verdict asks Config.Judge for its final verdict on its own criteria
+// and ends the scenario with it: pass succeeds, fail or inconclusive does
+// not.
+func Verdict() Step {
+	return Step{name: "Verdict()", run: func(ctx context.Context, r *runner) error {
+		return r.finalVerdict(ctx)
+	}}
+}
+
+// Proceed runs n automatic turns: the User speaks, the agent answers, and
+// the judge (if any) is asked whether it can decide. n = 0 goes on until
+// the judge decides, the user or agent hangs up, or Config.MaxTurns user
+// turns have been taken; on the last allowed turn the judge must decide.
+// Before the first user turn of the scenario it waits Timeouts.Greeting
+// for an agent that speaks first.
+func Proceed(n int) Step {
+	s := Step{name: fmt.Sprintf("Proceed(%d)", n)}
+	if n < 0 {
+		s.err = fmt.Errorf("Proceed(%d): use a positive number of turns, or 0 for until the verdict or MaxTurns", n)
+	}
+	s.run = func(ctx context.Context, r *runner) error { return r.proceed(ctx, n) }
+	return s
+}
+
+// Succeed ends the scenario as a success with reason.
+func Succeed(reason string) Step {
+	return Step{name: "Succeed(" + quote(reason) + ")", run: func(ctx context.Context, r *runner) error {
+		r.decide(true, reason)
+		return nil
+	}}
+}
+
+// Fail ends the scenario as a failure with reason.
+func Fail(reason string) Step {
+	return Step{name: "Fail(" + quote(reason) + ")", run: func(ctx context.Context, r *runner) error {
+		return fmt.Errorf("%w: %s", ErrFailed, reason)
+	}}
+}
+
+// Check runs fn on the conversation so far; an error fails the scenario
+// with it (wrapped in a *StepError naming the step).
+func Check(fn func(*State) error) Step {
+	s := Step{name: "Check()"}
+	if fn == nil {
+		s.err = errors.New("Check needs a function")
+	}
+	s.run = func(ctx context.Context, r *runner) error {
+		st := r.state()
+		return fn(st)
+	}
+	return s
+}
