@@ -81,9 +81,14 @@ func TestTwilioScenario(t *testing.T) {
 				}
 				// Under the runner's PaceFast, a reply that comes while the
 				// previous one is still playing in the timeline continues its
-				// speech and gets no latency of its own.
+				// speech and gets no latency of its own. With the Fast line,
+				// the bot may answer before the runner has recorded the end
+				// of the user's audio, which also leaves the turn without one.
 				wantLatencies := 2
-				if pace == voicetest.PaceFast {
+				switch {
+				case line == adapters.Fast:
+					wantLatencies = 0
+				case pace == voicetest.PaceFast:
 					wantLatencies = 1
 				}
 				if res.Ended != "the agent hung up" || res.Turns != 2 || len(res.Latency.PerTurn) < wantLatencies {
