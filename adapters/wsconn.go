@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,6 +117,13 @@ func frameExcerpt(data []byte) string {
 	return string(data)
 }
 
+// agentError is returned by a decodeFunc for an error the agent reported
+// in a well-formed frame (an "error" event): Recv returns err as it is,
+// not wrapped in a FrameError.
+type agentError struct{ err error }
+
+func (e agentError) Error() string { return e.err.Error() }
+
 // decodeFunc turns one received frame into events, or says why it cannot.
 // It runs on the Conn's reader goroutine.
 type decodeFunc func(typ websocket.MessageType, data []byte) ([]voicetest.AgentEvent, error)
@@ -194,6 +203,7 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		resp.Body.Close()
 	}
 	if err != nil {
+		url := redactURL(url)
 		capture.note("error", fmt.Sprintf("dial %s: %v", url, err))
 		if ctx.Err() == nil && dctx.Err() != nil {
 			return nil, &voicetest.TimeoutError{
@@ -207,7 +217,7 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		}
 		return nil, fmt.Errorf("adapters: %s: dial %s: %w", adapter, url, err)
 	}
-	capture.note("open", url)
+	capture.note("open", redactURL(url))
 	ws.SetReadLimit(opts.MaxFrameBytes)
 	c := &wsConn{
 		raw:     raw.Load(),
@@ -299,7 +309,12 @@ func (c *wsConn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 		}
 	}
 	if err != nil && !c.hungUp {
-		c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: frameExcerpt(frame), Err: err}})
+		var ae agentError
+		if errors.As(err, &ae) {
+			c.queue = append(c.queue, wsItem{err: ae.err})
+		} else {
+			c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: frameExcerpt(frame), Err: err}})
+		}
 	}
 	c.mu.Unlock()
 	c.wake()
@@ -534,4 +549,31 @@ func (c *wsConn) close(before func()) error {
 		}
 	})
 	return c.closeErr
+}
+
+// redactURL returns url with the values of query parameters that carry
+// credentials (a signed URL's signature, a token, a key) replaced by
+// "REDACTED", for captures, logs and errors.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return raw
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		lk := strings.ToLower(k)
+		for _, s := range []string{"signature", "token", "key", "secret", "auth", "password"} {
+			if strings.Contains(lk, s) {
+				q[k] = []string{"REDACTED"}
+				changed = true
+				break
+			}
+		}
+	}
+	if !changed {
+		return raw
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
