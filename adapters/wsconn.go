@@ -147,6 +147,10 @@ type wsConn struct {
 	capture *captureWriter
 	logf    func(string, ...any)
 	decode  decodeFunc
+	// onEnd, when set before start, runs on the reader goroutine when the
+	// connection ends, before the hang-up or closing error is queued: the
+	// place to release audio an adapter holds back.
+	onEnd func()
 
 	ctx    context.Context // lives until Close; cancelling it ends the goroutines
 	cancel context.CancelFunc
@@ -333,6 +337,9 @@ func (c *wsConn) wake() {
 // finish records why the reader ended: a hang-up, a dropped connection, or
 // our own Close.
 func (c *wsConn) finish(err error) {
+	if c.onEnd != nil {
+		c.onEnd() // may still queue events
+	}
 	status := websocket.CloseStatus(err)
 	c.mu.Lock()
 	closing, cause, hungUp := c.closing, c.cause, c.hungUp
