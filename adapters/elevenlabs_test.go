@@ -459,31 +459,37 @@ func TestElevenLabsCaptureHasNoSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var seq []string
+			seqs := map[string][]string{}
 			for _, r := range recs {
 				var m struct {
 					Type  string
 					Chunk *string `json:"user_audio_chunk"`
 				}
 				json.Unmarshal(r.Data, &m)
-				name := r.Dir + ":" + m.Type
+				name := m.Type
 				if m.Chunk != nil {
-					name = r.Dir + ":user_audio_chunk"
+					name = "user_audio_chunk"
 				}
+				dirs := []string{r.Dir}
 				if r.Dir == "note" {
-					name = "note:" + r.Type
+					name, dirs = "note:"+r.Type, []string{"send", "recv"}
 					if r.Type == "open" && signed && !strings.Contains(r.Text, "conversation_signature=REDACTED") {
 						t.Errorf("open note %q does not show the redacted signature", r.Text)
 					}
 				}
-				if len(seq) == 0 || seq[len(seq)-1] != name {
-					seq = append(seq, name)
+				for _, d := range dirs {
+					if q := seqs[d]; len(q) == 0 || q[len(q)-1] != name {
+						seqs[d] = append(q, name)
+					}
 				}
 			}
-			got := strings.Join(seq, " ")
-			want := "note:open send:conversation_initiation_client_data recv:conversation_initiation_metadata recv:agent_response recv:audio send:user_audio_chunk recv:user_transcript recv:vad_score recv:agent_response recv:audio note:close note:closed"
-			if got != want {
-				t.Errorf("capture sequence\n%s\nwant\n%s", got, want)
+			for dir, want := range map[string]string{
+				"send": "note:open conversation_initiation_client_data user_audio_chunk note:close note:closed",
+				"recv": "note:open conversation_initiation_metadata agent_response audio user_transcript vad_score agent_response audio note:close note:closed",
+			} {
+				if got := strings.Join(seqs[dir], " "); got != want {
+					t.Errorf("captured %s sequence\n%s\nwant\n%s", dir, got, want)
+				}
 			}
 		})
 	}

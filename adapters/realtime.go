@@ -345,13 +345,13 @@ type (
 		Session any    `json:"session"`
 	}
 	rtSessionGA struct {
-		Type             string          `json:"type"`
-		Model            string          `json:"model"`
-		Instructions     string          `json:"instructions,omitempty"`
-		OutputModalities []string        `json:"output_modalities"`
-		Audio            rtAudioConfig   `json:"audio"`
-		Tools            []rtTool        `json:"tools,omitempty"`
-		ToolChoice       string          `json:"tool_choice,omitempty"`
+		Type             string        `json:"type"`
+		Model            string        `json:"model"`
+		Instructions     string        `json:"instructions,omitempty"`
+		OutputModalities []string      `json:"output_modalities"`
+		Audio            rtAudioConfig `json:"audio"`
+		Tools            []rtTool      `json:"tools,omitempty"`
+		ToolChoice       string        `json:"tool_choice,omitempty"`
 	}
 	rtAudioConfig struct {
 		Input  rtAudioInput  `json:"input"`
@@ -579,7 +579,7 @@ var rtQuiet = map[string]bool{
 	"conversation.item.added": true, "conversation.item.created": true, "conversation.item.done": true,
 	"conversation.item.retrieved": true, "conversation.item.truncated": true, "conversation.item.deleted": true,
 	"conversation.item.input_audio_transcription.segment": true,
-	"input_audio_buffer.committed": true, "input_audio_buffer.cleared": true,
+	"input_audio_buffer.committed":                        true, "input_audio_buffer.cleared": true,
 	"input_audio_buffer.speech_started": true, "input_audio_buffer.speech_stopped": true,
 	"input_audio_buffer.timeout_triggered": true, "input_audio_buffer.dtmf_event_received": true,
 	"output_audio_buffer.started": true, "output_audio_buffer.stopped": true, "output_audio_buffer.cleared": true,
