@@ -868,3 +868,23 @@ func ExampleOpenAIRealtime() {
 	// server heard "what time is it"
 	// agent said "It is noon" (1.2s of audio)
 }
+
+// A Realtime model that never answers fails the scenario with a typed
+// first-chunk timeout, not a hang.
+func TestRealtimeScenarioTimeout(t *testing.T) {
+	peer := realtimepeer.New(t, realtimepeer.Config{Fault: realtimepeer.Mute})
+	res, err := voicetest.Run(t.Context(), voicetest.Config{
+		Agent:     realtimeAgent(peer),
+		UserVoice: toneVoice{},
+		Pacing:    voicetest.PaceFast,
+		Timeouts:  voicetest.Timeouts{FirstChunk: 300 * time.Millisecond},
+		Script:    []voicetest.Step{voicetest.UserSays("hello"), voicetest.AgentTurn()},
+	})
+	var te *voicetest.TimeoutError
+	if res == nil || !errors.As(err, &te) || te.Phase != voicetest.PhaseFirstChunk || te.Turn != 1 {
+		t.Fatalf("Run: %v, want a first-chunk TimeoutError in turn 1", err)
+	}
+	if ss := peer.Sessions()[0]; len(ss.Commits) != 1 || ss.ResponseCreates != 1 {
+		t.Errorf("server saw %d commits and %d response.create, want 1 and 1", len(ss.Commits), ss.ResponseCreates)
+	}
+}
