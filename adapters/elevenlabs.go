@@ -678,8 +678,10 @@ func (c *elevenConn) audio(ev elevenEvent) ([]voicetest.AgentEvent, error) {
 }
 
 // elevenFlushAfter is how long after the last audio event the resampler's
-// tail (a few milliseconds of audio) is released.
-const elevenFlushAfter = 40 * time.Millisecond
+// tail (a few milliseconds of audio) is released. A gap this long in the
+// middle of an utterance costs only a faint seam; the runner waits far
+// longer (Timeouts.TailSilence) before it ends a turn.
+const elevenFlushAfter = 100 * time.Millisecond
 
 // flushDown releases the output resampler's tail, at the end of a stretch
 // of agent audio.

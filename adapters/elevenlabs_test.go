@@ -67,8 +67,8 @@ func TestElevenLabsConversation(t *testing.T) {
 		rate          int
 		minSNR        float64
 	}{
-		{"pcm16k", "pcm_16000", "pcm_16000", 24000, 60},
-		{"ulaw in, pcm24k out", "ulaw_8000", "pcm_24000", 16000, 60},
+		{"pcm16k", "pcm_16000", "pcm_16000", 24000, 40},
+		{"ulaw in, pcm24k out", "ulaw_8000", "pcm_24000", 16000, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			peer := elevenpeer.New(t, elevenpeer.Config{
@@ -113,8 +113,11 @@ func TestElevenLabsConversation(t *testing.T) {
 			if tc.out == "pcm_24000" {
 				want, _ = pcm.Resample(fixtures.WordTones("Hello from the override", 24000), tc.rate)
 			}
-			// The resampler's tail is flushed after each stretch of audio,
-			// so only the seams between the 100 ms events can differ.
+			// The streaming resampler gives the samples of a one-shot
+			// pcm.Resample (usually bit-identical, SNR +Inf); only a flush
+			// forced by a gap of 100 ms between events, which a loaded
+			// machine can cause, leaves a faint seam. A wrong rate or a lost
+			// event gives about 0 dB.
 			if s := snr(got, want.Samples, tc.rate/100); s < tc.minSNR {
 				t.Errorf("agent audio SNR %.1f dB, want ≥ %v dB", s, tc.minSNR)
 			} else {
