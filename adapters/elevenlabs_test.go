@@ -535,15 +535,17 @@ func TestElevenLabsScenario(t *testing.T) {
 	peer := elevenpeer.New(t, elevenpeer.Config{
 		FirstMessage: "Welcome to the bistro",
 		Turns: []elevenpeer.Turn{
-			{UserTranscript: "a table for two", Reply: "Your table is booked"},
-			{UserTranscript: "thanks", Reply: "Goodbye"},
+			// The agent decodes the user's fake speech (fixtures.FakeTTS,
+			// resampled to its 16 kHz) and says it back.
+			{Reply: "Booked: {heard}"},
+			{Reply: "Goodbye"},
 		},
 		HangUpAfter:  2,
 		PingInterval: 100 * time.Millisecond,
 	})
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     elevenAgent(peer),
-		UserVoice: toneVoice{},
+		UserVoice: fixtures.FakeTTS(),
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two please"),
@@ -561,7 +563,7 @@ func TestElevenLabsScenario(t *testing.T) {
 			agent = append(agent, m.Text)
 		}
 	}
-	if got := strings.Join(agent, "|"); got != "Welcome to the bistro|Your table is booked|Goodbye" {
+	if got := strings.Join(agent, "|"); got != "Welcome to the bistro|Booked: A table for two please|Goodbye" {
 		t.Errorf("agent said %q\n%s", got, res.TranscriptText())
 	}
 	if res.Ended != "the agent hung up" {

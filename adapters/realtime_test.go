@@ -747,19 +747,14 @@ func TestRealtimeCapabilities(t *testing.T) {
 	}
 }
 
-// toneVoice is a test-double TTS: fixtures.WordTones of the text.
-type toneVoice struct{}
-
-func (toneVoice) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
-	return fixtures.WordTones(req.Text, req.Rate), nil
-}
-
 func TestRealtimeScenario(t *testing.T) {
 	peer := realtimepeer.New(t, realtimepeer.Config{
 		Greeting: "Welcome to the bistro",
 		Turns: []realtimepeer.Turn{
-			{UserTranscript: "a table for two", ToolCall: &realtimepeer.ToolCall{Name: "book", Arguments: `{"party":2}`}, Reply: "Your table is booked"},
-			{UserTranscript: "thanks", Reply: "Goodbye"},
+			// The server decodes the user's fake speech (fixtures.FakeTTS)
+			// and says it back: proof that the audio arrived intact.
+			{ToolCall: &realtimepeer.ToolCall{Name: "book", Arguments: `{"party":2}`}, Reply: "Booked: {heard}"},
+			{Reply: "Goodbye"},
 		},
 		HangUpAfter: 3,
 	})
@@ -772,7 +767,7 @@ func TestRealtimeScenario(t *testing.T) {
 	}
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
-		UserVoice: toneVoice{},
+		UserVoice: fixtures.FakeTTS(),
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two please"),
@@ -793,11 +788,21 @@ func TestRealtimeScenario(t *testing.T) {
 			agent = append(agent, m.Text)
 		}
 	}
-	if got := strings.Join(agent, "|"); got != "Welcome to the bistro|Your table is booked|Goodbye" {
+	if got := strings.Join(agent, "|"); got != "Welcome to the bistro|Booked: A table for two please|Goodbye" {
 		t.Errorf("agent said %q", got)
 	}
 	if res.Ended != "the agent hung up" {
 		t.Errorf("Ended = %q, want the agent's hang-up", res.Ended)
+	}
+	// The timeline holds the transcription deltas and the final texts.
+	heard := map[string]bool{}
+	for _, e := range res.Timeline {
+		if e.Type == voicetest.EventUserTranscript {
+			heard[e.Text] = true
+		}
+	}
+	if !heard["A table for two please"] || !heard["Thanks"] {
+		t.Errorf("the server's transcripts of the user: %v", heard)
 	}
 	if len(peer.Sessions()[0].Errors) > 0 {
 		t.Errorf("server errors: %q", peer.Sessions()[0].Errors)
@@ -875,7 +880,7 @@ func TestRealtimeScenarioTimeout(t *testing.T) {
 	peer := realtimepeer.New(t, realtimepeer.Config{Fault: realtimepeer.Mute})
 	res, err := voicetest.Run(t.Context(), voicetest.Config{
 		Agent:     realtimeAgent(peer),
-		UserVoice: toneVoice{},
+		UserVoice: fixtures.FakeTTS(),
 		Pacing:    voicetest.PaceFast,
 		Timeouts:  voicetest.Timeouts{FirstChunk: 300 * time.Millisecond},
 		Script:    []voicetest.Step{voicetest.UserSays("hello"), voicetest.AgentTurn()},

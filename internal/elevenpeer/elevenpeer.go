@@ -44,6 +44,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
@@ -56,11 +57,15 @@ type ToolCall struct {
 // Turn scripts one user turn and the agent's answer.
 type Turn struct {
 	// UserTranscript is what the agent "heard", sent as user_transcript.
+	// Empty means the turn's audio decoded by fixtures.FakeSTT (user
+	// speech made with fixtures.FakeTTS), or "(inaudible)"; for a
+	// user_message, its text.
 	UserTranscript string
 	// ToolCall, when set, is called (client_tool_call) before the reply;
 	// the reply waits for the client_tool_result.
 	ToolCall *ToolCall
-	// Reply is what the agent says.
+	// Reply is what the agent says; "{heard}" in it is replaced by the
+	// user transcript, so that a reply can prove the audio arrived intact.
 	Reply string
 }
 
@@ -315,6 +320,7 @@ type peer struct {
 	hungUp    bool
 
 	// Turn detection over the input.
+	turnAudio      []int16 // the user turn's audio so far
 	frame          []int16
 	voiced, silent int
 	inSpeech       bool
@@ -518,7 +524,8 @@ func (p *peer) handle(data []byte) error {
 		}
 		text := *m.Text
 		p.s.update(p.conv, func(c *Conversation) { c.Texts = append(c.Texts, text) })
-		return p.userTurnDone()
+		p.turnAudio = p.turnAudio[:0]
+		return p.userTurnDone(text)
 	case "user_activity":
 		p.s.update(p.conv, func(c *Conversation) { c.Activity++ })
 	case "contextual_update":
@@ -566,6 +573,7 @@ func (p *peer) audio(b64 string) error {
 	})
 	n := p.in.rate / 50
 	p.frame = append(p.frame, samples...)
+	p.turnAudio = append(p.turnAudio, samples...)
 	for len(p.frame) >= n {
 		var sum float64
 		for _, v := range p.frame[:n] {
@@ -587,12 +595,18 @@ func (p *peer) audio(b64 string) error {
 		}
 		if !p.inSpeech {
 			p.voiced = 0
+			if len(p.turnAudio) > 2*p.in.rate {
+				// Keep only the last seconds of silence before speech.
+				p.turnAudio = append(p.turnAudio[:0], p.turnAudio[len(p.turnAudio)-p.in.rate:]...)
+			}
 			continue
 		}
 		p.silent++
 		if p.silent*20 >= p.s.cfg.SilenceMs {
 			p.inSpeech, p.voiced, p.silent = false, 0, 0
-			if err := p.userTurnDone(); err != nil {
+			heard := hear(p.turnAudio, p.in.rate)
+			p.turnAudio = p.turnAudio[:0]
+			if err := p.userTurnDone(heard); err != nil {
 				return err
 			}
 		}
@@ -614,12 +628,17 @@ func (p *peer) interrupt() error {
 	}})
 }
 
-// userTurnDone answers a finished user turn.
-func (p *peer) userTurnDone() error {
-	t := Turn{UserTranscript: "…", Reply: "Okay."}
+// userTurnDone answers a finished user turn, in which the agent heard
+// heard.
+func (p *peer) userTurnDone(heard string) error {
+	t := Turn{Reply: "Okay."}
 	if p.userTurn < len(p.s.cfg.Turns) {
 		t = p.s.cfg.Turns[p.userTurn]
 	}
+	if t.UserTranscript == "" {
+		t.UserTranscript = heard
+	}
+	t.Reply = strings.ReplaceAll(t.Reply, "{heard}", t.UserTranscript)
 	p.userTurn++
 	p.s.update(p.conv, func(c *Conversation) { c.UserTurns++ })
 	if err := p.write(map[string]any{"type": "user_transcript", "user_transcription_event": map[string]any{"user_transcript": t.UserTranscript}}); err != nil {
@@ -678,4 +697,14 @@ func (p *peer) step() error {
 		return p.ws.Close(websocket.StatusNormalClosure, "end_call")
 	}
 	return nil
+}
+
+// hear decodes user audio made by fixtures.FakeTTS, the double's stand-in
+// for speech recognition.
+func hear(samples []int16, rate int) string {
+	tr, err := fixtures.FakeSTT().Transcribe(context.Background(), voicetest.TranscriptionRequest{Audio: pcm.Chunk{Rate: rate, Samples: samples}})
+	if err != nil || tr.Text == "" {
+		return "(inaudible)"
+	}
+	return tr.Text
 }

@@ -44,6 +44,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
@@ -62,13 +63,17 @@ type ToolCall struct {
 // Turn scripts one user turn and the agent's answer.
 type Turn struct {
 	// UserTranscript is what the server "hears": sent as the input
-	// transcription when the session asks for one.
+	// transcription when the session asks for one. Empty means the
+	// committed audio decoded by fixtures.FakeSTT (user speech made with
+	// fixtures.FakeTTS), or "(inaudible)" when it is not fake speech.
 	UserTranscript string
 	// ToolCall, when set, makes the first response to this turn call the
 	// function; the client's function_call_output and response.create
 	// then get Reply.
 	ToolCall *ToolCall
-	// Reply is what the agent says.
+	// Reply is what the agent says; "{heard}" in it is replaced by what
+	// the server heard (see UserTranscript), so that a reply can prove the
+	// user's audio arrived intact.
 	Reply string
 }
 
@@ -771,6 +776,7 @@ func (p *peer) commit(eventID string) error {
 		return p.fail("input_audio_buffer_commit_empty", fmt.Sprintf("Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has %.2fms of audio.", float64(len(p.buf))*1000/Rate), "", eventID)
 	}
 	n := len(p.buf)
+	heard := hear(p.buf, Rate)
 	p.buf = p.buf[:0]
 	p.vadPos = 0
 	item := p.id("item")
@@ -785,9 +791,12 @@ func (p *peer) commit(eventID string) error {
 	if err := p.emit(p.name("conversation.item.added", "conversation.item.created"), map[string]any{"item": userItem, "previous_item_id": nil}); err != nil {
 		return err
 	}
-	p.plan(turn)
+	p.plan(turn, heard)
 	if p.transcribe {
 		text := p.turn(turn).UserTranscript
+		if text == "" {
+			text = heard
+		}
 		for _, w := range strings.Fields(text) {
 			if err := p.emit("conversation.item.input_audio_transcription.delta", map[string]any{"item_id": item, "content_index": 0, "delta": w + " "}); err != nil {
 				return err
@@ -804,17 +813,31 @@ func (p *peer) turn(i int) Turn {
 	if i < len(p.s.cfg.Turns) {
 		return p.s.cfg.Turns[i]
 	}
-	return Turn{UserTranscript: "…", Reply: "Okay."}
+	return Turn{Reply: "Okay."}
 }
 
-// plan queues the responses to user turn i.
-func (p *peer) plan(i int) {
+// plan queues the responses to user turn i, in which the server heard
+// heard.
+func (p *peer) plan(i int, heard string) {
 	t := p.turn(i)
+	if t.UserTranscript != "" {
+		heard = t.UserTranscript
+	}
 	p.script = p.script[:0]
 	if t.ToolCall != nil {
 		p.script = append(p.script, planned{call: t.ToolCall})
 	}
-	p.script = append(p.script, planned{reply: t.Reply})
+	p.script = append(p.script, planned{reply: strings.ReplaceAll(t.Reply, "{heard}", heard)})
+}
+
+// hear decodes user audio made by fixtures.FakeTTS, the double's stand-in
+// for speech recognition.
+func hear(samples []int16, rate int) string {
+	tr, err := fixtures.FakeSTT().Transcribe(context.Background(), voicetest.TranscriptionRequest{Audio: pcm.Chunk{Rate: rate, Samples: samples}})
+	if err != nil || tr.Text == "" {
+		return "(inaudible)"
+	}
+	return tr.Text
 }
 
 func (p *peer) itemCreate(ev clientEvent) error {
@@ -848,7 +871,7 @@ func (p *peer) itemCreate(ev clientEvent) error {
 		}
 		text := it.Content[0].Text
 		p.s.update(p.sess, func(ss *Session) { ss.Texts = append(ss.Texts, text) })
-		p.plan(p.userTurns)
+		p.plan(p.userTurns, text)
 		p.userTurns++
 	default:
 		return p.fail("invalid_value", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'message', 'function_call', and 'function_call_output'.", it.Type), "item.type", ev.EventID)
