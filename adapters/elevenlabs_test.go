@@ -364,6 +364,21 @@ func TestElevenLabsConnect(t *testing.T) {
 		}
 		checkNoLeak(t)
 	})
+	t.Run("signature stays out of dial errors", func(t *testing.T) {
+		url := blackHole(t) // accepts TCP, never answers
+		capture := &syncBuffer{}
+		s := session(t, 24000)
+		s.Capture = capture
+		a := &adapters.ElevenLabsAgent{SignedURL: url + "?agent_id=a&conversation_signature=SECRETSIG", WSOptions: adapters.WSOptions{DialTimeout: 100 * time.Millisecond}}
+		_, err := a.Connect(ctx, s)
+		if err == nil || strings.Contains(err.Error(), "SECRETSIG") || strings.Contains(string(capture.Bytes()), "SECRETSIG") {
+			t.Errorf("dial error %v / capture %s shows the signature", err, capture.Bytes())
+		}
+		a.SignedURL = "ws://127.0.0.1:1/v1/convai/conversation?agent_id=a&conversation_signature=SECRETSIG"
+		if _, err := a.Connect(ctx, s); err == nil || strings.Contains(err.Error(), "SECRETSIG") || !strings.Contains(err.Error(), "REDACTED") {
+			t.Errorf("refused dial: %v, want the signature redacted", err)
+		}
+	})
 	t.Run("bad options", func(t *testing.T) {
 		for name, a := range map[string]*adapters.ElevenLabsAgent{
 			"no agent":   {},

@@ -207,6 +207,9 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		resp.Body.Close()
 	}
 	if err != nil {
+		if secrets := urlSecrets(url); len(secrets) > 0 {
+			err = redactedError{err: err, secrets: secrets} // net/http quotes the URL
+		}
 		url := redactURL(url)
 		capture.note("error", fmt.Sprintf("dial %s: %v", url, err))
 		if ctx.Err() == nil && dctx.Err() != nil {
@@ -560,6 +563,55 @@ func (c *wsConn) close(before func()) error {
 	return nil
 }
 
+// isSecretParam reports whether a query parameter carries a credential.
+func isSecretParam(name string) bool {
+	name = strings.ToLower(name)
+	for _, s := range []string{"signature", "token", "key", "secret", "auth", "password"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlSecrets returns the credential values in url's query, raw and
+// escaped.
+func urlSecrets(raw string) []string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for k, vs := range u.Query() {
+		if !isSecretParam(k) {
+			continue
+		}
+		for _, v := range vs {
+			if v != "" {
+				out = append(out, v, neturl.QueryEscape(v))
+			}
+		}
+	}
+	return out
+}
+
+// redactedError hides credentials that an underlying error quotes (as
+// net/http quotes the URL it failed to reach).
+type redactedError struct {
+	err     error
+	secrets []string
+}
+
+func (e redactedError) Error() string {
+	msg := e.err.Error()
+	for _, s := range e.secrets {
+		msg = strings.ReplaceAll(msg, s, "REDACTED")
+	}
+	return msg
+}
+
+func (e redactedError) Unwrap() error { return e.err }
+
 // redactURL returns url with the values of query parameters that carry
 // credentials (a signed URL's signature, a token, a key) replaced by
 // "REDACTED", for captures, logs and errors.
@@ -571,13 +623,9 @@ func redactURL(raw string) string {
 	q := u.Query()
 	changed := false
 	for k := range q {
-		lk := strings.ToLower(k)
-		for _, s := range []string{"signature", "token", "key", "secret", "auth", "password"} {
-			if strings.Contains(lk, s) {
-				q[k] = []string{"REDACTED"}
-				changed = true
-				break
-			}
+		if isSecretParam(k) {
+			q[k] = []string{"REDACTED"}
+			changed = true
 		}
 	}
 	if !changed {
