@@ -114,6 +114,28 @@ type ElevenLabsAgent struct {
 // that tune it.
 func ElevenLabs(agentID string) *ElevenLabsAgent { return &ElevenLabsAgent{AgentID: agentID} }
 
+// ElevenLabsConn is the Conn an ElevenLabsAgent returns, with the ConvAI
+// client messages that voicetest.Conn has no method for. Reach it with a
+// type assertion, e.g. in a voicetest.Check step that holds the Conn, or
+// when driving the Conn directly:
+//
+//	conn.(adapters.ElevenLabsConn).SendContextualUpdate(ctx, "The caller is on the VIP list.")
+type ElevenLabsConn interface {
+	voicetest.Conn
+	// SendContextualUpdate sends contextual_update: information the agent
+	// takes into account without answering it.
+	SendContextualUpdate(ctx context.Context, text string) error
+	// SendUserActivity sends user_activity, which tells the agent that the
+	// user is active (typing, say), so that it does not take the turn.
+	SendUserActivity(ctx context.Context) error
+	// SendEvent sends any client message as it is: a JSON object, for
+	// messages this adapter has no method for. It is captured like every
+	// other frame.
+	SendEvent(ctx context.Context, event json.RawMessage) error
+}
+
+var _ ElevenLabsConn = (*elevenConn)(nil)
+
 // elevenFormat is an audio format named in the initiation metadata.
 type elevenFormat struct {
 	name  string // as ElevenLabs names it, e.g. "pcm_16000"
@@ -500,6 +522,33 @@ func (c *elevenConn) SendText(ctx context.Context, text string) error {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
 	return c.ws.write(ctx, websocket.MessageText, b)
+}
+
+// SendContextualUpdate sends a contextual_update message.
+func (c *elevenConn) SendContextualUpdate(ctx context.Context, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("adapters: %s: SendContextualUpdate with empty text", elevenAdapter)
+	}
+	b, err := json.Marshal(elevenUserMessage{Type: "contextual_update", Text: text})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: encoding contextual_update: %w", elevenAdapter, err)
+	}
+	return c.SendEvent(ctx, b)
+}
+
+// SendUserActivity sends a user_activity message.
+func (c *elevenConn) SendUserActivity(ctx context.Context) error {
+	return c.SendEvent(ctx, json.RawMessage(`{"type":"user_activity"}`))
+}
+
+// SendEvent sends a client message as it is.
+func (c *elevenConn) SendEvent(ctx context.Context, event json.RawMessage) error {
+	if err := checkEvent(event); err != nil {
+		return fmt.Errorf("adapters: %s: SendEvent: %w", elevenAdapter, err)
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.ws.write(ctx, websocket.MessageText, event)
 }
 
 // SendDTMF is unsupported: ConvAI has no DTMF event.

@@ -659,3 +659,37 @@ func ExampleElevenLabs() {
 	// agent: "It is noon goodbye"
 	// hung up (3.6s of agent audio in all)
 }
+
+func TestElevenLabsExtraMessages(t *testing.T) {
+	peer := elevenpeer.New(t, elevenpeer.Config{})
+	ctx := t.Context()
+	conn := dialEleven(t, elevenAgent(peer), session(t, 16000)).(adapters.ElevenLabsConn)
+	if err := conn.SendContextualUpdate(ctx, "The caller is on the VIP list."); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SendUserActivity(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SendEvent(ctx, json.RawMessage(`{"type":"user_message","text":"raw hello"}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := recvQuiet(t, conn, 300*time.Millisecond)
+	if final, _ := turnText(r.events, voicetest.UserTranscript); final != "raw hello" {
+		t.Errorf("user transcript %q", final)
+	}
+	c, err := peer.Wait(ctx, 0, func(c elevenpeer.Conversation) bool { return c.ContextualUpdates == 1 && c.Activity == 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Errors) > 0 {
+		t.Errorf("server errors %q", c.Errors)
+	}
+	for _, bad := range []string{`nope`, `"str"`, "{\n}"} {
+		if err := conn.SendEvent(ctx, json.RawMessage(bad)); err == nil {
+			t.Errorf("SendEvent(%q) succeeded", bad)
+		}
+	}
+	if err := conn.SendContextualUpdate(ctx, " "); err == nil {
+		t.Error("blank contextual update accepted")
+	}
+}

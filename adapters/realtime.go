@@ -208,6 +208,23 @@ func (e *RealtimeError) Error() string {
 	return b.String()
 }
 
+// RealtimeConn is the Conn a RealtimeAgent returns, with a way to send the
+// client events that voicetest.Conn has no method for (a mid-call
+// session.update, a system message through conversation.item.create, …).
+// Reach it with a type assertion: conn.(adapters.RealtimeConn).
+type RealtimeConn interface {
+	voicetest.Conn
+	// SendEvent sends a client event as it is: one JSON object with its
+	// "type". It is captured like every other frame. Events that change
+	// the response state behind the adapter's back (response.create,
+	// response.cancel) are allowed; the adapter follows the server's
+	// events, not its own requests; but audio appended this way is not
+	// counted by EndUtterance, which commits only audio sent by SendAudio.
+	SendEvent(ctx context.Context, event json.RawMessage) error
+}
+
+var _ RealtimeConn = (*realtimeConn)(nil)
+
 // OpenAIRealtime returns an agent that speaks the OpenAI Realtime protocol
 // to OpenAI with model (DefaultRealtimeModel when empty). Set URL to reach
 // another server, and the other fields of RealtimeAgent to configure the
@@ -779,6 +796,22 @@ func (c *realtimeConn) SendText(ctx context.Context, text string) error {
 		return err
 	}
 	return c.send(ctx, rtResponseCreate)
+}
+
+// SendEvent sends a client event as it is.
+func (c *realtimeConn) SendEvent(ctx context.Context, event json.RawMessage) error {
+	if err := checkEvent(event); err != nil {
+		return fmt.Errorf("adapters: %s: SendEvent: %w", realtimeAdapter, err)
+	}
+	var ev struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(event, &ev); ev.Type == "" {
+		return fmt.Errorf("adapters: %s: SendEvent: event %.80q has no \"type\"; every Realtime client event names its type", realtimeAdapter, event)
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.send(ctx, event)
 }
 
 // SendDTMF is unsupported: the Realtime API has no client DTMF event.

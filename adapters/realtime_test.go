@@ -893,3 +893,29 @@ func TestRealtimeScenarioTimeout(t *testing.T) {
 		t.Errorf("server saw %d commits and %d response.create, want 1 and 1", len(ss.Commits), ss.ResponseCreates)
 	}
 }
+
+func TestRealtimeSendEvent(t *testing.T) {
+	peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "You said {heard}"}}})
+	ctx := t.Context()
+	conn := dialRealtime(t, realtimeAgent(peer), session(t, 24000)).(adapters.RealtimeConn)
+	for _, ev := range []string{
+		`{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello raw"}]}}`,
+		`{"type":"response.create"}`,
+	} {
+		if err := conn.SendEvent(ctx, json.RawMessage(ev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := recvUntil(t, ctx, conn, isKind(voicetest.AgentTurnEnd))
+	if final, _ := turnText(r.events, voicetest.AgentTranscript); final != "You said hello raw" {
+		t.Errorf("reply %q", final)
+	}
+	for _, bad := range []string{`{"type":`, `[1]`, `{"audio":"AAAA"}`, "{\n\"type\":\"response.create\"}"} {
+		if err := conn.SendEvent(ctx, json.RawMessage(bad)); err == nil {
+			t.Errorf("SendEvent(%q) succeeded", bad)
+		}
+	}
+	if ss := peer.Sessions()[0]; len(ss.Errors) > 0 || len(ss.Texts) != 1 {
+		t.Errorf("server: texts %q, errors %q", ss.Texts, ss.Errors)
+	}
+}

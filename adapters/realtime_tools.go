@@ -1,8 +1,10 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -58,4 +60,19 @@ func toolArguments(args string) (json.RawMessage, bool) {
 	}
 	b, _ := json.Marshal(args)
 	return b, false
+}
+
+// checkEvent checks that a raw client event is one JSON object, so that a
+// raw send cannot put a broken frame on the wire.
+func checkEvent(event json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(event, &obj); err != nil || obj == nil {
+		return fmt.Errorf("event %.80q is not a JSON object", event)
+	}
+	if bytes.ContainsAny(event, "\r\n") {
+		// One frame, one line: compact it so captures stay one record a
+		// line.
+		return errors.New("event spans several lines; compact it (json.Compact) first")
+	}
+	return nil
 }
