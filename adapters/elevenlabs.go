@@ -242,11 +242,16 @@ type elevenEvent struct {
 	} `json:"agent_tool_response"`
 }
 
-// elevenQuiet are documented events the adapter consumes silently.
-var elevenQuiet = map[string]bool{
-	"vad_score": true, "internal_tentative_agent_response": true, "agent_chat_response_part": true,
-	"agent_response_metadata": true, "asr_initiation_metadata": true, "mcp_tool_call": true,
-	"mcp_connection_status": true, "internal_turn_probability": true, "internal_vad_score": true,
+// elevenQuiet reports whether typ is a documented event the adapter
+// consumes silently.
+func elevenQuiet(typ string) bool {
+	switch typ {
+	case "vad_score", "internal_tentative_agent_response", "agent_chat_response_part",
+		"agent_response_metadata", "asr_initiation_metadata", "mcp_tool_call",
+		"mcp_connection_status", "internal_turn_probability", "internal_vad_score":
+		return true
+	}
+	return false
 }
 
 // elevenConn is one ConvAI conversation.
@@ -676,7 +681,7 @@ func (c *elevenConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 		res, _ := json.Marshal(map[string]string{"tool_type": tr.Type})
 		return []voicetest.AgentEvent{{Kind: voicetest.AgentToolResult, Tool: &voicetest.ToolCall{ID: tr.ID, Name: tr.Name, Result: res, IsError: tr.IsError}}}, nil
 	}
-	if elevenQuiet[ev.Type] {
+	if elevenQuiet(ev.Type) {
 		return nil, nil
 	}
 	if !c.unknown[ev.Type] {

@@ -189,6 +189,8 @@ type RealtimeError struct {
 	EventID string
 }
 
+// Error returns the server's error with its type, code, parameter and
+// client event.
 func (e *RealtimeError) Error() string {
 	var b strings.Builder
 	b.WriteString("adapters: openai-realtime: server error")
@@ -298,7 +300,7 @@ func (a *RealtimeAgent) Connect(ctx context.Context, s voicetest.Session) (voice
 		return fail(err)
 	}
 	if a.Greeting {
-		if err := c.send(ctx, rtResponseCreate); err != nil {
+		if err := c.send(ctx, []byte(rtResponseCreate)); err != nil {
 			return fail(fmt.Errorf("adapters: %s: asking for the greeting: %w", realtimeAdapter, err))
 		}
 	}
@@ -447,9 +449,9 @@ type (
 )
 
 // Fixed client events.
-var (
-	rtResponseCreate = []byte(`{"type":"response.create"}`)
-	rtCommit         = []byte(`{"type":"input_audio_buffer.commit"}`)
+const (
+	rtResponseCreate = `{"type":"response.create"}`
+	rtCommit         = `{"type":"input_audio_buffer.commit"}`
 )
 
 // sessionUpdate builds the session.update event, checking the options.
@@ -589,22 +591,26 @@ type rtServerItem struct {
 	Arguments string `json:"arguments"`
 }
 
-// rtQuiet are the documented server events that carry nothing a test
-// needs; the adapter consumes them silently.
-var rtQuiet = map[string]bool{
-	"session.created": true, "transcription_session.updated": true, "conversation.created": true,
-	"conversation.item.added": true, "conversation.item.created": true, "conversation.item.done": true,
-	"conversation.item.retrieved": true, "conversation.item.truncated": true, "conversation.item.deleted": true,
-	"conversation.item.input_audio_transcription.segment": true,
-	"input_audio_buffer.committed":                        true, "input_audio_buffer.cleared": true,
-	"input_audio_buffer.speech_started": true, "input_audio_buffer.speech_stopped": true,
-	"input_audio_buffer.timeout_triggered": true, "input_audio_buffer.dtmf_event_received": true,
-	"output_audio_buffer.started": true, "output_audio_buffer.stopped": true, "output_audio_buffer.cleared": true,
-	"response.content_part.added": true, "response.content_part.done": true,
-	"response.function_call_arguments.delta": true, "rate_limits.updated": true,
-	"mcp_list_tools.in_progress": true, "mcp_list_tools.completed": true, "mcp_list_tools.failed": true,
-	"response.mcp_call_arguments.delta": true, "response.mcp_call_arguments.done": true,
-	"response.mcp_call.in_progress": true, "response.mcp_call.completed": true, "response.mcp_call.failed": true,
+// rtQuiet reports whether typ is a documented server event that carries
+// nothing a test needs; the adapter consumes those silently.
+func rtQuiet(typ string) bool {
+	switch typ {
+	case "session.created", "transcription_session.updated", "conversation.created",
+		"conversation.item.added", "conversation.item.created", "conversation.item.done",
+		"conversation.item.retrieved", "conversation.item.truncated", "conversation.item.deleted",
+		"conversation.item.input_audio_transcription.segment",
+		"input_audio_buffer.committed", "input_audio_buffer.cleared",
+		"input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
+		"input_audio_buffer.timeout_triggered", "input_audio_buffer.dtmf_event_received",
+		"output_audio_buffer.started", "output_audio_buffer.stopped", "output_audio_buffer.cleared",
+		"response.content_part.added", "response.content_part.done",
+		"response.function_call_arguments.delta", "rate_limits.updated",
+		"mcp_list_tools.in_progress", "mcp_list_tools.completed", "mcp_list_tools.failed",
+		"response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+		"response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+		return true
+	}
+	return false
 }
 
 // realtimeConn is one Realtime session.
@@ -774,11 +780,11 @@ func (c *realtimeConn) EndUtterance(ctx context.Context) error {
 	if c.uncommitted == 0 {
 		return nil // nothing was said: nothing to commit
 	}
-	if err := c.send(ctx, rtCommit); err != nil {
+	if err := c.send(ctx, []byte(rtCommit)); err != nil {
 		return err
 	}
 	c.uncommitted = 0
-	return c.send(ctx, rtResponseCreate)
+	return c.send(ctx, []byte(rtResponseCreate))
 }
 
 // SendText adds a user text message to the conversation and asks for a
@@ -795,7 +801,7 @@ func (c *realtimeConn) SendText(ctx context.Context, text string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, rtResponseCreate)
+	return c.send(ctx, []byte(rtResponseCreate))
 }
 
 // SendEvent sends a client event as it is.
@@ -947,7 +953,7 @@ func (c *realtimeConn) decode(typ websocket.MessageType, data []byte) ([]voicete
 	case "response.done":
 		return c.responseDone(ev)
 	}
-	if rtQuiet[ev.Type] {
+	if rtQuiet(ev.Type) {
 		return nil, nil
 	}
 	if !c.unknown[ev.Type] {
@@ -1095,7 +1101,7 @@ func (c *realtimeConn) answerTools(calls []voicetest.ToolCall) {
 			return
 		}
 	}
-	if err := c.send(ctx, rtResponseCreate); err != nil {
+	if err := c.send(ctx, []byte(rtResponseCreate)); err != nil {
 		c.ws.logf("%s: asking for the response after tool calls: %v", realtimeAdapter, err)
 	}
 }

@@ -536,14 +536,23 @@ func (p *peer) handle(data []byte) error {
 	return p.fail("invalid_value", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'session.update', 'input_audio_buffer.append', 'input_audio_buffer.commit', 'input_audio_buffer.clear', 'conversation.item.create', 'conversation.item.truncate', 'conversation.item.delete', 'conversation.item.retrieve', 'response.create', and 'response.cancel'.", ev.Type), "type", ev.EventID)
 }
 
-// Allowed session parameters, per protocol.
-var (
-	gaSession   = []string{"type", "model", "instructions", "output_modalities", "audio", "tools", "tool_choice", "temperature", "max_output_tokens", "tracing", "truncation", "prompt", "include"}
-	gaAudio     = []string{"input", "output"}
-	gaInput     = []string{"format", "turn_detection", "transcription", "noise_reduction"}
-	gaOutput    = []string{"format", "voice", "speed"}
-	betaSession = []string{"modalities", "instructions", "voice", "input_audio_format", "output_audio_format", "input_audio_transcription", "turn_detection", "tools", "tool_choice", "temperature", "max_response_output_tokens", "input_audio_noise_reduction", "speed", "tracing"}
-)
+// allowedKeys returns the parameters a session object (or one of its
+// parts) may have, per protocol.
+func allowedKeys(part string) []string {
+	switch part {
+	case "ga":
+		return []string{"type", "model", "instructions", "output_modalities", "audio", "tools", "tool_choice", "temperature", "max_output_tokens", "tracing", "truncation", "prompt", "include"}
+	case "ga.audio":
+		return []string{"input", "output"}
+	case "ga.input":
+		return []string{"format", "turn_detection", "transcription", "noise_reduction"}
+	case "ga.output":
+		return []string{"format", "voice", "speed"}
+	case "beta":
+		return []string{"modalities", "instructions", "voice", "input_audio_format", "output_audio_format", "input_audio_transcription", "turn_detection", "tools", "tool_choice", "temperature", "max_response_output_tokens", "input_audio_noise_reduction", "speed", "tracing"}
+	}
+	return nil
+}
 
 // unknownKey returns the first key of obj not in allowed, prefixed.
 func unknownKey(obj map[string]json.RawMessage, allowed []string, prefix string) string {
@@ -569,7 +578,7 @@ func (p *peer) sessionUpdate(ev clientEvent) error {
 	var td json.RawMessage
 	var tr json.RawMessage
 	if p.beta {
-		if k := unknownKey(obj, betaSession, "session."); k != "" {
+		if k := unknownKey(obj, allowedKeys("beta"), "session."); k != "" {
 			return bad("unknown_parameter", "Unknown parameter: '"+k+"'.", k)
 		}
 		for _, f := range []string{"input_audio_format", "output_audio_format"} {
@@ -579,7 +588,7 @@ func (p *peer) sessionUpdate(ev clientEvent) error {
 		}
 		td, tr = obj["turn_detection"], obj["input_audio_transcription"]
 	} else {
-		if k := unknownKey(obj, gaSession, "session."); k != "" {
+		if k := unknownKey(obj, allowedKeys("ga"), "session."); k != "" {
 			return bad("unknown_parameter", "Unknown parameter: '"+k+"'.", k)
 		}
 		if string(obj["type"]) != `"realtime"` {
@@ -591,16 +600,16 @@ func (p *peer) sessionUpdate(ev clientEvent) error {
 				return bad("invalid_type", "Invalid type for 'session.audio': expected an object.", "session.audio")
 			}
 		}
-		if k := unknownKey(audio, gaAudio, "session.audio."); k != "" {
+		if k := unknownKey(audio, allowedKeys("ga.audio"), "session.audio."); k != "" {
 			return bad("unknown_parameter", "Unknown parameter: '"+k+"'.", k)
 		}
 		var in, out map[string]json.RawMessage
 		json.Unmarshal(audio["input"], &in)
 		json.Unmarshal(audio["output"], &out)
-		if k := unknownKey(in, gaInput, "session.audio.input."); k != "" {
+		if k := unknownKey(in, allowedKeys("ga.input"), "session.audio.input."); k != "" {
 			return bad("unknown_parameter", "Unknown parameter: '"+k+"'.", k)
 		}
-		if k := unknownKey(out, gaOutput, "session.audio.output."); k != "" {
+		if k := unknownKey(out, allowedKeys("ga.output"), "session.audio.output."); k != "" {
 			return bad("unknown_parameter", "Unknown parameter: '"+k+"'.", k)
 		}
 		for name, m := range map[string]map[string]json.RawMessage{"input": in, "output": out} {
