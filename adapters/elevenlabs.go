@@ -69,6 +69,11 @@ const elevenAdapter = "elevenlabs"
 // the end of the agent's turn (the runner waits for tail silence), and no
 // DTMF event.
 //
+// agent_response carries the whole reply when the agent starts to speak,
+// so voicetest.AfterWords(n) counts words the agent is about to say and
+// fires at its first audio; for a barge-in at a point in its speech use
+// voicetest.After(d).
+//
 // The API key travels only in the xi-api-key header, and a signed URL's
 // signature is redacted from captures, logs and errors.
 //

@@ -83,6 +83,10 @@ const realtimeAdapter = "openai-realtime"
 // client that plays audio in real time does; the server answers with a
 // cancelled response.done, which becomes AgentInterrupted.
 //
+// The server streams transcript deltas as the model generates them, ahead
+// of the audio's playback, so voicetest.AfterWords(n) fires somewhat before
+// the nth word is heard.
+//
 // DTMF: the Realtime API has no client event for key presses
 // (input_audio_buffer.dtmf_event_received exists only for SIP calls,
 // server side), so SendDTMF is unsupported and voicetest.DTMF sends in-band
