@@ -919,3 +919,51 @@ func TestRealtimeSendEvent(t *testing.T) {
 		t.Errorf("server: texts %q, errors %q", ss.Texts, ss.Errors)
 	}
 }
+
+// A barge-in through the runner: Interrupt uses the native response.cancel
+// (with a truncate of the audio played so far), the server's cancelled
+// response.done becomes agent_interrupted, and the conversation goes on.
+func TestRealtimeScenarioInterrupt(t *testing.T) {
+	peer := realtimepeer.New(t, realtimepeer.Config{
+		Greeting:   strings.Repeat("la ", 20), // 8 s of audio streamed over ~1.6 s
+		ChunkDelay: 20 * time.Millisecond,
+		Turns:      []realtimepeer.Turn{{Reply: "Sure, {heard}"}},
+	})
+	a := realtimeAgent(peer)
+	a.Greeting = true
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent:     a,
+		UserVoice: fixtures.FakeTTS(),
+		Script: []voicetest.Step{
+			voicetest.Interrupt("Make it eight", voicetest.After(400*time.Millisecond)),
+			voicetest.AgentTurn(),
+		},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
+	}
+	var types []string
+	for _, e := range res.Timeline {
+		switch e.Type {
+		case voicetest.EventUserInterrupt, voicetest.EventAgentInterrupted:
+			types = append(types, string(e.Type))
+		}
+	}
+	if got := strings.Join(types, " "); got != "user_interrupt agent_interrupted" {
+		t.Errorf("timeline interrupt events %q\n%s", got, res.TimelineText())
+	}
+	if len(res.Latency.InterruptResponse) != 1 || res.Latency.InterruptResponse[0] > time.Second {
+		t.Errorf("interrupt response times %v", res.Latency.InterruptResponse)
+	}
+	last := res.Transcript[len(res.Transcript)-1]
+	if last.Role != voicetest.RoleAgent || last.Text != "Sure, Make it eight" {
+		t.Errorf("last message %+v, want the reply to the barge-in", last)
+	}
+	ss := peer.Sessions()[0]
+	if ss.Cancels != 1 || len(ss.Truncates) != 1 || len(ss.Errors) > 0 {
+		t.Fatalf("server: %d cancels, truncates %+v, errors %q", ss.Cancels, ss.Truncates, ss.Errors)
+	}
+	if ms := ss.Truncates[0].AudioEndMs; ms < 300 || ms > 2000 {
+		t.Errorf("truncated at %d ms, want about the 400 ms played", ms)
+	}
+}
