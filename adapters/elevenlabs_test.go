@@ -693,3 +693,41 @@ func TestElevenLabsExtraMessages(t *testing.T) {
 		t.Error("blank contextual update accepted")
 	}
 }
+
+// A barge-in through the runner: ConvAI has no client cancel, so the user's
+// audio overlaps the agent's; the agent detects it and sends interruption.
+func TestElevenLabsScenarioInterrupt(t *testing.T) {
+	peer := elevenpeer.New(t, elevenpeer.Config{
+		FirstMessage: strings.Repeat("la ", 20),
+		ChunkDelay:   20 * time.Millisecond,
+		Turns:        []elevenpeer.Turn{{Reply: "Sure, {heard}"}},
+	})
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent:     elevenAgent(peer),
+		UserVoice: fixtures.FakeTTS(),
+		Script: []voicetest.Step{
+			voicetest.Interrupt("Make it eight", voicetest.After(400*time.Millisecond)),
+			voicetest.AgentTurn(),
+		},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
+	}
+	var types []string
+	for _, e := range res.Timeline {
+		switch e.Type {
+		case voicetest.EventUserInterrupt, voicetest.EventAgentInterrupted:
+			types = append(types, string(e.Type))
+		}
+	}
+	if got := strings.Join(types, " "); got != "user_interrupt agent_interrupted" {
+		t.Errorf("timeline interrupt events %q\n%s", got, res.TimelineText())
+	}
+	last := res.Transcript[len(res.Transcript)-1]
+	if last.Role != voicetest.RoleAgent || last.Text != "Sure, Make it eight" {
+		t.Errorf("last message %+v, want the reply to the barge-in\n%s", last, res.TranscriptText())
+	}
+	if c := peer.Conversations()[0]; c.Interruptions != 1 || len(c.Errors) > 0 {
+		t.Errorf("server: %d interruptions, errors %q", c.Interruptions, c.Errors)
+	}
+}
