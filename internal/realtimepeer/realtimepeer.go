@@ -1056,10 +1056,8 @@ func (p *peer) done(r *response, status string, details map[string]any, output [
 	}
 	resp := map[string]any{"id": r.id, "object": "realtime.response", "status": status, "status_details": details, "output": output,
 		"usage": map[string]any{"total_tokens": 0, "input_tokens": 0, "output_tokens": 0}}
-	if err := p.emit("response.done", map[string]any{"response": resp}); err != nil {
-		return err
-	}
-	spoken := false
+	// Record first, so that a client that saw response.done sees it
+	// counted.
 	p.s.update(p.sess, func(ss *Session) {
 		if status == "cancelled" {
 			ss.Cancelled++
@@ -1067,6 +1065,10 @@ func (p *peer) done(r *response, status string, details map[string]any, output [
 			ss.Completed++
 		}
 	})
+	if err := p.emit("response.done", map[string]any{"response": resp}); err != nil {
+		return err
+	}
+	spoken := false
 	if status == "completed" && r.call == nil {
 		p.spoken++
 		spoken = true

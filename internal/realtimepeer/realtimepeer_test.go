@@ -85,7 +85,7 @@ func TestHandshake(t *testing.T) {
 }
 
 func TestRejectsWhatTheServiceRejects(t *testing.T) {
-	s := realtimepeer.New(t, realtimepeer.Config{Greeting: "hello there friend", ReplyDelay: 200 * time.Millisecond})
+	s := realtimepeer.New(t, realtimepeer.Config{Greeting: "hello there friend", ReplyDelay: 200 * time.Millisecond, ChunkDelay: 100 * time.Millisecond})
 	c := dial(t, s, nil)
 	c.expect("session.created")
 	for ev, code := range map[string]string{
