@@ -145,8 +145,12 @@ const (
 	// protocol's turn end or after the tail silence that follows the last
 	// agent event. User times are then transfer times, while agent speech
 	// keeps its playback times, so in the timeline and the mixed recording
-	// the next user turn may overlap the end of the agent's audio. Use it
-	// for speed (benchmarks, smoke tests), not for timing assertions.
+	// the next user turn may overlap the end of the agent's audio. Agent
+	// Start and End times are deliberately not clamped to the clock: they
+	// keep each reply's audio whole and its duration true in the segments
+	// and the mix. The transcript is still in conversational order (see
+	// State.Transcript). Use it for speed (benchmarks, smoke tests), not
+	// for timing assertions.
 	PaceFast
 )
 

@@ -274,7 +274,8 @@ func segmentFile(i int, s Segment) string {
 
 // Save writes the artifacts to dir (created if needed): one WAV per
 // segment under segments/, conversation.wav (the mix), manifest.json,
-// transcript.txt and timeline.txt.
+// transcript.txt, timeline.txt and report.html (HTMLReport: one
+// self-contained page to open in a browser).
 func (res *Result) Save(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "segments"), 0o755); err != nil {
 		return fmt.Errorf("voicetest: saving artifacts: %w", err)
@@ -314,7 +315,14 @@ func (res *Result) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("voicetest: encoding the mixed recording: %w", err)
 	}
-	return write("conversation.wav", mixed)
+	if err := write("conversation.wav", mixed); err != nil {
+		return err
+	}
+	page, err := res.HTMLReport()
+	if err != nil {
+		return err
+	}
+	return write("report.html", page)
 }
 
 // TranscriptText renders the transcript as "role: text" lines, one per

@@ -50,6 +50,9 @@ import (
 // -update -clean also removes stale ones. Each
 // scenario a test runs needs its own Config.Name, which then names a
 // further directory. Under a *testing.B nothing is compared.
+//
+// In a package whose TestMain calls Main, Scenario also records the
+// outcome for the suite summary Main prints after the tests.
 func Scenario(t testing.TB, cfg Config) *Result {
 	t.Helper()
 	if cfg.Name == "" {
@@ -82,6 +85,7 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		res = &Result{Name: cfg.Name, Status: StatusFail,
 			Err: errors.New("voicetest: the scenario did not finish: the synctest bubble deadlocked or a step panicked (see the test log)")}
 		t.Error(res.Err)
+		recordSummary(t, res)
 		return res
 	}
 	if _, bench := t.(*testing.B); !bench {
@@ -96,6 +100,9 @@ func Scenario(t testing.TB, cfg Config) *Result {
 				res.Err = gerr
 			}
 		}
+	}
+	if _, bench := t.(*testing.B); !bench {
+		recordSummary(t, res)
 	}
 	report(t, res)
 	return res
@@ -164,7 +171,7 @@ func report(t testing.TB, res *Result) {
 		}
 	}
 	if dir != "" {
-		fmt.Fprintf(&b, "artifacts: %s (conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
+		fmt.Fprintf(&b, "artifacts: %s (report.html, conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
 	}
 	fmt.Fprintf(&b, "rerun: go test -run '^%s$' -artifacts", runPattern(t.Name()))
 	t.Error(b.String())
