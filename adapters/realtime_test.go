@@ -768,6 +768,10 @@ func TestRealtimeScenario(t *testing.T) {
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
+		// The server's transcript of the user arrives just as the user's
+		// turn ends, before or after the runner notes user_stop_speaking;
+		// it is checked below instead.
+		Golden: voicetest.GoldenOptions{Ignore: []voicetest.EventType{voicetest.EventUserTranscript}},
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two please"),
@@ -934,6 +938,10 @@ func TestRealtimeScenarioInterrupt(t *testing.T) {
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
+		// How much of the interrupted reply was said (its transcript, the
+		// correction) depends on how far the server had streamed when the
+		// barge-in came, which varies from run to run: no golden files.
+		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
 			voicetest.Interrupt("Make it eight", voicetest.After(400*time.Millisecond)),
 			voicetest.AgentTurn(),
