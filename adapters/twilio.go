@@ -60,6 +60,10 @@ const (
 	twilioRate       = pcm.Rate8k
 	twilioFrameBytes = 160 // 20 ms of 8 kHz µ-law
 	twilioFrameDur   = 20 * time.Millisecond
+	// twilioLineHold is how long the RealTime line waits for the rest of an
+	// open utterance before it sends silence: a runner delayed by a loaded
+	// machine must not put a pause in the middle of the user's speech.
+	twilioLineHold = time.Second
 )
 
 // TwilioAgent reaches a bot that serves the Twilio Media Streams protocol
@@ -376,18 +380,19 @@ type twilioConn struct {
 	// Send side. sendMu orders every message voicetest sends, so that
 	// sequence numbers follow wire order; it also guards the playback
 	// state below (marks are echoed by whoever holds it).
-	sendMu     sync.Mutex
-	seq        int // last sequenceNumber sent
-	chunk      int // last media chunk number sent
-	up         *pcm.Resampler
-	upBuf      []int16
-	pending    []byte // µ-law audio not yet sent
-	partialAge int    // line ticks a partial frame has waited
-	flushReq   bool   // send the partial frame at the next tick
-	stopped    bool   // stop was sent; send nothing more
-	msg        []byte // message buffer
-	tickCh     chan struct{}
-	due        []pendingMark // marks being echoed (echo goroutine's buffer)
+	sendMu    sync.Mutex
+	seq       int // last sequenceNumber sent
+	chunk     int // last media chunk number sent
+	up        *pcm.Resampler
+	upBuf     []int16
+	pending   []byte    // µ-law audio not yet sent
+	flushReq  bool      // send the partial frame at the next tick
+	speaking  bool      // an utterance is open: SendAudio since EndUtterance
+	lastAudio time.Time // when SendAudio last ran
+	stopped   bool      // stop was sent; send nothing more
+	msg       []byte    // message buffer
+	tickCh    chan struct{}
+	due       []pendingMark // marks being echoed (echo goroutine's buffer)
 
 	// Playback of the bot's audio, under playMu (taken after sendMu when
 	// both are needed). The reader goroutine takes only playMu, so it never
@@ -424,6 +429,7 @@ func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	} else {
 		c.pending = pcm.EncodeMulaw(c.pending, ch.Samples)
 	}
+	c.speaking, c.lastAudio = true, time.Now()
 	if c.pacing == Fast {
 		err := c.sendFramesLocked(ctx, false)
 		c.sendMu.Unlock()
@@ -461,6 +467,7 @@ func (c *twilioConn) EndUtterance(ctx context.Context) error {
 		return c.sendCallerMarkLocked(ctx)
 	}
 	c.flushReq = len(c.pending) > 0
+	c.speaking = false
 	c.sendMu.Unlock()
 	if err := c.waitLine(ctx, true); err != nil {
 		return err
@@ -504,6 +511,7 @@ func (c *twilioConn) SendDTMF(ctx context.Context, digits string) error {
 	if c.pacing == RealTime {
 		c.sendMu.Lock()
 		c.flushReq = len(c.pending) > 0
+		c.speaking = false
 		c.sendMu.Unlock()
 		if err := c.waitLine(ctx, true); err != nil {
 			return err
@@ -675,16 +683,22 @@ func (c *twilioConn) tick() bool {
 	switch {
 	case len(c.pending) >= twilioFrameBytes:
 		frame, fromPending = c.pending[:twilioFrameBytes], true
-	case len(c.pending) > 0 && (c.flushReq || c.partialAge >= 2):
+	case c.speaking && !c.flushReq && time.Since(c.lastAudio) < twilioLineHold:
+		// The rest of the utterance is late: wait for it (sending nothing,
+		// so the stream's time does not advance) rather than put silence
+		// in the middle of the speech.
+		frame = nil
+	case len(c.pending) > 0:
+		// The end of an utterance, or a stale partial frame: pad it.
 		c.pending = append(c.pending, c.silence[:twilioFrameBytes-len(c.pending)]...)
 		frame, fromPending = c.pending, true
-	case len(c.pending) > 0:
-		c.partialAge++
 	}
-	err := c.sendMediaLocked(context.Background(), frame)
+	var err error
+	if frame != nil {
+		err = c.sendMediaLocked(context.Background(), frame)
+	}
 	if fromPending {
 		c.pending = c.pending[:copy(c.pending, c.pending[twilioFrameBytes:])]
-		c.partialAge = 0
 		if len(c.pending) == 0 {
 			c.flushReq = false
 		}

@@ -58,6 +58,14 @@ func TestTwilioScenario(t *testing.T) {
 				capture := &syncBuffer{}
 				res := voicetest.Scenario(t, voicetest.Config{
 					Agent: a, UserVoice: toneTTS{}, Pacing: pace, Capture: capture,
+					// With the Fast line the bot's reply can come within
+					// microseconds of the end of the user's audio, so the
+					// order of those timeline events is not stable enough
+					// for a golden file; the RealTime line's is. The bot hangs
+					// up the moment its last reply has played, within a
+					// millisecond of the reply's modelled end, so the hang-up
+					// is checked below rather than in the golden order.
+					Golden: voicetest.GoldenOptions{Disable: line == adapters.Fast, Ignore: []voicetest.EventType{voicetest.EventAgentHangUp}},
 					Script: []voicetest.Step{
 						voicetest.AgentTurn(),
 						voicetest.UserSays("hello"),
@@ -110,6 +118,10 @@ func TestTwilioScenarioBargeIn(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 3 * time.Second, ReplyDuration: 300 * time.Millisecond})
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent: adapters.Twilio(bot.URL), UserVoice: toneTTS{},
+		// Where the runner places the greeting's stop depends on when the
+		// bot's clear crosses the user's audio on the wire, which varies by
+		// a few ms: the barge-in is asserted below instead of in a golden.
+		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
 			voicetest.Interrupt("wait", voicetest.After(500*time.Millisecond)),
 			voicetest.AgentTurn(),

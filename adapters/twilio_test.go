@@ -203,6 +203,26 @@ func TestTwilioCallerMarks(t *testing.T) {
 	}
 }
 
+// TestTwilioLineBridgesLateAudio: under RealTime pacing, a runner that is
+// late with the rest of an utterance (a loaded machine) does not put
+// silence in the middle of it: the bot hears one utterance, not two.
+func TestTwilioLineBridgesLateAudio(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 60 * time.Millisecond})
+	ctx := t.Context()
+	conn := dialTwilio(t, adapters.Twilio(bot.URL), session(t, 24000))
+	sendPaced(t, ctx, conn, tone(24000, 440, 100*time.Millisecond, 9000))
+	time.Sleep(300 * time.Millisecond) // longer than the bot's 200 ms silence window
+	sendPaced(t, ctx, conn, tone(24000, 440, 100*time.Millisecond, 9000))
+	if err := conn.EndUtterance(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recvUntil(t, ctx, conn, isMark("reply-1"))
+	call := bot.Calls()[0]
+	if len(call.Utterances) != 1 || call.Utterances[0] < 10 || call.Utterances[0] > 11 || len(call.Errors) > 0 {
+		t.Errorf("bot heard utterances %v (errors %q), want one of 10 voiced frames", call.Utterances, call.Errors)
+	}
+}
+
 func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
 	capture := &syncBuffer{}

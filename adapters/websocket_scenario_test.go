@@ -21,6 +21,10 @@ func TestWebSocketScenario(t *testing.T) {
 			a := adapters.WebSocket(bot.URL, adapters.JSONBase64(adapters.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true}))
 			res := voicetest.Scenario(t, voicetest.Config{
 				Agent: a, UserVoice: toneTTS{}, Pacing: pace,
+				// The protocol interrupt and the bot's paced reply cross on
+				// the wire within a millisecond, so the order of their
+				// timeline events varies from run to run: no golden file.
+				Golden: voicetest.GoldenOptions{Disable: true},
 				Script: []voicetest.Step{
 					voicetest.UserSays("hello"),
 					voicetest.Interrupt("wait", voicetest.After(300*time.Millisecond)),
