@@ -137,8 +137,8 @@ func TestLayerCodeConversation(t *testing.T) {
 
 	caps := conn.Capabilities()
 	want := voicetest.Capabilities{Adapter: "layercode", Audio: true, Text: true,
-		InputFormat:  voicetest.AudioFormat{Encoding: "pcm16", Rate: 8000},
-		OutputFormat: voicetest.AudioFormat{Encoding: "pcm16", Rate: 16000},
+		InputFormat:          voicetest.AudioFormat{Encoding: "pcm16", Rate: 8000},
+		OutputFormat:         voicetest.AudioFormat{Encoding: "pcm16", Rate: 16000},
 		StreamingTranscripts: true, NativeVAD: true}
 	if caps != want {
 		t.Errorf("Capabilities = %+v, want %+v", caps, want)
