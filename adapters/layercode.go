@@ -33,6 +33,12 @@ const (
 	// DefaultLayerCodeChunk is the length of each client.audio message
 	// (LayerCode Gym's chunk_ms).
 	DefaultLayerCodeChunk = 100 * time.Millisecond
+	// DefaultLayerCodeAckDelay is how long the agent's audio must have
+	// stopped before the adapter acknowledges its playback. Agents stream
+	// their speech about as fast as it plays, so the player runs dry for a
+	// moment between chunks; the delay keeps such a gap from being taken
+	// for the end of the response.
+	DefaultLayerCodeAckDelay = 250 * time.Millisecond
 )
 
 // layerCodeVoicedRMS is the RMS level (int16 units) above which user audio
@@ -84,7 +90,8 @@ type LayerCodeAuth struct {
 //     client.response.text.
 //  4. Play the agent's response.audio (base64 PCM16 mono at OutputRate) on a
 //     real-time playback clock, and acknowledge each response when its
-//     audio has played with trigger.response.audio.replay_finished
+//     audio has played (and PlaybackAckDelay has passed with no more) with
+//     trigger.response.audio.replay_finished
 //     (reason "completed", turn_id, last_delta_id_played).
 //
 // What the adapter does with the agent's messages:
@@ -153,8 +160,9 @@ type LayerCodeAgent struct {
 	// Chunk is the length of each client.audio message (default 100 ms).
 	// The last chunk of an utterance may be shorter.
 	Chunk time.Duration
-	// PlaybackAckDelay delays each replay_finished after the audio has
-	// played (LayerCode Gym waits 0.4 s); zero sends it at once.
+	// PlaybackAckDelay is how long playback must have run dry before the
+	// adapter sends replay_finished (LayerCode Gym waits 0.4 s). Zero means
+	// DefaultLayerCodeAckDelay.
 	PlaybackAckDelay time.Duration
 	// TextInput makes the adapter declare text input only
 	// (client.response.text), as LayerCode Gym's send_as_text does, so the
@@ -183,6 +191,10 @@ func (a *LayerCodeAgent) Connect(ctx context.Context, s voicetest.Session) (voic
 	}
 	if chunk == 0 {
 		chunk = DefaultLayerCodeChunk
+	}
+	ackDelay := a.PlaybackAckDelay
+	if ackDelay == 0 {
+		ackDelay = DefaultLayerCodeAckDelay
 	}
 	switch {
 	case inRate < 0 || outRate < 0:
@@ -225,7 +237,7 @@ func (a *LayerCodeAgent) Connect(ctx context.Context, s voicetest.Session) (voic
 	c := &lcConn{
 		rate: s.Rate, inRate: inRate, outRate: outRate,
 		chunkSamples: max(pcm.SamplesFor(inRate, chunk), 1),
-		ackDelay:     a.PlaybackAckDelay,
+		ackDelay:     ackDelay,
 		pushToTalk:   trigger == "push_to_talk",
 		textInput:    a.TextInput,
 		conversation: auth.ConversationID,

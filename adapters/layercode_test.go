@@ -1,6 +1,7 @@
 package adapters_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,5 +201,373 @@ func TestLayerCodeConversation(t *testing.T) {
 	}
 	if call.Heard[0] != "A table for two." || call.Heard[1] != "At seven, please." {
 		t.Errorf("peer heard %q", call.Heard)
+	}
+}
+
+func TestLayerCodeBargeIn(t *testing.T) {
+	for _, keepTalking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepTalking=%v", keepTalking), func(t *testing.T) {
+			const rate = 16000
+			peer := layercodepeer.New(t, layercodepeer.Config{
+				Greeting:      "one two three four five six seven eight nine ten eleven twelve",
+				WordDuration:  200 * time.Millisecond, // 2.4 s of tone
+				RealTimeAudio: true,
+				KeepTalking:   keepTalking,
+			})
+			conn := lcDial(t, lcAgent(peer), session(t, rate))
+			// Wait until the agent has been speaking for a while.
+			var heard time.Duration
+			lcCollect(t, conn, rate, time.Second, func(ev voicetest.AgentEvent) bool {
+				heard += ev.Audio.Duration()
+				return heard >= 500*time.Millisecond
+			})
+			// Barge in.
+			sendPaced(t, t.Context(), conn, tone(rate, 700, 300*time.Millisecond, 8000))
+			got := lcCollect(t, conn, rate, 600*time.Millisecond, func(ev voicetest.AgentEvent) bool {
+				return ev.Kind == voicetest.AgentInterrupted
+			})
+			if !got.interrupted {
+				t.Fatalf("no AgentInterrupted; events %v", got.kinds)
+			}
+			if err := conn.EndUtterance(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			// After the interruption no audio of the interrupted turn
+			// arrives, even from a server that keeps sending it; the reply
+			// to the barge-in does.
+			after := lcCollect(t, conn, rate, 500*time.Millisecond, nil)
+			if after.text != "Reply 1." {
+				t.Errorf("after the barge-in the agent said %q (events %v), want only %q", after.text, after.kinds, "Reply 1.")
+			}
+			wantDurationNear(t, "reply audio", after.audio.Duration(), 2*200*time.Millisecond, 5*time.Millisecond)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			call, err := peer.WaitCall(ctx, 0, func(c layercodepeer.Call) bool { return len(c.Acks) == 2 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if call.Interruptions != 1 {
+				t.Errorf("peer saw %d barge-ins, want 1", call.Interruptions)
+			}
+			if call.Acks[0].Reason != "interrupted" || call.Acks[0].TurnID != "turn-1" || call.Acks[1].Reason != "completed" || call.Acks[1].TurnID != "turn-2" {
+				t.Errorf("acks = %+v, want turn-1 interrupted then turn-2 completed", call.Acks)
+			}
+			if len(call.Errors) > 0 {
+				t.Errorf("peer errors: %q", call.Errors)
+			}
+		})
+	}
+}
+
+func TestLayerCodeAgentHangUp(t *testing.T) {
+	const rate = 24000
+	peer := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hi.", HangUpAfter: 2})
+	conn := lcDial(t, lcAgent(peer), session(t, rate))
+	lcCollect(t, conn, rate, 400*time.Millisecond, nil)
+	sendPaced(t, t.Context(), conn, tone(rate, 700, 300*time.Millisecond, 8000))
+	if err := conn.EndUtterance(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := lcCollect(t, conn, rate, 5*time.Second, func(ev voicetest.AgentEvent) bool { return ev.Kind == voicetest.AgentHangUp })
+	if got.text != "Reply 1." || got.kinds[len(got.kinds)-1] != "agent_hang_up" {
+		t.Fatalf("events %v, text %q; want the reply, then a hang-up", got.kinds, got.text)
+	}
+	_, err := conn.Recv(t.Context())
+	if !errors.Is(err, voicetest.ErrTransportClosed) {
+		t.Fatalf("Recv after the hang-up: %v, want ErrTransportClosed", err)
+	}
+	if err := conn.SendAudio(t.Context(), tone(rate, 700, 20*time.Millisecond, 8000)); !errors.Is(err, voicetest.ErrTransportClosed) {
+		t.Errorf("SendAudio after the hang-up: %v, want ErrTransportClosed", err)
+	}
+}
+
+func TestLayerCodeMalformedFrames(t *testing.T) {
+	for _, tc := range []struct {
+		fault layercodepeer.Fault
+		send  string
+		want  string
+	}{
+		{fault: layercodepeer.MalformedJSON, want: "not a JSON LayerCode message"},
+		{fault: layercodepeer.BinaryFrame, want: "binary frame of 3 bytes"},
+		{fault: layercodepeer.UnknownType, want: `unknown message type "response.dance"`},
+		{fault: layercodepeer.BadAudio, want: "not base64"},
+		{fault: layercodepeer.OddAudio, want: "odd number of bytes"},
+		{send: `{"content":"x"}`, want: `no "type" field`},
+		{send: `{"type":"turn.start","role":"robot"}`, want: `role "robot"`},
+		{send: `{"type":"response.text","content":42}`, want: "content is not a string"},
+		{send: `{"type":"response.data"}`, want: "response.data without content"},
+		{send: `{"type":"user.transcript"}`, want: "user.transcript without content"},
+		{send: `{"type":"response.audio","content":{"a":1}}`, want: "not a base64 string"},
+	} {
+		name := tc.want
+		t.Run(name, func(t *testing.T) {
+			cfg := layercodepeer.Config{Fault: tc.fault, Greeting: "Still here."}
+			if tc.send != "" {
+				cfg.Send = []string{tc.send}
+			}
+			peer := layercodepeer.New(t, cfg)
+			conn := lcDial(t, lcAgent(peer), session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			_, err := conn.Recv(ctx)
+			var fe *adapters.FrameError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) || fe.Adapter != "layercode" {
+				t.Fatalf("Recv = %v, want a layercode *FrameError saying %q", err, tc.want)
+			}
+			// The Conn stays usable: the greeting still arrives.
+			got := lcCollect(t, conn, 24000, 400*time.Millisecond, nil)
+			if got.text != "Still here." {
+				t.Errorf("after the bad frame the agent said %q", got.text)
+			}
+		})
+	}
+}
+
+func TestLayerCodeAuthorizeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   layercodepeer.Config
+		agent func(*adapters.LayerCodeAgent)
+		want  string
+		is    error
+	}{
+		{name: "401", cfg: layercodepeer.Config{Fault: layercodepeer.AuthFail}, want: "HTTP 401 Unauthorized"},
+		{name: "token", cfg: layercodepeer.Config{Token: "t0ken"}, want: "missing or wrong bearer token"},
+		{name: "agent", agent: func(a *adapters.LayerCodeAgent) { a.AgentID = "nope" }, want: `unknown agent_id "nope"`},
+		{name: "nokey", cfg: layercodepeer.Config{Fault: layercodepeer.NoSessionKey}, want: "has no client_session_key"},
+		{name: "stall", cfg: layercodepeer.Config{Fault: layercodepeer.StallAuthorize},
+			agent: func(a *adapters.LayerCodeAgent) { a.DialTimeout = 200 * time.Millisecond }, want: "authorizing a LayerCode session", is: voicetest.ErrTimeout},
+		{name: "hook", agent: func(a *adapters.LayerCodeAgent) {
+			a.Authorize = func(context.Context, adapters.LayerCodeAuthRequest) (adapters.LayerCodeAuth, error) {
+				return adapters.LayerCodeAuth{}, errors.New("vault sealed")
+			}
+		}, want: "Authorize hook: vault sealed"},
+		{name: "hookkey", agent: func(a *adapters.LayerCodeAgent) {
+			a.Authorize = func(context.Context, adapters.LayerCodeAuthRequest) (adapters.LayerCodeAuth, error) {
+				return adapters.LayerCodeAuth{SessionKey: "made-up"}, nil
+			}
+		}, want: "HTTP 403"},
+		{name: "trigger", agent: func(a *adapters.LayerCodeAgent) {
+			a.Authorize = func(context.Context, adapters.LayerCodeAuthRequest) (adapters.LayerCodeAuth, error) {
+				return adapters.LayerCodeAuth{SessionKey: "k", Trigger: "telepathy"}, nil
+			}
+		}, want: `turn trigger is "telepathy"`},
+		{name: "nourl", agent: func(a *adapters.LayerCodeAgent) { a.AuthorizeURL = "" }, want: "no AuthorizeURL"},
+		{name: "rate", agent: func(a *adapters.LayerCodeAgent) { a.InputRate = -8000 }, want: "InputRate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			peer := layercodepeer.New(t, tc.cfg)
+			a := lcAgent(peer)
+			if tc.agent != nil {
+				tc.agent(a)
+			}
+			conn, err := a.Connect(t.Context(), session(t, 24000))
+			if err == nil {
+				conn.Close()
+				t.Fatalf("Connect succeeded, want an error saying %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Connect: %v, want it to say %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("Connect: %v, want errors.Is %v", err, tc.is)
+			}
+			if strings.Contains(err.Error(), "made-up") || strings.Contains(err.Error(), "lcsk_") {
+				t.Errorf("the error shows the session key: %v", err)
+			}
+			checkNoLeak(t)
+		})
+	}
+}
+
+func TestLayerCodeTimeouts(t *testing.T) {
+	t.Run("recv", func(t *testing.T) {
+		peer := layercodepeer.New(t, layercodepeer.Config{})
+		conn := lcDial(t, lcAgent(peer), session(t, 24000))
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Recv on a quiet agent: %v, want the context's deadline", err)
+		}
+		// Still usable.
+		sendPaced(t, t.Context(), conn, tone(24000, 700, 200*time.Millisecond, 8000))
+		if err := conn.EndUtterance(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := lcCollect(t, conn, 24000, 300*time.Millisecond, nil); got.text != "Reply 1." {
+			t.Errorf("after a Recv timeout the agent said %q", got.text)
+		}
+	})
+	t.Run("stall", func(t *testing.T) {
+		peer := layercodepeer.New(t, layercodepeer.Config{Fault: layercodepeer.Stall})
+		a := lcAgent(peer)
+		a.PingInterval = 50 * time.Millisecond
+		a.PongTimeout = 200 * time.Millisecond
+		a.CloseTimeout = 100 * time.Millisecond
+		conn := lcDial(t, a, session(t, 24000))
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		_, err := conn.Recv(ctx)
+		if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "keepalive") {
+			t.Fatalf("Recv from a stalled agent: %v, want a keepalive TransportClosedError", err)
+		}
+	})
+	t.Run("abort", func(t *testing.T) {
+		peer := layercodepeer.New(t, layercodepeer.Config{Fault: layercodepeer.Abort})
+		conn := lcDial(t, lcAgent(peer), session(t, 24000))
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		ev, err := conn.Recv(ctx)
+		if !errors.Is(err, voicetest.ErrTransportClosed) {
+			t.Fatalf("Recv from an aborted connection: %v %v, want ErrTransportClosed", ev.Kind, err)
+		}
+	})
+	t.Run("dial", func(t *testing.T) {
+		peer := layercodepeer.New(t, layercodepeer.Config{})
+		a := lcAgent(peer)
+		a.WebSocketURL = blackHole(t)
+		a.DialTimeout = 200 * time.Millisecond
+		_, err := a.Connect(t.Context(), session(t, 24000))
+		if !errors.Is(err, voicetest.ErrTimeout) || strings.Contains(err.Error(), "lcsk_") {
+			t.Fatalf("Connect to a black hole: %v, want a timeout without the session key", err)
+		}
+		checkNoLeak(t)
+	})
+}
+
+func TestLayerCodeCapture(t *testing.T) {
+	const rate = 24000
+	peer := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hi.", Token: "backend-token-canary"})
+	a := lcAgent(peer)
+	a.AuthorizeHeader = http.Header{"Authorization": {"Bearer backend-token-canary"}}
+	var capBuf syncBuffer
+	s := session(t, rate)
+	s.Capture = &capBuf
+	conn, err := a.Connect(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lcCollect(t, conn, rate, 400*time.Millisecond, nil)
+	lcSay(t, conn, rate, "Hello.")
+	lcCollect(t, conn, rate, 400*time.Millisecond, nil)
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkNoLeak(t)
+	raw := capBuf.Bytes()
+	key := peer.Calls()[0].SessionKey
+	for _, secret := range []string{key, "backend-token-canary"} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Errorf("the capture holds the secret %q", secret)
+		}
+	}
+	recs, err := adapters.ReadCapture(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	last := -1.0
+	for _, r := range recs {
+		if r.TMs < last {
+			t.Errorf("capture times go back: %v after %v", r.TMs, last)
+		}
+		last = r.TMs
+		item := r.Dir + ":" + r.Type
+		if r.Type == "text" {
+			var m struct{ Type string }
+			json.Unmarshal(r.Data, &m)
+			item = r.Dir + ":" + m.Type
+		}
+		if len(seq) == 0 || seq[len(seq)-1] != item {
+			seq = append(seq, item)
+		}
+	}
+	got := strings.Join(seq, " ")
+	for _, want := range []string{
+		"note:authorize note:authorized note:open send:client.ready",
+		"recv:turn.start recv:response.text recv:response.audio",
+		"send:vad_events send:client.audio",
+		"send:client.audio send:vad_events",
+		"send:trigger.response.audio.replay_finished",
+		"note:closed",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("capture sequence lacks %q:\n%s", want, got)
+		}
+	}
+	if !bytes.Contains(raw, []byte("[client_session_key]")) {
+		t.Errorf("the capture does not show where the session key was withheld")
+	}
+}
+
+func TestLayerCodeUnsupported(t *testing.T) {
+	peer := layercodepeer.New(t, layercodepeer.Config{})
+	conn := lcDial(t, lcAgent(peer), session(t, 24000))
+	for name, err := range map[string]error{
+		"SendDTMF":  conn.SendDTMF(t.Context(), "1"),
+		"Interrupt": conn.Interrupt(t.Context()),
+		"SendText":  conn.SendText(t.Context(), "  "),
+		"SendAudio": conn.SendAudio(t.Context(), tone(16000, 700, 20*time.Millisecond, 8000)),
+	} {
+		if err == nil {
+			t.Errorf("%s succeeded, want an error", name)
+			continue
+		}
+		if name != "SendText" && name != "SendAudio" && !errors.Is(err, voicetest.ErrUnsupported) {
+			t.Errorf("%s: %v, want ErrUnsupported", name, err)
+		}
+		t.Logf("%s: %v", name, err)
+	}
+}
+
+func TestLayerCodePushToTalk(t *testing.T) {
+	const rate = 24000
+	peer := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk"})
+	conn := lcDial(t, lcAgent(peer), session(t, rate))
+	if conn.Capabilities().NativeVAD {
+		t.Errorf("push to talk: NativeVAD true, want false (EndUtterance marks the turn)")
+	}
+	sendPaced(t, t.Context(), conn, tone(rate, 700, 200*time.Millisecond, 8000))
+	if err := conn.EndUtterance(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := lcCollect(t, conn, rate, 300*time.Millisecond, nil); got.text != "Reply 1." {
+		t.Errorf("agent said %q", got.text)
+	}
+	call := peer.Calls()[0]
+	if got := strings.Join(call.Types[:3], " "); got != "client.ready trigger.turn.start trigger.turn.end" {
+		t.Errorf("client messages %q", call.Types)
+	}
+}
+
+func TestLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
+	peer := layercodepeer.New(t, layercodepeer.Config{OmitTurnIDs: true, Greeting: "Hi."})
+	a := lcAgent(peer)
+	a.TextInput = true
+	a.PlaybackAckDelay = 50 * time.Millisecond
+	conn := lcDial(t, a, session(t, 24000))
+	if c := conn.Capabilities(); c.Audio || !c.Text {
+		t.Errorf("TextInput capabilities: %+v", c)
+	}
+	lcCollect(t, conn, 24000, 300*time.Millisecond, nil)
+	if err := conn.SendText(t.Context(), "Book a table."); err != nil {
+		t.Fatal(err)
+	}
+	if got := lcCollect(t, conn, 24000, 300*time.Millisecond, nil); got.text != "Reply 1." {
+		t.Errorf("agent said %q", got.text)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	call, err := peer.WaitCall(ctx, 0, func(c layercodepeer.Call) bool { return len(c.Acks) == 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range call.Acks {
+		if a != (layercodepeer.Ack{Reason: "completed"}) {
+			t.Errorf("ack %+v, want reason completed and no ids (the server sent none)", a)
+		}
+	}
+	if call.Heard[0] != "Book a table." || len(call.Errors) > 0 {
+		t.Errorf("peer heard %q, errors %q", call.Heard, call.Errors)
 	}
 }

@@ -715,12 +715,15 @@ func (s *conv) speak(r Reply, delay time.Duration) {
 }
 
 func (s *conv) sendReply(ctx context.Context, turn string, r Reply) {
+	// Writes use the connection's context: coder/websocket closes the
+	// connection when a write's context ends mid-frame, and a barge-in
+	// only ends the reply.
 	write := func(v any) bool {
 		if ctx.Err() != nil {
 			return false
 		}
 		b, _ := json.Marshal(v)
-		return s.ws.Write(ctx, websocket.MessageText, b) == nil
+		return s.ws.Write(s.ctx, websocket.MessageText, b) == nil
 	}
 	if !write(s.msg("turn.start", "role", "assistant", "turn_id", turn)) {
 		return
