@@ -571,3 +571,63 @@ func TestLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
 		t.Errorf("peer heard %q, errors %q", call.Heard, call.Errors)
 	}
 }
+
+// TestLayerCodeScenario runs a whole conversation with a barge-in through
+// voicetest.Scenario: the user's lines are fake speech the peer decodes,
+// and the peer's replies stream back as fake speech with their text.
+func TestLayerCodeScenario(t *testing.T) {
+	peer := layercodepeer.New(t, layercodepeer.Config{
+		Greeting:      "Hello, how can I help?",
+		Speech:        fakeSpeech,
+		Transcribe:    fakeTranscribe,
+		RealTimeAudio: true,
+		Replies: func(n int, heard string) layercodepeer.Reply {
+			if strings.Contains(heard, "story") {
+				return layercodepeer.Reply{Text: "Once upon a time there was a voice agent that talked for a very long time."}
+			}
+			return layercodepeer.Reply{Text: "You said " + heard}
+		},
+	})
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent:     lcAgent(peer),
+		UserVoice: fixtures.FakeTTS(),
+		Script: []voicetest.Step{
+			voicetest.AgentTurn(),
+			voicetest.UserSays("A table for two."),
+			voicetest.AgentTurn(),
+			voicetest.UserSays("Tell me a story."),
+			voicetest.Interrupt("Stop.", voicetest.After(time.Second)),
+			voicetest.AgentTurn(),
+		},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v", res.Err)
+	}
+	want := `agent: Hello, how can I help?
+user: A table for two.
+agent: You said A table for two.
+user: Tell me a story.
+agent: Once upon a time there was a voice agent that talked for a very long time.
+user: Stop.
+agent: You said Stop.
+`
+	if got := res.TranscriptText(); got != want {
+		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
+	}
+	tl := res.TimelineText()
+	for _, want := range []string{"user_interrupt \"Stop.\"", "agent_interrupted", "user_transcript \"A table for two.\""} {
+		if !strings.Contains(tl, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, tl)
+		}
+	}
+	if !res.Transcript[4].Interrupted {
+		t.Errorf("the story is not marked interrupted: %+v", res.Transcript[4])
+	}
+	if len(res.Latency.InterruptResponse) != 1 {
+		t.Errorf("interrupt response times %v, want one", res.Latency.InterruptResponse)
+	}
+	call := peer.Calls()[0]
+	if call.Interruptions != 1 || len(call.Errors) > 0 {
+		t.Errorf("peer saw %d barge-ins and errors %q", call.Interruptions, call.Errors)
+	}
+}
