@@ -505,6 +505,7 @@ type lcConn struct {
 	raw         []byte
 	playEnd     time.Time // when the agent's queued audio ends playing
 	unacked     bool      // audio arrived that replay_finished has not covered
+	flushed     bool      // the resampler's tail was flushed since the last audio
 	turnID      string    // the agent's current turn
 	lastDelta   string
 	droppedTurn string // audio of this turn was interrupted; drop the rest
@@ -721,14 +722,25 @@ func lcString(m lcInbound) (string, error) {
 
 // decodeAudio plays one response.audio.
 func (c *lcConn) decodeAudio(m lcInbound) ([]voicetest.AgentEvent, error) {
-	var b64 string
-	if err := json.Unmarshal(m.Content, &b64); err != nil || len(m.Content) == 0 {
+	// m.Content was validated by the Unmarshal of the whole message; a
+	// string without escapes (base64 needs none) is used as it is.
+	b64 := []byte(m.Content)
+	if len(b64) < 2 || b64[0] != '"' || b64[len(b64)-1] != '"' {
 		return nil, errors.New("response.audio content is not a base64 string")
+	}
+	if bytes.IndexByte(b64, '\\') >= 0 {
+		var s string
+		if err := json.Unmarshal(b64, &s); err != nil {
+			return nil, fmt.Errorf("response.audio content: %w", err)
+		}
+		b64 = []byte(s)
+	} else {
+		b64 = b64[1 : len(b64)-1]
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var err error
-	c.raw, err = base64.StdEncoding.AppendDecode(c.raw[:0], []byte(b64))
+	c.raw, err = base64.StdEncoding.AppendDecode(c.raw[:0], b64)
 	if err != nil {
 		return nil, fmt.Errorf("response.audio content is not base64: %w", err)
 	}
@@ -750,7 +762,7 @@ func (c *lcConn) decodeAudio(m lcInbound) ([]voicetest.AgentEvent, error) {
 		c.playEnd = now
 	}
 	c.playEnd = c.playEnd.Add(pcm.DurationOf(len(c.samples), c.outRate))
-	c.unacked = true
+	c.unacked, c.flushed = true, false
 	select {
 	case c.kick <- struct{}{}:
 	default:
@@ -782,7 +794,7 @@ func (c *lcConn) userTurnStarted() []voicetest.AgentEvent {
 			c.down.Reset()
 		}
 		c.playEnd = now
-	} else {
+	} else if !c.flushed {
 		tail = c.flushLocked()
 	}
 	ack := c.ackLocked(interrupted)
@@ -835,8 +847,10 @@ func (c *lcConn) sendAck(b []byte) {
 	}
 }
 
-// playbackLoop acknowledges each response once its audio has played (plus
-// PlaybackAckDelay), flushing the resampler's tail first.
+// playbackLoop follows the playback clock: when the agent's audio has
+// played, it flushes the resampler's tail (so the last few milliseconds of
+// a response arrive with it, not with the next response); once playback
+// has stayed dry for PlaybackAckDelay, it acknowledges the response.
 func (c *lcConn) playbackLoop() {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
@@ -852,14 +866,21 @@ func (c *lcConn) playbackLoop() {
 			c.mu.Unlock()
 			continue
 		}
-		due := c.playEnd.Add(c.ackDelay)
-		if wait := time.Until(due); wait > 0 {
+		now := time.Now()
+		if !c.flushed && !now.Before(c.playEnd) {
+			c.flushed = true
+			if tail := c.flushLocked(); tail != nil {
+				c.ws.pushEvent(tail[0]) // under mu, so it precedes later audio
+			}
+		}
+		due := c.playEnd
+		if c.flushed {
+			due = due.Add(c.ackDelay)
+		}
+		if wait := due.Sub(now); wait > 0 {
 			c.mu.Unlock()
 			t.Reset(wait)
 			continue
-		}
-		if tail := c.flushLocked(); tail != nil {
-			c.ws.pushEvent(tail[0]) // under mu, so it precedes later audio
 		}
 		ack := c.ackLocked(false)
 		c.mu.Unlock()

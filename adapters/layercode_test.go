@@ -3,6 +3,7 @@ package adapters_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -629,5 +630,23 @@ agent: You said Stop.
 	call := peer.Calls()[0]
 	if call.Interruptions != 1 || len(call.Errors) > 0 {
 		t.Errorf("peer saw %d barge-ins and errors %q", call.Interruptions, call.Errors)
+	}
+}
+
+// TestLayerCodeEscapedAudio checks that response.audio whose base64 has
+// JSON escapes ("\/" for "/", as some JSON encoders write) decodes.
+func TestLayerCodeEscapedAudio(t *testing.T) {
+	samples := []int16{-1, 0x3f3f, -16385, 1234} // base64 "///" and "+"
+	b64 := base64.StdEncoding.EncodeToString(pcm.EncodePCM16(nil, samples))
+	if !strings.Contains(b64, "/") {
+		t.Fatalf("test audio %q has no '/' to escape", b64)
+	}
+	escaped := strings.ReplaceAll(b64, "/", `\/`)
+	peer := layercodepeer.New(t, layercodepeer.Config{Send: []string{`{"type":"response.audio","content":"` + escaped + `"}`}})
+	a := lcAgent(peer)
+	conn := lcDial(t, a, session(t, 16000))
+	ev, err := conn.Recv(t.Context())
+	if err != nil || ev.Kind != voicetest.AgentAudio || fmt.Sprint(ev.Audio.Samples) != fmt.Sprint(samples) {
+		t.Fatalf("Recv = %v %v, want the audio %v", ev, err, samples)
 	}
 }
