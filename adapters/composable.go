@@ -45,7 +45,10 @@ type ComposableToolHandler func(ctx context.Context, call voicetest.ToolCall) (j
 // synthesised with the TTS at Session.Rate and streamed as 20 ms AgentAudio
 // frames at the pace they play, each word's AgentTranscript delta when its
 // audio has played (time taken as proportional to characters), then
-// AgentTurnEnd. SendText and SendDTMF skip the STT.
+// AgentTurnEnd. SendText and SendDTMF skip the STT (DTMF reaches the model
+// as "[The caller pressed the keys …]"); SendText, like speech, interrupts
+// a response in progress. Events are handed over as Recv takes them, so the
+// agent's pacing assumes a reader that keeps up, as the runner does.
 //
 // Barge-in: voiced user audio (the VAD's start of speech) while the agent
 // thinks or speaks, or Interrupt, cancels the response: the engines' calls

@@ -456,6 +456,7 @@ agent: Noted: At seven.
 			t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
 		}
 	})
+	checkNoLeak(t) // the scenario closed its Conn
 	calls := len(srv.RequestsTo("/v1/chat/completions"))
 	if calls != 2 {
 		t.Fatalf("%d chat requests, want 2", calls)
@@ -496,7 +497,7 @@ func TestComposableLocalEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	closeConn(t, conn)
 	said, err := speech.Flite().Synthesize(t.Context(), voicetest.SpeechRequest{Text: "book a table for two", Rate: rate})
 	if err != nil {
 		t.Fatal(err)

@@ -118,7 +118,9 @@ type LayerCodeAuth struct {
 //     end of the agent's turn, and LayerCode sends the browser nothing at
 //     the end of a response (response.end stays on the webhook side). So the
 //     adapter does not claim Capabilities.TurnEnd: the runner ends agent
-//     turns by tail silence.
+//     turns by tail silence (Config.Timeouts.TailSilence plays the part of
+//     LayerCode Gym's assistant_idle_timeout; raise it for an agent that
+//     pauses between sentences).
 //   - The protocol has no client-side cancel (the SDK only stops its own
 //     player), so Interrupt is unsupported and barge-in is overlapping audio
 //     (Capabilities.NativeInterrupt false).

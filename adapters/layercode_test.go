@@ -650,3 +650,41 @@ func TestLayerCodeEscapedAudio(t *testing.T) {
 		t.Fatalf("Recv = %v %v, want the audio %v", ev, err, samples)
 	}
 }
+
+// TestLayerCodeAudioFidelity checks the resampling both ways against ideal
+// sines: the agent's 16 kHz audio → 24 kHz agent events (across 100 ms
+// response.audio chunks), and 24 kHz user audio → 8 kHz client.audio.
+func TestLayerCodeAudioFidelity(t *testing.T) {
+	peer := layercodepeer.New(t, layercodepeer.Config{
+		Greeting: "tone",
+		Speech:   func(_ string, rate int) pcm.Chunk { return tone(rate, 350, 500*time.Millisecond, 8000) },
+	})
+	conn := lcDial(t, lcAgent(peer), session(t, 24000))
+	got := lcCollect(t, conn, 24000, 600*time.Millisecond, nil).audio.Samples
+	want := tone(24000, 350, 500*time.Millisecond, 8000).Samples
+	if len(got) != len(want) {
+		t.Fatalf("greeting: %d samples at 24 kHz, want %d", len(got), len(want))
+	}
+	down := snr(got, want, 240)
+	if down < 60 {
+		t.Errorf("agent audio 16 kHz → 24 kHz: SNR %.1f dB, want ≥ 60 dB", down)
+	}
+	sendPaced(t, t.Context(), conn, tone(24000, 440, 500*time.Millisecond, 8000))
+	if err := conn.EndUtterance(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	call, err := peer.WaitCall(ctx, 0, func(c layercodepeer.Call) bool { return len(c.Audio) >= 4000 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(call.Audio) != 4000 || call.AudioMessages != 5 {
+		t.Errorf("peer got %d samples in %d messages, want 4000 in 5 (100 ms chunks)", len(call.Audio), call.AudioMessages)
+	}
+	up := snr(call.Audio, tone(8000, 440, 500*time.Millisecond, 8000).Samples, 80)
+	if up < 60 {
+		t.Errorf("user audio 24 kHz → 8 kHz: SNR %.1f dB, want ≥ 60 dB", up)
+	}
+	t.Logf("SNR: agent audio (LayerCode → voicetest) %.1f dB, user audio (voicetest → LayerCode) %.1f dB", down, up)
+}
