@@ -3,6 +3,7 @@ module github.com/voicetest-go/voicetest
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/go-audio/audio v1.0.0
 	github.com/go-audio/wav v1.1.0
 	github.com/openai/openai-go/v3 v3.95.0
@@ -10,7 +11,6 @@ require (
 )
 
 require (
-	github.com/coder/websocket v1.8.15
 	github.com/go-audio/riff v1.0.0 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect

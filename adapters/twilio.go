@@ -173,6 +173,7 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 		callSid:     call,
 		streamSid:   stream,
 		tickCh:      make(chan struct{}),
+		kick:        make(chan struct{}, 1),
 	}
 	if s.Rate != twilioRate {
 		if c.up, err = pcm.NewResampler(s.Rate, twilioRate); err != nil {
@@ -216,6 +217,7 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 		}
 	}
 	ws.start(c.decode)
+	ws.goLoop(c.echoLoop)
 	if c.pacing == RealTime {
 		ws.goLoop(c.lineLoop)
 	}
@@ -382,8 +384,15 @@ type twilioConn struct {
 	stopped    bool   // stop was sent; send nothing more
 	msg        []byte // message buffer
 	tickCh     chan struct{}
-	playEnd    time.Time // when the bot's queued audio finishes playing
-	marks      []pendingMark
+	due        []pendingMark // marks being echoed (echo goroutine's buffer)
+
+	// Playback of the bot's audio, under playMu (taken after sendMu when
+	// both are needed). The reader goroutine takes only playMu, so it never
+	// waits for a write.
+	playMu  sync.Mutex
+	playEnd time.Time // when the bot's queued audio finishes playing
+	marks   []pendingMark
+	kick    chan struct{} // capacity 1: marks may be due; wakes echoLoop
 
 	// Receive side, used only by the reader goroutine.
 	down    *pcm.Resampler
@@ -531,13 +540,18 @@ func (c *twilioConn) Close() error {
 		if c.stopped {
 			return
 		}
-		c.stopped = true
 		if c.ws.closedErr() != nil {
+			c.stopped = true
 			return // the bot already hung up: nothing to stop
 		}
 		if c.pacing == Fast && len(c.pending) > 0 {
 			c.sendFramesLocked(context.Background(), true)
 		}
+		// Marks whose audio has played are echoed before the stream stops.
+		if err := c.echoDueLocked(time.Now()); err != nil {
+			c.ws.logf("twilio: echoing mark: %v", err)
+		}
+		c.stopped = true
 		err := c.sendJSONLocked(context.Background(), func(seq string) any {
 			return twilioStop{Event: "stop", SequenceNumber: seq, StreamSid: c.streamSid, Stop: twilioStopBody{AccountSid: c.accountSid, CallSid: c.callSid}}
 		})
@@ -672,8 +686,8 @@ func (c *twilioConn) tick() bool {
 			c.flushReq = false
 		}
 	}
-	if err == nil {
-		err = c.echoMarksLocked(time.Now())
+	if err == nil && c.marksDue(time.Now()) {
+		c.wake()
 	}
 	close(c.tickCh)
 	c.tickCh = make(chan struct{})
@@ -684,20 +698,65 @@ func (c *twilioConn) tick() bool {
 	return true
 }
 
-// echoMarksLocked echoes, in order, the marks due by now. Call with sendMu
-// held.
-func (c *twilioConn) echoMarksLocked(now time.Time) error {
+// echoLoop echoes the bot's marks when they are due: woken by the line
+// (RealTime, once their audio has played), by a new mark (Fast) or by a
+// clear.
+func (c *twilioConn) echoLoop() {
+	for {
+		select {
+		case <-c.ws.ctx.Done():
+			return
+		case <-c.kick:
+		}
+		if err := c.echoDue(time.Now()); err != nil {
+			c.ws.logf("twilio: echoing mark: %v", err)
+			return
+		}
+	}
+}
+
+// wake wakes echoLoop.
+func (c *twilioConn) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// marksDue reports whether a mark is due by now.
+func (c *twilioConn) marksDue(now time.Time) bool {
+	c.playMu.Lock()
+	defer c.playMu.Unlock()
+	return len(c.marks) > 0 && !c.marks[0].due.After(now)
+}
+
+// echoDue echoes, in order, the marks due by now.
+func (c *twilioConn) echoDue(now time.Time) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.echoDueLocked(now)
+}
+
+// echoDueLocked is echoDue with sendMu held.
+func (c *twilioConn) echoDueLocked(now time.Time) error {
+	if c.stopped {
+		return nil
+	}
+	c.playMu.Lock()
 	n := 0
-	for ; n < len(c.marks) && !c.marks[n].due.After(now); n++ {
-		name := c.marks[n].name
+	for n < len(c.marks) && !c.marks[n].due.After(now) {
+		n++
+	}
+	c.due = append(c.due[:0], c.marks[:n]...)
+	c.marks = c.marks[:copy(c.marks, c.marks[n:])]
+	c.playMu.Unlock()
+	for _, m := range c.due {
 		if err := c.sendJSONLocked(context.Background(), func(seq string) any {
-			return twilioMark{Event: "mark", SequenceNumber: seq, StreamSid: c.streamSid, Mark: twilioMarkBody{Name: name}}
+			return twilioMark{Event: "mark", SequenceNumber: seq, StreamSid: c.streamSid, Mark: twilioMarkBody{Name: m.name}}
 		}); err != nil {
-			c.marks = c.marks[:copy(c.marks, c.marks[n:])]
 			return err
 		}
 	}
-	c.marks = c.marks[:copy(c.marks, c.marks[n:])]
 	return nil
 }
 
@@ -769,55 +828,41 @@ func audioEvent(rate int, samples []int16) voicetest.AgentEvent {
 // queuePlayback adds n µ-law bytes of bot audio to the playback queue.
 func (c *twilioConn) queuePlayback(n int) {
 	now := time.Now()
-	c.sendMu.Lock()
+	c.playMu.Lock()
 	if c.playEnd.Before(now) {
 		c.playEnd = now
 	}
 	c.playEnd = c.playEnd.Add(pcm.DurationOf(n, twilioRate))
-	c.sendMu.Unlock()
+	c.playMu.Unlock()
 }
 
 // queueMark schedules the echo of a bot mark: when the audio before it has
 // played (RealTime), or now (Fast).
 func (c *twilioConn) queueMark(name string) error {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	if c.stopped {
-		return nil
-	}
 	now := time.Now()
+	c.playMu.Lock()
 	due := c.playEnd
 	if c.pacing == Fast || due.Before(now) {
 		due = now
 	}
 	c.marks = append(c.marks, pendingMark{name: name, due: due})
+	c.playMu.Unlock()
 	if c.pacing == Fast {
-		return c.echoMarksOrClosed(now)
+		c.wake()
 	}
 	return nil
 }
 
-// clearPlayback drops the bot's queued audio and echoes its pending marks.
+// clearPlayback drops the bot's queued audio and has its pending marks
+// echoed at once.
 func (c *twilioConn) clearPlayback() error {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
 	now := time.Now()
+	c.playMu.Lock()
 	c.playEnd = now
 	for i := range c.marks {
 		c.marks[i].due = now
 	}
-	if c.stopped {
-		return nil
-	}
-	return c.echoMarksOrClosed(now)
-}
-
-// echoMarksOrClosed echoes due marks from the reader goroutine. A failed
-// write means the transport is gone, which Recv reports by itself; it is
-// logged here, not returned as a frame error.
-func (c *twilioConn) echoMarksOrClosed(now time.Time) error {
-	if err := c.echoMarksLocked(now); err != nil {
-		c.ws.logf("twilio: echoing mark: %v", err)
-	}
+	c.playMu.Unlock()
+	c.wake()
 	return nil
 }

@@ -1,0 +1,119 @@
+package adapters_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/internal/twiliobot"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+// toneTTS "says" every line as 300 ms of a 440 Hz tone, enough for the
+// loopback bots' energy detectors.
+type toneTTS struct{}
+
+func (toneTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
+	return tone(pcm.DefaultRate, 440, 300*time.Millisecond, 9000), nil
+}
+
+// eventTypes lists the timeline's event types, leaving out those in skip.
+func eventTypes(res *voicetest.Result, skip ...voicetest.EventType) string {
+	var out []string
+	for _, ev := range res.Timeline {
+		if !contains(skip, ev.Type) {
+			out = append(out, string(ev.Type))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTwilioScenario runs the Twilio adapter through voicetest.Scenario
+// against the loopback bot, for every combination of the runner's pacing
+// and the adapter's line: greeting, two spoken turns, DTMF, and the bot
+// hanging up after its third reply.
+func TestTwilioScenario(t *testing.T) {
+	for _, pace := range []voicetest.Pacing{voicetest.PaceRealTime, voicetest.PaceFast} {
+		for _, line := range []adapters.Pacing{adapters.RealTime, adapters.Fast} {
+			t.Run(pace.String()+"/"+line.String(), func(t *testing.T) {
+				bot := twiliobot.New(t, twiliobot.Config{Greeting: 300 * time.Millisecond, HangUpAfter: 3, ReplyDuration: 300 * time.Millisecond})
+				a := adapters.Twilio(bot.URL)
+				a.Pacing = line
+				a.EndSilence = 300 * time.Millisecond // used by the Fast line only
+				capture := &syncBuffer{}
+				res := voicetest.Scenario(t, voicetest.Config{
+					Agent: a, UserVoice: toneTTS{}, Pacing: pace, Capture: capture,
+					Script: []voicetest.Step{
+						voicetest.AgentTurn(),
+						voicetest.UserSays("hello"),
+						voicetest.AgentTurn(),
+						voicetest.DTMF("12#"),
+						voicetest.AgentTurn(),
+						voicetest.UserSays("bye"),
+						voicetest.AgentTurn(),
+					},
+				})
+				if !res.Success {
+					t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
+				}
+				if res.Ended != "the agent hung up" || res.Turns != 2 || len(res.Latency.PerTurn) != 2 {
+					t.Errorf("ended %q after %d turns with latencies %v; want the bot's hang-up after 2 turns", res.Ended, res.Turns, res.Latency.PerTurn)
+				}
+				types := eventTypes(res, voicetest.EventData)
+				// The hang-up follows the last user turn (the agent's audio may
+				// still be playing in the timeline when it comes).
+				if !strings.Contains(types, "dtmf") || strings.LastIndex(types, "agent_hang_up") < strings.LastIndex(types, "user_stop_speaking") {
+					t.Errorf("timeline %s lacks the DTMF or the final hang-up", types)
+				}
+				c := bot.Calls()[0]
+				if len(c.Utterances) != 2 || c.DTMF != "12#" || len(c.Errors) > 0 {
+					t.Errorf("bot heard %v, DTMF %q, errors %q", c.Utterances, c.DTMF, c.Errors)
+				}
+				if got, want := strings.Join(c.Echoes, ","), "greeting,reply-1,dtmf-12#,reply-2"; got != want {
+					t.Errorf("marks echoed %s, want %s", got, want)
+				}
+				recs, err := adapters.ReadCapture(strings.NewReader(string(capture.Bytes())))
+				if err != nil || len(recs) < 10 {
+					t.Errorf("capture through Config.Capture: %d records, %v", len(recs), err)
+				}
+			})
+		}
+	}
+}
+
+// TestTwilioScenarioBargeIn interrupts the bot's long greeting: with no
+// native interrupt, the runner barges in with overlapping audio and the bot
+// answers with clear.
+func TestTwilioScenarioBargeIn(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{Greeting: 3 * time.Second, ReplyDuration: 300 * time.Millisecond})
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent: adapters.Twilio(bot.URL), UserVoice: toneTTS{},
+		Script: []voicetest.Step{
+			voicetest.Interrupt("wait", voicetest.After(500*time.Millisecond)),
+			voicetest.AgentTurn(),
+		},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
+	}
+	types := eventTypes(res, voicetest.EventData)
+	if !strings.Contains(types, "user_interrupt") || !strings.Contains(types, "agent_interrupted") {
+		t.Errorf("timeline %s lacks the barge-in", types)
+	}
+	c := bot.Calls()[0]
+	if c.Clears != 1 || len(c.Utterances) != 1 {
+		t.Errorf("bot: %d clears, utterances %v; want one clear and one utterance", c.Clears, c.Utterances)
+	}
+}
