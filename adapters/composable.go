@@ -55,7 +55,7 @@ type ComposableToolHandler func(ctx context.Context, call voicetest.ToolCall) (j
 // are cancelled, no more audio is sent, AgentInterrupted is returned, and
 // the history keeps only the words already spoken. With EndCall, the model
 // may call the end_call tool; the agent then says its answer and hangs up
-// (AgentHangUp).
+// (AgentHangUp, which ends that turn in place of AgentTurnEnd).
 //
 // An engine error ends the conversation: Recv returns a
 // *voicetest.TransportClosedError that names the engine and wraps the
@@ -518,16 +518,15 @@ func (c *compConn) respond(in compInput, say string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.emit(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd}); err != nil {
-		return err
-	}
 	if hangUp {
+		// The hang-up ends the turn: a turn end before it would let the
+		// caller start speaking to an agent that is hanging up.
 		if err := c.emit(voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: "the agent called " + EndCallTool}); err != nil {
 			return err
 		}
 		return errHungUp
 	}
-	return nil
+	return c.emit(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
 }
 
 // think asks the LLM for the answer, running the tools it calls.

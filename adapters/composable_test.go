@@ -280,7 +280,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines, text, _ := compEvents(t, conn, func(voicetest.AgentEvent) bool { return false })
-			want := `tool_call end_call {} |tool_result end_call {} {"ok":true}|audio|agent_turn_end|agent_hang_up the agent called end_call|error: voicetest: composable transport closed`
+			want := `tool_call end_call {} |tool_result end_call {} {"ok":true}|audio|agent_hang_up the agent called end_call|error: voicetest: composable transport closed`
 			if got := strings.Join(lines, "|"); got != want || text != "Goodbye." {
 				t.Errorf("got  %s %q\nwant %s", got, text, want)
 			}
@@ -517,5 +517,87 @@ func TestComposableLocalEngines(t *testing.T) {
 	}
 	if !strings.HasPrefix(text, "You said: ") || audio < 500*time.Millisecond {
 		t.Errorf("agent said %q with %v of flite audio", text, audio)
+	}
+}
+
+// TestComposableScenarioVirtual runs a whole conversation on virtual time
+// through voicetest.Scenario: a tool call, a barge-in after three words,
+// DTMF, and the agent hanging up with end_call. On virtual time the
+// transcript and timeline are exact.
+func TestComposableScenarioVirtual(t *testing.T) {
+	model := &scriptLLM{reply: func(n int, req voicetest.ChatRequest) (voicetest.ChatResponse, error) {
+		last := req.Messages[len(req.Messages)-1]
+		answer := func(s string) (voicetest.ChatResponse, error) {
+			return voicetest.ChatResponse{Message: voicetest.ChatMessage{Content: s}}, nil
+		}
+		switch {
+		case last.Role == voicetest.ChatTool && strings.Contains(last.Content, "ok"):
+			return answer("Goodbye.")
+		case last.Role == voicetest.ChatTool:
+			return answer("Table 7 is yours.")
+		case strings.Contains(last.Content, "two"):
+			return voicetest.ChatResponse{Message: voicetest.ChatMessage{ToolCalls: []voicetest.ToolCall{
+				{ID: "call_1", Name: "book", Arguments: json.RawMessage(`{"party":2}`)}}}}, nil
+		case strings.Contains(last.Content, "parking"):
+			return answer("There is a large car park behind the restaurant with plenty of spaces.")
+		case strings.Contains(last.Content, "keys"):
+			return voicetest.ChatResponse{Message: voicetest.ChatMessage{ToolCalls: []voicetest.ToolCall{
+				{ID: "call_2", Name: adapters.EndCallTool, Arguments: json.RawMessage(`{}`)}}}}, nil
+		}
+		return answer("Sorry?")
+	}}
+	a := adapters.Composable(fixtures.FakeSTT(), model, fixtures.FakeTTS())
+	a.Greeting = "Hello, how can I help?"
+	a.Tools = []voicetest.ToolSpec{{Name: "book"}}
+	a.ToolHandler = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {
+		return json.RawMessage(`{"table":7}`), nil
+	}
+	a.EndCall = true
+	a.VirtualClock = true
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent:     a,
+		UserVoice: fixtures.FakeTTS(),
+		Rate:      pcm.Rate16k,
+		Script: []voicetest.Step{
+			voicetest.AgentTurn(),
+			voicetest.UserSays("A table for two."),
+			voicetest.AgentTurn(),
+			voicetest.UserSays("Is there parking?"),
+			voicetest.Interrupt("Thanks!", voicetest.AfterWords(3)),
+			voicetest.AgentTurn(),
+			voicetest.DTMF("1#"),
+			voicetest.AgentTurn(),
+			voicetest.UserSays("Never said: the agent hung up."),
+		},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v", res.Err)
+	}
+	want := `agent: Hello, how can I help?
+user: A table for two.
+agent: Table 7 is yours.
+user: Is there parking?
+agent: There is a
+user: Thanks!
+agent: Sorry?
+agent: Goodbye.
+`
+	if got := res.TranscriptText(); got != want {
+		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
+	}
+	if res.Ended != "the agent hung up" {
+		t.Errorf("Ended = %q, want the agent's hang-up", res.Ended)
+	}
+	tl := res.TimelineText()
+	for _, want := range []string{"tool_call book", "tool_result book", "user_interrupt \"Thanks!\"", "agent_interrupted", "dtmf \"1#\"", "tool_call end_call", "agent_hang_up"} {
+		if !strings.Contains(tl, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, tl)
+		}
+	}
+	// Virtual time: the agent answered at once, every turn.
+	for _, l := range res.Latency.PerTurn {
+		if l != 0 {
+			t.Errorf("latency %v, want 0 on virtual time", l)
+		}
 	}
 }
