@@ -334,6 +334,26 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 			}
 		})
 	})
+	t.Run("recv timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			conn, err := adapters.Composable(nil, echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), session(t, 16000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Recv from a quiet agent: %v, want the context's deadline", err)
+			}
+			if err := conn.SendText(t.Context(), "Still there?"); err != nil {
+				t.Fatal(err)
+			}
+			if _, text, _ := compEvents(t, conn, isKindOf(voicetest.AgentTurnEnd)); text != "You said: Still there?" {
+				t.Errorf("after a Recv timeout: %q", text)
+			}
+		})
+	})
 	t.Run("close while thinking", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			conn, err := adapters.Composable(nil, &scriptLLM{block: true}, fixtures.FakeTTS()).Connect(t.Context(), session(t, 16000))

@@ -98,7 +98,8 @@ type LayerCodeAuth struct {
 //
 //   - response.audio: decoded, resampled to Session.Rate, returned as
 //     AgentAudio. Audio of a turn the user interrupted is dropped, as the
-//     SDK's player drops interrupted tracks.
+//     SDK's player drops interrupted tracks (when the agent sends turn_id;
+//     without it the adapter cannot tell the turns apart).
 //   - response.text: AgentTranscript deltas (LayerCode streams the text
 //     of the speech, so Capabilities.StreamingTranscripts is set).
 //   - response.data: AgentData with the content as Data.
