@@ -59,6 +59,8 @@ type LayerCodeAuthRequest struct {
 	Metadata map[string]any
 	// Header holds extra headers for the request (Authorization…).
 	Header http.Header
+	// Extra holds more top-level fields of the body.
+	Extra map[string]any
 }
 
 // LayerCodeAuth is what authorizing a session returns.
@@ -77,7 +79,8 @@ type LayerCodeAuth struct {
 // LayerCodeAgent reaches a voice agent hosted on LayerCode through its
 // frontend WebSocket, playing the browser SDK's side:
 //
-//  1. Authorize: POST {"agent_id","metadata","conversation_id"?} as JSON to
+//  1. Authorize: POST {"agent_id","metadata","conversation_id"?} (plus
+//     AuthorizeExtra) as JSON to
 //     AuthorizeURL (the customer backend, which asks LayerCode for a session)
 //     and read client_session_key, conversation_id and
 //     config.transcription.trigger from the answer (camelCase keys are
@@ -145,6 +148,11 @@ type LayerCodeAgent struct {
 	// AuthorizeHeader holds extra headers for the authorize request, e.g.
 	// Authorization. They never reach a capture.
 	AuthorizeHeader http.Header
+	// AuthorizeExtra holds more top-level fields for the authorize body,
+	// e.g. custom_metadata and custom_headers for a backend built for
+	// LayerCode Gym. agent_id, metadata and conversation_id take
+	// precedence over fields of the same name here.
+	AuthorizeExtra map[string]any
 	// Authorize, when set, replaces the HTTP authorize request: it returns
 	// the session for req (e.g. by calling LayerCode's authorize_session
 	// API directly with an API key).
@@ -297,7 +305,7 @@ func (a *LayerCodeAgent) Connect(ctx context.Context, s voicetest.Session) (voic
 // authorize gets a session from the hook or the authorize endpoint.
 func (a *LayerCodeAgent) authorize(ctx context.Context, timeout time.Duration, capture *captureWriter) (LayerCodeAuth, error) {
 	req := LayerCodeAuthRequest{URL: a.AuthorizeURL, AgentID: a.AgentID, ConversationID: a.ConversationID,
-		Metadata: a.Metadata, Header: a.AuthorizeHeader}
+		Metadata: a.Metadata, Header: a.AuthorizeHeader, Extra: a.AuthorizeExtra}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var auth LayerCodeAuth
@@ -334,7 +342,11 @@ func (a *LayerCodeAgent) authorize(ctx context.Context, timeout time.Duration, c
 
 // authorizeHTTP posts the SDK's authorize body to req.URL.
 func (a *LayerCodeAgent) authorizeHTTP(ctx context.Context, req LayerCodeAuthRequest) (LayerCodeAuth, error) {
-	body := map[string]any{"agent_id": req.AgentID, "metadata": req.Metadata}
+	body := make(map[string]any, len(req.Extra)+3)
+	for k, v := range req.Extra {
+		body[k] = v
+	}
+	body["agent_id"], body["metadata"] = req.AgentID, req.Metadata
 	if req.Metadata == nil {
 		body["metadata"] = map[string]any{}
 	}

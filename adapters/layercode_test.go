@@ -134,6 +134,7 @@ func TestLayerCodeConversation(t *testing.T) {
 	})
 	a := lcAgent(peer)
 	a.Metadata = map[string]any{"user": "tester"}
+	a.AuthorizeExtra = map[string]any{"custom_metadata": map[string]any{"plan": "gold"}, "agent_id": "overridden?"}
 	a.AuthorizeHeader = http.Header{"Authorization": {"Bearer backend-token-canary"}}
 	conn := lcDial(t, a, session(t, rate))
 
@@ -183,8 +184,8 @@ func TestLayerCodeConversation(t *testing.T) {
 	if len(call.Errors) > 0 {
 		t.Errorf("peer saw protocol errors: %q", call.Errors)
 	}
-	if call.Metadata["user"] != "tester" {
-		t.Errorf("authorize metadata = %v", call.Metadata)
+	if call.Metadata["user"] != "tester" || fmt.Sprint(call.Body["custom_metadata"]) != "map[plan:gold]" || call.AgentID != "agent-test" {
+		t.Errorf("authorize body = %v", call.Body)
 	}
 	wantTypes := "client.ready vad_events vad_events trigger.response.audio.replay_finished vad_events vad_events trigger.response.audio.replay_finished"
 	if got := strings.Join(call.Types, " "); !strings.HasPrefix(got, "client.ready trigger.response.audio.replay_finished vad_events") || strings.Count(got, "vad_events") != 4 {

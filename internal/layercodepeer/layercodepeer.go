@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -156,9 +157,11 @@ type Ack struct {
 
 // Call is what the peer saw of one conversation.
 type Call struct {
-	// AgentID, Metadata and Header are from the authorize request.
+	// AgentID, Metadata, Body (all of it) and Header are from the
+	// authorize request.
 	AgentID  string
 	Metadata map[string]any
+	Body     map[string]any
 	Header   http.Header
 	// SessionKey and ConversationID are what authorize returned.
 	SessionKey, ConversationID string
@@ -329,9 +332,16 @@ func (p *Peer) authorize(w http.ResponseWriter, r *http.Request) {
 		ConversationID string         `json:"conversation_id"`
 		Metadata       map[string]any `json:"metadata"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-	if err := dec.Decode(&body); err != nil {
-		http.Error(w, `{"error":"body is not JSON"}`, http.StatusBadRequest)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<16))
+	var all map[string]any
+	if err == nil {
+		err = json.Unmarshal(raw, &all)
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &body)
+	}
+	if err != nil {
+		http.Error(w, `{"error":"body is not a JSON object of the authorize request"}`, http.StatusBadRequest)
 		return
 	}
 	if body.AgentID != p.cfg.AgentID {
@@ -345,7 +355,7 @@ func (p *Peer) authorize(w http.ResponseWriter, r *http.Request) {
 	if conv == "" {
 		conv = fmt.Sprintf("conv_%04d", n)
 	}
-	c := &Call{AgentID: body.AgentID, Metadata: body.Metadata, Header: r.Header.Clone(), SessionKey: key, ConversationID: conv}
+	c := &Call{AgentID: body.AgentID, Metadata: body.Metadata, Body: all, Header: r.Header.Clone(), SessionKey: key, ConversationID: conv}
 	p.calls = append(p.calls, c)
 	p.keys[key] = c
 	close(p.change)
