@@ -157,8 +157,8 @@ type LayerCodeAgent struct {
 	// the session for req (e.g. by calling LayerCode's authorize_session
 	// API directly with an API key).
 	Authorize func(ctx context.Context, req LayerCodeAuthRequest) (LayerCodeAuth, error)
-	// HTTPClient makes the authorize request (default: a client bounded by
-	// WSOptions.DialTimeout).
+	// HTTPClient makes the authorize request (default http.DefaultClient).
+	// The request is bounded by WSOptions.DialTimeout.
 	HTTPClient *http.Client
 	// WebSocketURL is LayerCode's WebSocket (default
 	// DefaultLayerCodeWebSocketURL).
