@@ -68,6 +68,13 @@ type Config struct {
 	// for agents whose answers vary. The zero value runs it once.
 	Repeat Repeat
 
+	// Golden configures the comparison of the transcript and timeline
+	// with golden files, which Scenario does by default (Run does not;
+	// see Result.CompareGolden). Under Repeat the first run is compared
+	// and written: Repeat exists for agents whose answers vary, and the
+	// first run is the one -update records.
+	Golden GoldenOptions
+
 	// Capture, when set, is passed to the adapter in Session.Capture to
 	// receive the raw wire exchange.
 	Capture io.Writer
@@ -199,6 +206,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Repeat.MinPassRate < 0 || cfg.Repeat.MinPassRate > 1 {
 		return cfg, fmt.Errorf("voicetest: Config.Repeat.MinPassRate is %v; use a fraction in [0, 1]", cfg.Repeat.MinPassRate)
+	}
+	if err := cfg.Golden.validate(); err != nil {
+		return cfg, err
 	}
 	if cfg.Repeat.MinPassRate == 0 {
 		cfg.Repeat.MinPassRate = 1
