@@ -129,7 +129,10 @@ type TwilioAgent struct {
 	// sends after the user's speech (rounded up to 20 ms frames), as the
 	// phone line would carry while the bot's voice activity detector
 	// waits for the end of speech. Zero sends none. RealTime pacing sends
-	// silence continuously and ignores it.
+	// silence continuously and ignores it. Keep it no longer than the
+	// silence the bot needs: the runner takes the end of EndUtterance as
+	// the end of the user's speech, so a bot that answers while the rest
+	// of the silence is still being sent gets no latency for that turn.
 	EndSilence time.Duration
 }
 

@@ -99,6 +99,7 @@ type FrameError struct {
 	Err error
 }
 
+// Error says what was wrong with which frame.
 func (e *FrameError) Error() string {
 	return fmt.Sprintf("adapters: %s: bad frame from agent: %v (frame starts %q)", e.Adapter, e.Err, e.Frame)
 }
