@@ -434,6 +434,10 @@ func composableScenario(t *testing.T, agent voicetest.Agent) *voicetest.Result {
 		Agent:     agent,
 		UserVoice: fixtures.FakeTTS(),
 		Rate:      pcm.Rate16k,
+		// On the real clock the agent's transcript of the user may arrive
+		// as the runner records the end of the user's speech, in either
+		// order: the golden timeline leaves it out.
+		Golden: voicetest.GoldenOptions{Ignore: []voicetest.EventType{voicetest.EventUserTranscript}},
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two."),
