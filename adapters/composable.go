@@ -25,6 +25,11 @@ const (
 	EndCallTool = "end_call"
 )
 
+// compVoicedRMS is the RMS level (int16 units, about -44 dBFS) above which
+// a short utterance the VAD did not call speech still counts as speech at
+// EndUtterance.
+const compVoicedRMS = 200
+
 // ComposableToolHandler runs a tool the model called and returns its result
 // as JSON. An error is sent to the model as the result (with IsError set),
 // not treated as a failure of the agent.
@@ -206,7 +211,6 @@ type compConn struct {
 	buf      []int16 // user audio since the last utterance ended
 	bufStart int64   // stream offset of buf[0]
 	voiced   bool    // the VAD heard speech in buf
-	pos      int64   // samples fed to the VAD
 
 	// Shared between the sending goroutine and the agent loop.
 	mu         sync.Mutex
@@ -264,7 +268,6 @@ func (c *compConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	}
 	c.buf = append(c.buf, ch.Samples...)
 	c.vadEvs = c.vad.Process(c.vadEvs[:0], ch.Samples)
-	c.pos += int64(len(ch.Samples))
 	for _, ev := range c.vadEvs {
 		switch ev.Type {
 		case pcm.SpeechStart:
@@ -294,12 +297,14 @@ func (c *compConn) EndUtterance(ctx context.Context) error {
 	if err := c.closedErr(); err != nil {
 		return err
 	}
-	if !c.voiced && c.vad.Speaking() {
+	// Speech shorter than the VAD's MinSpeech is still speech when the
+	// caller says the utterance is over.
+	if !c.voiced && (c.vad.Speaking() || pcm.RMS(pcm.Chunk{Rate: c.rate, Samples: c.buf}) > compVoicedRMS) {
 		c.voiced = true
 	}
 	err := c.endUtterance(ctx, len(c.buf))
 	c.vad.Reset()
-	c.bufStart, c.pos = 0, 0
+	c.bufStart = 0
 	c.buf = c.buf[:0]
 	return err
 }
@@ -577,8 +582,8 @@ func (c *compConn) runTool(ctx context.Context, call voicetest.ToolCall) voicete
 	case c.a.ToolHandler == nil:
 		err = fmt.Errorf("no handler for tool %q", call.Name)
 	default:
-		out, err = c.a.ToolHandler(ctx, call)
-		if err == nil && !json.Valid(out) {
+		out, err = c.callTool(ctx, call)
+		if err == nil && len(out) > 0 && !json.Valid(out) {
 			err = fmt.Errorf("tool %q returned invalid JSON %q", call.Name, out)
 		}
 	}
@@ -592,6 +597,17 @@ func (c *compConn) runTool(ctx context.Context, call voicetest.ToolCall) voicete
 	}
 	res.Result = out
 	return res
+}
+
+// callTool runs the tool handler, turning a panic into an error result
+// rather than a crash of the test binary.
+func (c *compConn) callTool(ctx context.Context, call voicetest.ToolCall) (out json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("tool %q handler panicked: %v", call.Name, p)
+		}
+	}()
+	return c.a.ToolHandler(ctx, call)
 }
 
 // speak synthesises text and streams it as 20 ms frames at the pace they

@@ -354,6 +354,58 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 			}
 		})
 	})
+	t.Run("tool errors", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			model := &scriptLLM{reply: func(n int, req voicetest.ChatRequest) (voicetest.ChatResponse, error) {
+				if n == 1 {
+					return voicetest.ChatResponse{Message: voicetest.ChatMessage{ToolCalls: []voicetest.ToolCall{
+						{ID: "a", Name: "fails"}, {ID: "b", Name: "panics"}, {ID: "c", Name: "garbage"}}}}, nil
+				}
+				return voicetest.ChatResponse{Message: voicetest.ChatMessage{Content: "Done."}}, nil
+			}}
+			a := adapters.Composable(nil, model, fixtures.FakeTTS())
+			a.ToolHandler = func(_ context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
+				switch call.Name {
+				case "fails":
+					return nil, errors.New("database down")
+				case "panics":
+					panic("boom")
+				}
+				return json.RawMessage(`{not json`), nil
+			}
+			conn, err := a.Connect(t.Context(), session(t, 16000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if err := conn.SendText(t.Context(), "Go."); err != nil {
+				t.Fatal(err)
+			}
+			lines, text, _ := compEvents(t, conn, isKindOf(voicetest.AgentTurnEnd))
+			got := strings.Join(lines, "|")
+			for _, want := range []string{`{"error":"database down"}`, `{"error":"tool \"panics\" handler panicked: boom"}`, `returned invalid JSON`} {
+				if !strings.Contains(got, want) {
+					t.Errorf("events lack %s:\n%s", want, got)
+				}
+			}
+			if text != "Done." {
+				t.Errorf("agent said %q", text)
+			}
+		})
+	})
+	t.Run("short utterance", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			conn, err := adapters.Composable(fixtures.FakeSTT(), echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), session(t, 16000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			compSay(t, conn, 16000, "k") // one 50 ms burst: too short for the VAD
+			if _, text, _ := compEvents(t, conn, isKindOf(voicetest.AgentTurnEnd)); text != "You said: k" {
+				t.Errorf("agent said %q", text)
+			}
+		})
+	})
 	t.Run("close while thinking", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			conn, err := adapters.Composable(nil, &scriptLLM{block: true}, fixtures.FakeTTS()).Connect(t.Context(), session(t, 16000))
