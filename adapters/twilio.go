@@ -60,6 +60,10 @@ const (
 	twilioRate       = pcm.Rate8k
 	twilioFrameBytes = 160 // 20 ms of 8 kHz µ-law
 	twilioFrameDur   = 20 * time.Millisecond
+	// twilioLineHold is how long the RealTime line waits for the rest of an
+	// open utterance before it sends silence: a runner delayed by a loaded
+	// machine must not put a pause in the middle of the user's speech.
+	twilioLineHold = time.Second
 )
 
 // TwilioAgent reaches a bot that serves the Twilio Media Streams protocol
@@ -129,7 +133,10 @@ type TwilioAgent struct {
 	// sends after the user's speech (rounded up to 20 ms frames), as the
 	// phone line would carry while the bot's voice activity detector
 	// waits for the end of speech. Zero sends none. RealTime pacing sends
-	// silence continuously and ignores it.
+	// silence continuously and ignores it. Keep it no longer than the
+	// silence the bot needs: the runner takes the end of EndUtterance as
+	// the end of the user's speech, so a bot that answers while the rest
+	// of the silence is still being sent gets no latency for that turn.
 	EndSilence time.Duration
 }
 
@@ -173,6 +180,7 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 		callSid:     call,
 		streamSid:   stream,
 		tickCh:      make(chan struct{}),
+		kick:        make(chan struct{}, 1),
 	}
 	if s.Rate != twilioRate {
 		if c.up, err = pcm.NewResampler(s.Rate, twilioRate); err != nil {
@@ -216,6 +224,7 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 		}
 	}
 	ws.start(c.decode)
+	ws.goLoop(c.echoLoop)
 	if c.pacing == RealTime {
 		ws.goLoop(c.lineLoop)
 	}
@@ -371,19 +380,27 @@ type twilioConn struct {
 	// Send side. sendMu orders every message voicetest sends, so that
 	// sequence numbers follow wire order; it also guards the playback
 	// state below (marks are echoed by whoever holds it).
-	sendMu     sync.Mutex
-	seq        int // last sequenceNumber sent
-	chunk      int // last media chunk number sent
-	up         *pcm.Resampler
-	upBuf      []int16
-	pending    []byte // µ-law audio not yet sent
-	partialAge int    // line ticks a partial frame has waited
-	flushReq   bool   // send the partial frame at the next tick
-	stopped    bool   // stop was sent; send nothing more
-	msg        []byte // message buffer
-	tickCh     chan struct{}
-	playEnd    time.Time // when the bot's queued audio finishes playing
-	marks      []pendingMark
+	sendMu    sync.Mutex
+	seq       int // last sequenceNumber sent
+	chunk     int // last media chunk number sent
+	up        *pcm.Resampler
+	upBuf     []int16
+	pending   []byte    // µ-law audio not yet sent
+	flushReq  bool      // send the partial frame at the next tick
+	speaking  bool      // an utterance is open: SendAudio since EndUtterance
+	lastAudio time.Time // when SendAudio last ran
+	stopped   bool      // stop was sent; send nothing more
+	msg       []byte    // message buffer
+	tickCh    chan struct{}
+	due       []pendingMark // marks being echoed (echo goroutine's buffer)
+
+	// Playback of the bot's audio, under playMu (taken after sendMu when
+	// both are needed). The reader goroutine takes only playMu, so it never
+	// waits for a write.
+	playMu  sync.Mutex
+	playEnd time.Time // when the bot's queued audio finishes playing
+	marks   []pendingMark
+	kick    chan struct{} // capacity 1: marks may be due; wakes echoLoop
 
 	// Receive side, used only by the reader goroutine.
 	down    *pcm.Resampler
@@ -412,6 +429,7 @@ func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	} else {
 		c.pending = pcm.EncodeMulaw(c.pending, ch.Samples)
 	}
+	c.speaking, c.lastAudio = true, time.Now()
 	if c.pacing == Fast {
 		err := c.sendFramesLocked(ctx, false)
 		c.sendMu.Unlock()
@@ -449,6 +467,7 @@ func (c *twilioConn) EndUtterance(ctx context.Context) error {
 		return c.sendCallerMarkLocked(ctx)
 	}
 	c.flushReq = len(c.pending) > 0
+	c.speaking = false
 	c.sendMu.Unlock()
 	if err := c.waitLine(ctx, true); err != nil {
 		return err
@@ -492,6 +511,7 @@ func (c *twilioConn) SendDTMF(ctx context.Context, digits string) error {
 	if c.pacing == RealTime {
 		c.sendMu.Lock()
 		c.flushReq = len(c.pending) > 0
+		c.speaking = false
 		c.sendMu.Unlock()
 		if err := c.waitLine(ctx, true); err != nil {
 			return err
@@ -531,13 +551,18 @@ func (c *twilioConn) Close() error {
 		if c.stopped {
 			return
 		}
-		c.stopped = true
 		if c.ws.closedErr() != nil {
+			c.stopped = true
 			return // the bot already hung up: nothing to stop
 		}
 		if c.pacing == Fast && len(c.pending) > 0 {
 			c.sendFramesLocked(context.Background(), true)
 		}
+		// Marks whose audio has played are echoed before the stream stops.
+		if err := c.echoDueLocked(time.Now()); err != nil {
+			c.ws.logf("twilio: echoing mark: %v", err)
+		}
+		c.stopped = true
 		err := c.sendJSONLocked(context.Background(), func(seq string) any {
 			return twilioStop{Event: "stop", SequenceNumber: seq, StreamSid: c.streamSid, Stop: twilioStopBody{AccountSid: c.accountSid, CallSid: c.callSid}}
 		})
@@ -658,22 +683,28 @@ func (c *twilioConn) tick() bool {
 	switch {
 	case len(c.pending) >= twilioFrameBytes:
 		frame, fromPending = c.pending[:twilioFrameBytes], true
-	case len(c.pending) > 0 && (c.flushReq || c.partialAge >= 2):
+	case c.speaking && !c.flushReq && time.Since(c.lastAudio) < twilioLineHold:
+		// The rest of the utterance is late: wait for it (sending nothing,
+		// so the stream's time does not advance) rather than put silence
+		// in the middle of the speech.
+		frame = nil
+	case len(c.pending) > 0:
+		// The end of an utterance, or a stale partial frame: pad it.
 		c.pending = append(c.pending, c.silence[:twilioFrameBytes-len(c.pending)]...)
 		frame, fromPending = c.pending, true
-	case len(c.pending) > 0:
-		c.partialAge++
 	}
-	err := c.sendMediaLocked(context.Background(), frame)
+	var err error
+	if frame != nil {
+		err = c.sendMediaLocked(context.Background(), frame)
+	}
 	if fromPending {
 		c.pending = c.pending[:copy(c.pending, c.pending[twilioFrameBytes:])]
-		c.partialAge = 0
 		if len(c.pending) == 0 {
 			c.flushReq = false
 		}
 	}
-	if err == nil {
-		err = c.echoMarksLocked(time.Now())
+	if err == nil && c.marksDue(time.Now()) {
+		c.wake()
 	}
 	close(c.tickCh)
 	c.tickCh = make(chan struct{})
@@ -684,20 +715,65 @@ func (c *twilioConn) tick() bool {
 	return true
 }
 
-// echoMarksLocked echoes, in order, the marks due by now. Call with sendMu
-// held.
-func (c *twilioConn) echoMarksLocked(now time.Time) error {
+// echoLoop echoes the bot's marks when they are due: woken by the line
+// (RealTime, once their audio has played), by a new mark (Fast) or by a
+// clear.
+func (c *twilioConn) echoLoop() {
+	for {
+		select {
+		case <-c.ws.ctx.Done():
+			return
+		case <-c.kick:
+		}
+		if err := c.echoDue(time.Now()); err != nil {
+			c.ws.logf("twilio: echoing mark: %v", err)
+			return
+		}
+	}
+}
+
+// wake wakes echoLoop.
+func (c *twilioConn) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// marksDue reports whether a mark is due by now.
+func (c *twilioConn) marksDue(now time.Time) bool {
+	c.playMu.Lock()
+	defer c.playMu.Unlock()
+	return len(c.marks) > 0 && !c.marks[0].due.After(now)
+}
+
+// echoDue echoes, in order, the marks due by now.
+func (c *twilioConn) echoDue(now time.Time) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.echoDueLocked(now)
+}
+
+// echoDueLocked is echoDue with sendMu held.
+func (c *twilioConn) echoDueLocked(now time.Time) error {
+	if c.stopped {
+		return nil
+	}
+	c.playMu.Lock()
 	n := 0
-	for ; n < len(c.marks) && !c.marks[n].due.After(now); n++ {
-		name := c.marks[n].name
+	for n < len(c.marks) && !c.marks[n].due.After(now) {
+		n++
+	}
+	c.due = append(c.due[:0], c.marks[:n]...)
+	c.marks = c.marks[:copy(c.marks, c.marks[n:])]
+	c.playMu.Unlock()
+	for _, m := range c.due {
 		if err := c.sendJSONLocked(context.Background(), func(seq string) any {
-			return twilioMark{Event: "mark", SequenceNumber: seq, StreamSid: c.streamSid, Mark: twilioMarkBody{Name: name}}
+			return twilioMark{Event: "mark", SequenceNumber: seq, StreamSid: c.streamSid, Mark: twilioMarkBody{Name: m.name}}
 		}); err != nil {
-			c.marks = c.marks[:copy(c.marks, c.marks[n:])]
 			return err
 		}
 	}
-	c.marks = c.marks[:copy(c.marks, c.marks[n:])]
 	return nil
 }
 
@@ -769,55 +845,41 @@ func audioEvent(rate int, samples []int16) voicetest.AgentEvent {
 // queuePlayback adds n µ-law bytes of bot audio to the playback queue.
 func (c *twilioConn) queuePlayback(n int) {
 	now := time.Now()
-	c.sendMu.Lock()
+	c.playMu.Lock()
 	if c.playEnd.Before(now) {
 		c.playEnd = now
 	}
 	c.playEnd = c.playEnd.Add(pcm.DurationOf(n, twilioRate))
-	c.sendMu.Unlock()
+	c.playMu.Unlock()
 }
 
 // queueMark schedules the echo of a bot mark: when the audio before it has
 // played (RealTime), or now (Fast).
 func (c *twilioConn) queueMark(name string) error {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	if c.stopped {
-		return nil
-	}
 	now := time.Now()
+	c.playMu.Lock()
 	due := c.playEnd
 	if c.pacing == Fast || due.Before(now) {
 		due = now
 	}
 	c.marks = append(c.marks, pendingMark{name: name, due: due})
+	c.playMu.Unlock()
 	if c.pacing == Fast {
-		return c.echoMarksOrClosed(now)
+		c.wake()
 	}
 	return nil
 }
 
-// clearPlayback drops the bot's queued audio and echoes its pending marks.
+// clearPlayback drops the bot's queued audio and has its pending marks
+// echoed at once.
 func (c *twilioConn) clearPlayback() error {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
 	now := time.Now()
+	c.playMu.Lock()
 	c.playEnd = now
 	for i := range c.marks {
 		c.marks[i].due = now
 	}
-	if c.stopped {
-		return nil
-	}
-	return c.echoMarksOrClosed(now)
-}
-
-// echoMarksOrClosed echoes due marks from the reader goroutine. A failed
-// write means the transport is gone, which Recv reports by itself; it is
-// logged here, not returned as a frame error.
-func (c *twilioConn) echoMarksOrClosed(now time.Time) error {
-	if err := c.echoMarksLocked(now); err != nil {
-		c.ws.logf("twilio: echoing mark: %v", err)
-	}
+	c.playMu.Unlock()
+	c.wake()
 	return nil
 }

@@ -203,6 +203,26 @@ func TestTwilioCallerMarks(t *testing.T) {
 	}
 }
 
+// TestTwilioLineBridgesLateAudio: under RealTime pacing, a runner that is
+// late with the rest of an utterance (a loaded machine) does not put
+// silence in the middle of it: the bot hears one utterance, not two.
+func TestTwilioLineBridgesLateAudio(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 60 * time.Millisecond})
+	ctx := t.Context()
+	conn := dialTwilio(t, adapters.Twilio(bot.URL), session(t, 24000))
+	sendPaced(t, ctx, conn, tone(24000, 440, 100*time.Millisecond, 9000))
+	time.Sleep(300 * time.Millisecond) // longer than the bot's 200 ms silence window
+	sendPaced(t, ctx, conn, tone(24000, 440, 100*time.Millisecond, 9000))
+	if err := conn.EndUtterance(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recvUntil(t, ctx, conn, isMark("reply-1"))
+	call := bot.Calls()[0]
+	if len(call.Utterances) != 1 || call.Utterances[0] < 10 || call.Utterances[0] > 11 || len(call.Errors) > 0 {
+		t.Errorf("bot heard utterances %v (errors %q), want one of 10 voiced frames", call.Utterances, call.Errors)
+	}
+}
+
 func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
 	capture := &syncBuffer{}
@@ -311,7 +331,16 @@ func TestTwilioAgentHangUp(t *testing.T) {
 	a.Pacing = adapters.Fast
 	ctx := t.Context()
 	conn := dialTwilio(t, a, session(t, 24000))
-	speak(t, ctx, conn, 24000, adapters.Fast)
+	sendPaced(t, ctx, conn, tone(24000, 440, 300*time.Millisecond, 9000))
+	// The bot may hang up before all the silence is sent.
+	for _, f := range pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond) {
+		if err := conn.SendAudio(ctx, f); err != nil {
+			if !errors.Is(err, voicetest.ErrTransportClosed) {
+				t.Fatalf("SendAudio: %v", err)
+			}
+			break
+		}
+	}
 	r := recvUntil(t, ctx, conn, func(ev voicetest.AgentEvent) bool { return ev.Kind == voicetest.AgentHangUp })
 	last := r.events[len(r.events)-1]
 	if !strings.Contains(last.Text, "1000") || !strings.Contains(last.Text, "goodbye") {
@@ -593,8 +622,15 @@ func TestTwilioCapture(t *testing.T) {
 		events = append(events, r.Dir+":"+m.Event)
 	}
 	got := strings.Join(events, " ")
+	// The mark echo is asynchronous (Twilio sends it when the audio has
+	// played): it comes after the bot's mark and before stop.
+	echo := strings.Index(got, "send:mark")
+	if echo < strings.Index(got, "recv:mark") || echo > strings.Index(got, "send:stop") {
+		t.Errorf("capture sequence\n%s\nhas no mark echo between the bot's mark and stop", got)
+	}
+	got = strings.Replace(got, " send:mark", "", 1)
 	for _, want := range []string{
-		"note:open send:connected send:start recv:media recv:media recv:mark send:mark send:media send:media send:dtmf send:stop",
+		"note:open send:connected send:start recv:media recv:media recv:mark send:media send:media send:dtmf send:stop",
 		"note:closed",
 	} {
 		if !strings.Contains(got, want) {
@@ -634,7 +670,8 @@ func ExampleTwilio() {
 	defer bot.Close()
 
 	agent := adapters.Twilio(bot.URL)
-	agent.Pacing = adapters.Fast // no real-time line: the example sends its own silence
+	agent.Pacing = adapters.Fast              // no real-time phone line: no waiting
+	agent.EndSilence = 200 * time.Millisecond // so the bot hears the end of speech
 	agent.CustomParameters = map[string]string{"caller": "+15550100"}
 	ctx := context.Background()
 	const rate = 24000
@@ -667,18 +704,20 @@ func ExampleTwilio() {
 		}
 	}
 	listen()
-	// 300 ms of "speech", then silence so the bot hears the end of it.
+	// 300 ms of "speech" in 20 ms frames, then the end of the utterance.
 	speech := pcm.Chunk{Rate: rate, Samples: make([]int16, pcm.SamplesFor(rate, 300*time.Millisecond))}
 	for i := range speech.Samples {
 		speech.Samples[i] = int16(9000 * math.Sin(2*math.Pi*440*float64(i)/rate))
 	}
-	for _, c := range []pcm.Chunk{speech, pcm.Silence(rate, 300*time.Millisecond)} {
-		for _, f := range c.Frames(20 * time.Millisecond) {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				fmt.Println(err)
-				return
-			}
+	for _, f := range speech.Frames(20 * time.Millisecond) {
+		if err := conn.SendAudio(ctx, f); err != nil {
+			fmt.Println(err)
+			return
 		}
+	}
+	if err := conn.EndUtterance(ctx); err != nil {
+		fmt.Println(err)
+		return
 	}
 	listen()
 	listen()

@@ -242,7 +242,15 @@ func TestWebSocketHangUp(t *testing.T) {
 		ctx := t.Context()
 		conn := dialWS(t, adapters.WebSocket(bot.URL, adapters.RawPCM(24000)), session(t, 24000))
 		sendPaced(t, ctx, conn, tone(24000, 440, 200*time.Millisecond, 9000))
-		sendPaced(t, ctx, conn, pcm.Silence(24000, 300*time.Millisecond))
+		// The bot may hang up before all the silence is sent.
+		for _, f := range pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond) {
+			if err := conn.SendAudio(ctx, f); err != nil {
+				if !errors.Is(err, voicetest.ErrTransportClosed) {
+					t.Fatalf("SendAudio: %v", err)
+				}
+				break
+			}
+		}
 		r := recvUntil(t, ctx, conn, isKind(voicetest.AgentHangUp))
 		if last := r.events[len(r.events)-1]; !strings.Contains(last.Text, "1000") || !strings.Contains(last.Text, "bye") {
 			t.Errorf("hang-up reason %q", last.Text)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +101,7 @@ type FrameError struct {
 	Err error
 }
 
+// Error says what was wrong with which frame.
 func (e *FrameError) Error() string {
 	return fmt.Sprintf("adapters: %s: bad frame from agent: %v (frame starts %q)", e.Adapter, e.Err, e.Frame)
 }
@@ -114,6 +117,13 @@ func frameExcerpt(data []byte) string {
 	}
 	return string(data)
 }
+
+// agentError is returned by a decodeFunc for an error the agent reported
+// in a well-formed frame (an "error" event): Recv returns err as it is,
+// not wrapped in a FrameError.
+type agentError struct{ err error }
+
+func (e agentError) Error() string { return e.err.Error() }
 
 // decodeFunc turns one received frame into events, or says why it cannot.
 // It runs on the Conn's reader goroutine.
@@ -138,6 +148,10 @@ type wsConn struct {
 	capture *captureWriter
 	logf    func(string, ...any)
 	decode  decodeFunc
+	// onEnd, when set before start, runs on the reader goroutine when the
+	// connection ends, before the hang-up or closing error is queued: the
+	// place to release audio an adapter holds back.
+	onEnd func()
 
 	ctx    context.Context // lives until Close; cancelling it ends the goroutines
 	cancel context.CancelFunc
@@ -157,7 +171,6 @@ type wsConn struct {
 	writing    atomic.Bool
 
 	closeOnce sync.Once
-	closeErr  error
 }
 
 // dialWS opens the WebSocket at url. The Conn does not read until start is
@@ -194,6 +207,10 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		resp.Body.Close()
 	}
 	if err != nil {
+		if secrets := urlSecrets(url); len(secrets) > 0 {
+			err = redactErr(err, secrets) // net/http quotes the URL
+		}
+		url := redactURL(url)
 		capture.note("error", fmt.Sprintf("dial %s: %v", url, err))
 		if ctx.Err() == nil && dctx.Err() != nil {
 			return nil, &voicetest.TimeoutError{
@@ -207,7 +224,7 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		}
 		return nil, fmt.Errorf("adapters: %s: dial %s: %w", adapter, url, err)
 	}
-	capture.note("open", url)
+	capture.note("open", redactURL(url))
 	ws.SetReadLimit(opts.MaxFrameBytes)
 	c := &wsConn{
 		raw:     raw.Load(),
@@ -299,7 +316,12 @@ func (c *wsConn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 		}
 	}
 	if err != nil && !c.hungUp {
-		c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: frameExcerpt(frame), Err: err}})
+		var ae agentError
+		if errors.As(err, &ae) {
+			c.queue = append(c.queue, wsItem{err: ae.err})
+		} else {
+			c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: frameExcerpt(frame), Err: err}})
+		}
 	}
 	c.mu.Unlock()
 	c.wake()
@@ -318,6 +340,9 @@ func (c *wsConn) wake() {
 // finish records why the reader ended: a hang-up, a dropped connection, or
 // our own Close.
 func (c *wsConn) finish(err error) {
+	if c.onEnd != nil {
+		c.onEnd() // may still queue events
+	}
 	status := websocket.CloseStatus(err)
 	c.mu.Lock()
 	closing, cause, hungUp := c.closing, c.cause, c.hungUp
@@ -497,6 +522,11 @@ func (c *wsConn) closedErr() error {
 // close runs the closing handshake (bounded by CloseTimeout) and waits for
 // the goroutines to end. before, if not nil, runs first (e.g. to send a
 // protocol's stop message). Safe to call more than once.
+//
+// It returns nil: once Close is called the conversation is over whatever
+// the peer does, and a peer that drops the connection instead of answering
+// the closing handshake (or never answers it) has not made the test fail.
+// Such a peer is logged and noted in the capture.
 func (c *wsConn) close(before func()) error {
 	c.closeOnce.Do(func() {
 		if before != nil {
@@ -509,29 +539,105 @@ func (c *wsConn) close(before func()) error {
 		done := make(chan error, 1)
 		go func() { done <- c.ws.Close(websocket.StatusNormalClosure, "") }()
 		t := time.NewTimer(c.opts.CloseTimeout)
+		var err error
 		select {
-		case err := <-done:
-			c.closeErr = err
+		case err = <-done:
 		case <-t.C:
 			c.cancel()
 			c.kill() // ends the pending read and the handshake
 			<-done
-			c.logf("%s: the agent did not finish the closing handshake within %v; socket closed", c.adapter, c.opts.CloseTimeout)
+			err = fmt.Errorf("the agent did not finish the closing handshake within %v (WSOptions.CloseTimeout); socket closed", c.opts.CloseTimeout)
 		}
 		t.Stop()
 		c.cancel()
 		c.wg.Wait()
 		c.writeTimer.Stop()
+		// A connection that had already ended, or a handshake the peer had
+		// already started, is a normal end.
+		if err != nil && !over && websocket.CloseStatus(err) < 0 && !errors.Is(err, net.ErrClosed) {
+			c.logf("%s: closing: %v", c.adapter, err)
+			c.capture.note("error", "closing: "+err.Error())
+		}
 		c.capture.note("closed", "closed by voicetest")
-		// A connection that had already ended, a close handshake the peer
-		// had already started, or a socket that was already gone, is not a
-		// failure of Close.
-		if over || c.closeErr != nil && (websocket.CloseStatus(c.closeErr) >= 0 || errors.Is(c.closeErr, context.Canceled) || errors.Is(c.closeErr, net.ErrClosed)) {
-			c.closeErr = nil
-		}
-		if c.closeErr != nil {
-			c.closeErr = fmt.Errorf("adapters: %s: close: %w", c.adapter, c.closeErr)
-		}
 	})
-	return c.closeErr
+	return nil
+}
+
+// isSecretParam reports whether a query parameter carries a credential.
+func isSecretParam(name string) bool {
+	name = strings.ToLower(name)
+	for _, s := range []string{"signature", "token", "key", "secret", "auth", "password"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlSecrets returns the credential values in url's query, raw and
+// escaped.
+func urlSecrets(raw string) []string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for k, vs := range u.Query() {
+		if !isSecretParam(k) {
+			continue
+		}
+		for _, v := range vs {
+			if v != "" {
+				out = append(out, v, neturl.QueryEscape(v))
+			}
+		}
+	}
+	return out
+}
+
+// redactedError is an error whose message had secrets taken out. It
+// matches what the original error matches (errors.Is) but does not unwrap
+// to it, since the original's message holds the secret (net/http, for one,
+// quotes the URL it failed to reach).
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+
+// Is reports whether the original error matches target.
+func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
+
+// redactErr returns err with every secret in its message replaced by
+// REDACTED.
+func redactErr(err error, secrets []string) error {
+	msg := err.Error()
+	for _, s := range secrets {
+		msg = strings.ReplaceAll(msg, s, "REDACTED")
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactURL returns url with the values of query parameters that carry
+// credentials (a signed URL's signature, a token, a key) replaced by
+// "REDACTED", for captures, logs and errors.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return raw
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if isSecretParam(k) {
+			q[k] = []string{"REDACTED"}
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -130,10 +130,10 @@ func TestLeakCheckSeesOpenConns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The reader, the keepalive and the RealTime line.
+	// The reader, the keepalive, the mark echoer and the RealTime line.
 	stacks := adapterGoroutines()
-	if n := strings.Count(stacks, "created by github.com/voicetest-go/voicetest/adapters."); n != 3 {
-		t.Errorf("the leak check sees %d goroutines of an open RealTime Twilio conn, want 3:\n%s", n, stacks)
+	if n := strings.Count(stacks, "created by github.com/voicetest-go/voicetest/adapters."); n != 4 {
+		t.Errorf("the leak check sees %d goroutines of an open RealTime Twilio conn, want 4:\n%s", n, stacks)
 	}
 	if err := conn.Close(); err != nil {
 		t.Fatal(err)

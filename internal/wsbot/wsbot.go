@@ -55,6 +55,7 @@ type Fault int
 
 // The faults.
 const (
+	// NoFault: the bot behaves.
 	NoFault Fault = iota
 	// MalformedJSON sends a text frame that is not JSON.
 	MalformedJSON
@@ -97,9 +98,10 @@ type Call struct {
 	// Utterances holds the samples of user audio per utterance (JSON: up
 	// to each audio_end; Raw: per detected utterance).
 	Utterances []int
-	// Texts holds the text messages, DTMF the digits.
+	// Texts holds the text messages received.
 	Texts []string
-	DTMF  string
+	// DTMF holds the digits received, in order.
+	DTMF string
 	// Interrupts counts interrupt messages (JSON) or barge-ins (Raw).
 	Interrupts int
 	// Replies counts replies started.
