@@ -68,6 +68,13 @@ type Config struct {
 	// for agents whose answers vary. The zero value runs it once.
 	Repeat Repeat
 
+	// Golden configures the comparison of the transcript and timeline
+	// with golden files, which Scenario does by default (Run does not;
+	// see Result.CompareGolden). Under Repeat the first run is compared
+	// and written: Repeat exists for agents whose answers vary, and the
+	// first run is the one -update records.
+	Golden GoldenOptions
+
 	// Capture, when set, is passed to the adapter in Session.Capture to
 	// receive the raw wire exchange.
 	Capture io.Writer
@@ -138,8 +145,12 @@ const (
 	// protocol's turn end or after the tail silence that follows the last
 	// agent event. User times are then transfer times, while agent speech
 	// keeps its playback times, so in the timeline and the mixed recording
-	// the next user turn may overlap the end of the agent's audio. Use it
-	// for speed (benchmarks, smoke tests), not for timing assertions.
+	// the next user turn may overlap the end of the agent's audio. Agent
+	// Start and End times are deliberately not clamped to the clock: they
+	// keep each reply's audio whole and its duration true in the segments
+	// and the mix. The transcript is still in conversational order (see
+	// State.Transcript). Use it for speed (benchmarks, smoke tests), not
+	// for timing assertions.
 	PaceFast
 )
 
@@ -199,6 +210,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Repeat.MinPassRate < 0 || cfg.Repeat.MinPassRate > 1 {
 		return cfg, fmt.Errorf("voicetest: Config.Repeat.MinPassRate is %v; use a fraction in [0, 1]", cfg.Repeat.MinPassRate)
+	}
+	if err := cfg.Golden.validate(); err != nil {
+		return cfg, err
 	}
 	if cfg.Repeat.MinPassRate == 0 {
 		cfg.Repeat.MinPassRate = 1

@@ -53,4 +53,14 @@
 // AgentTurn; they never enter a user's segment. Latency is the time from
 // the end of the user's speech to the first audio of the agent's next
 // stretch of speech.
+//
+// # Reports
+//
+// A failing scenario saves its artifacts (Result.Save): the audio of every
+// segment and of the whole conversation, the manifest, the transcript and
+// timeline, and report.html (Result.HTMLReport), one self-contained page
+// with the waveforms, events, transcript, latencies, verdict and audio
+// players. A package whose TestMain calls Main gets a suite summary
+// (scenarios, pass rate, latency p50/p95) after its tests under go test -v
+// or -voicetest.summary.
 package voicetest

@@ -68,6 +68,17 @@ type Result struct {
 	Runs []*Result
 	// PassRate is the fraction of runs that passed (1 or 0 for one run).
 	PassRate float64
+
+	// GoldenErr is the golden comparison's failure under Scenario: a
+	// *GoldenError, or several joined (errors.Is ErrGoldenMismatch or
+	// ErrGoldenMissing); nil when the golden files matched or were not
+	// compared. A golden failure fails the scenario: Success is false,
+	// and Err is GoldenErr when nothing failed before.
+	GoldenErr error
+
+	// virtualTime records that Scenario ran the scenario in a synctest
+	// bubble, so that GoldenAuto compares exactly.
+	virtualTime bool
 }
 
 // Latency summarises response times. Per turn, latency is the time from the
@@ -263,7 +274,8 @@ func segmentFile(i int, s Segment) string {
 
 // Save writes the artifacts to dir (created if needed): one WAV per
 // segment under segments/, conversation.wav (the mix), manifest.json,
-// transcript.txt and timeline.txt.
+// transcript.txt, timeline.txt and report.html (HTMLReport: one
+// self-contained page to open in a browser).
 func (res *Result) Save(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "segments"), 0o755); err != nil {
 		return fmt.Errorf("voicetest: saving artifacts: %w", err)
@@ -303,11 +315,19 @@ func (res *Result) Save(dir string) error {
 	if err != nil {
 		return fmt.Errorf("voicetest: encoding the mixed recording: %w", err)
 	}
-	return write("conversation.wav", mixed)
+	if err := write("conversation.wav", mixed); err != nil {
+		return err
+	}
+	page, err := res.HTMLReport()
+	if err != nil {
+		return err
+	}
+	return write("report.html", page)
 }
 
 // TranscriptText renders the transcript as "role: text" lines, one per
-// message, in order; deterministic, for golden files.
+// message, in order; deterministic. Golden files use GoldenTranscript,
+// which also scrubs and escapes the texts.
 func (res *Result) TranscriptText() string {
 	var b strings.Builder
 	for _, m := range res.Transcript {
@@ -318,7 +338,8 @@ func (res *Result) TranscriptText() string {
 
 // TimelineText renders the timeline as one line per event, with the offset
 // in milliseconds: "  1234ms turn 1 agent_start_speaking latency=350ms".
-// Deterministic for in-process agents, for golden files.
+// Deterministic for in-process agents; it is the artifacts' timeline.txt.
+// Golden files use GoldenTimeline, a format that parses back.
 func (res *Result) TimelineText() string {
 	var b strings.Builder
 	for _, e := range res.Timeline {
@@ -370,6 +391,9 @@ func (res *Result) report() string {
 	}
 	for _, c := range res.Inconclusive {
 		fmt.Fprintf(&b, "  INCONCLUSIVE criterion %q: %s\n", c.Criterion, c.Reasoning)
+	}
+	if res.GoldenErr != nil && res.GoldenErr != res.Err {
+		fmt.Fprintf(&b, "%v\n", res.GoldenErr)
 	}
 	if res.Reasoning != "" && (res.Err == nil || res.Verdict != nil) {
 		fmt.Fprintf(&b, "  judge reasoning: %s\n", res.Reasoning)

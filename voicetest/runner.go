@@ -710,7 +710,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 		}
 		var err error
 		err = r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
-			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Rate: r.cfg.Rate})
+			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Rate: r.cfg.Rate})
 			return err
 		})
 		if err != nil {
@@ -833,8 +833,9 @@ func (r *runner) dtmf(ctx context.Context, digits string) error {
 		Alternative: "the agent takes only text and has no DTMF events; send the digits as text with UserSays"}
 }
 
-// interrupt runs an Interrupt step.
-func (r *runner) interrupt(ctx context.Context, content string, when InterruptWhen) error {
+// interrupt runs an Interrupt step: it barges in with u.
+func (r *runner) interrupt(ctx context.Context, u Utterance, when InterruptWhen) error {
+	content := u.Text
 	if r.hungUp {
 		r.end("the agent hung up")
 		return nil
@@ -922,7 +923,7 @@ func (r *runner) interrupt(ctx context.Context, content string, when InterruptWh
 		}
 		r.clip(at)
 	}
-	if err := r.say(ctx, Utterance{Text: content}); err != nil {
+	if err := r.say(ctx, u); err != nil {
 		return err
 	}
 	// The interrupted reply is over: close it, whatever came of it.
@@ -1152,6 +1153,17 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 		if r.ended != "" {
 			break
 		}
+		barged, err := r.userInterrupts(ctx)
+		if err != nil {
+			return err
+		}
+		if r.ended != "" {
+			break
+		}
+		if barged && r.hungUp {
+			r.end("the agent hung up")
+			break
+		}
 		if err := r.agentTurn(ctx, false); err != nil {
 			return err
 		}
@@ -1169,4 +1181,41 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 		}
 	}
 	return nil
+}
+
+// userInterrupts lets a User that implements Interrupter barge in on the
+// agent's coming reply: when it decides to, its next utterance is said as
+// Interrupt(text, After(d)) would say it. It reports whether the user
+// barged in; the agent's reply to the barge-in is then still to come.
+func (r *runner) userInterrupts(ctx context.Context) (bool, error) {
+	ir, ok := r.cfg.User.(Interrupter)
+	if !ok || r.hungUp || r.st.turn >= r.cfg.MaxTurns {
+		return false, nil
+	}
+	yes, after := ir.InterruptDecision(&r.st)
+	if !yes {
+		return false, nil
+	}
+	u, err := r.askUser(ctx)
+	if err != nil {
+		return false, fmt.Errorf("asking the interrupting Config.User for its barge-in: %w", err)
+	}
+	if u.Done {
+		return false, r.userTurn(ctx, u, true)
+	}
+	if strings.TrimSpace(u.Text) == "" && u.Audio.IsEmpty() {
+		// Nothing to say over the agent: let it answer.
+		if u.HangUp {
+			return false, r.userTurn(ctx, u, true)
+		}
+		return false, nil
+	}
+	if err := r.interrupt(ctx, u, After(max(after, 0))); err != nil {
+		return true, fmt.Errorf("the user's barge-in %s after %v: %w", quote(u.Text), max(after, 0), err)
+	}
+	if u.HangUp && r.ended == "" {
+		r.addEvent(Event{At: r.now(), Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser})
+		r.end("the user hung up")
+	}
+	return true, nil
 }

@@ -36,6 +36,23 @@ import (
 // transcript with turns and latencies, and where the artifacts are:
 // t.ArtifactDir() under go test -artifacts (always written there), else
 // a temporary directory kept for the failure. An invalid cfg is t.Fatal.
+//
+// Unless cfg.Golden.Disable is set, Scenario then compares the transcript
+// and the timeline with the golden files
+// testdata/golden/<TestName>/<subtest>/.../transcript.golden and
+// timeline.golden (see GoldenOptions, Result.GoldenTranscript and
+// Result.GoldenTimeline): exactly for a scenario that ran on virtual
+// time, within a tolerance otherwise. A missing or different golden file
+// fails the scenario (Result.GoldenErr) with the differences, event by
+// event and field by field, and the command that updates the files: go
+// test with goldie's -update flag (or GOLDIE_UPDATE=1), which writes them
+// before comparing, whatever the outcome of the run (review the diff);
+// -update -clean also removes stale ones. Each
+// scenario a test runs needs its own Config.Name, which then names a
+// further directory. Under a *testing.B nothing is compared.
+//
+// In a package whose TestMain calls Main, Scenario also records the
+// outcome for the suite summary Main prints after the tests.
 func Scenario(t testing.TB, cfg Config) *Result {
 	t.Helper()
 	if cfg.Name == "" {
@@ -50,8 +67,12 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		}
 		res, err = runAll(ctx, cfg, h)
 	}
-	if tt, ok := t.(*testing.T); ok && runsOnVirtualTime(cfg.Agent) && !inBubble() {
+	vt := runsOnVirtualTime(cfg.Agent)
+	alreadyBubbled := vt && inBubble()
+	virtual := alreadyBubbled
+	if tt, ok := t.(*testing.T); ok && vt && !alreadyBubbled {
 		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context()) })
+		virtual = true
 	} else {
 		run(t, t.Context())
 	}
@@ -64,7 +85,24 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		res = &Result{Name: cfg.Name, Status: StatusFail,
 			Err: errors.New("voicetest: the scenario did not finish: the synctest bubble deadlocked or a step panicked (see the test log)")}
 		t.Error(res.Err)
+		recordSummary(t, res)
 		return res
+	}
+	if _, bench := t.(*testing.B); !bench {
+		res.virtualTime = virtual
+		for _, r := range res.Runs {
+			r.virtualTime = virtual
+		}
+		if gerr := checkGolden(t, res, cfg.Golden, goldenFlagsFromCommandLine()); gerr != nil {
+			res.GoldenErr = gerr
+			res.Success, res.Status = false, StatusFail
+			if res.Err == nil {
+				res.Err = gerr
+			}
+		}
+	}
+	if _, bench := t.(*testing.B); !bench {
+		recordSummary(t, res)
 	}
 	report(t, res)
 	return res
@@ -133,7 +171,7 @@ func report(t testing.TB, res *Result) {
 		}
 	}
 	if dir != "" {
-		fmt.Fprintf(&b, "artifacts: %s (conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
+		fmt.Fprintf(&b, "artifacts: %s (report.html, conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
 	}
 	fmt.Fprintf(&b, "rerun: go test -run '^%s$' -artifacts", runPattern(t.Name()))
 	t.Error(b.String())

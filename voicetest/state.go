@@ -138,15 +138,21 @@ func (s *State) Description() string { return s.description }
 // Turn returns the number of user turns so far.
 func (s *State) Turn() int { return s.turn }
 
-// Transcript returns the messages so far, ordered by start time (and by
-// turn for messages that start together, as a barge-in does).
+// Transcript returns the messages so far in conversational order: by
+// turn, then by start time within a turn (the greeting is turn 0; an agent
+// reply cut off by a barge-in keeps the turn it started in, so it comes
+// before the interrupting user message). The order does not depend on the
+// timing mode: under PaceFast on the real clock the agent's speech keeps
+// its playback times, which run ahead of the user's transfer times, so
+// ordering by start time alone would list a later user turn before an
+// earlier agent reply.
 func (s *State) Transcript() []Message {
 	out := slices.Clone(s.transcript)
 	slices.SortStableFunc(out, func(a, b Message) int {
-		if c := cmpDur(a.Start, b.Start); c != 0 {
-			return c
+		if a.Turn != b.Turn {
+			return a.Turn - b.Turn
 		}
-		return a.Turn - b.Turn
+		return cmpDur(a.Start, b.Start)
 	})
 	return out
 }

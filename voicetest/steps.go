@@ -180,7 +180,7 @@ func Interrupt(content string, when InterruptWhen) Step {
 		s.err = errors.New("Interrupt needs the text the user barges in with")
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		return r.interrupt(ctx, content, when)
+		return r.interrupt(ctx, Utterance{Text: content}, when)
 	}
 	return s
 }
@@ -255,7 +255,11 @@ func Verdict() Step {
 // the judge decides, the user or agent hangs up, or Config.MaxTurns user
 // turns have been taken; on the last allowed turn the judge must decide.
 // Before the first user turn of the scenario it waits Timeouts.Greeting
-// for an agent that speaks first.
+// for an agent that speaks first. A User that implements Interrupter is
+// asked after each of its utterances whether to barge in on the agent's
+// reply; if so its next utterance interrupts the reply (as Interrupt with
+// After does) and the agent's answer to it ends the turn, so that turn
+// takes two user turns.
 func Proceed(n int) Step {
 	s := Step{name: fmt.Sprintf("Proceed(%d)", n)}
 	if n < 0 {

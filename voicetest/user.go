@@ -27,6 +27,10 @@ type Utterance struct {
 	Audio pcm.Chunk
 	// Voice overrides the user TTS voice for this utterance.
 	Voice string
+	// Speed scales the user TTS speaking rate for this utterance
+	// (SpeechRequest.Speed); 0 means the engine's default. It does not
+	// apply to Audio.
+	Speed float64
 	// Effects apply to the user's audio after TTS (and after the cache):
 	// noise, a telephone band, packet loss.
 	Effects pcm.Effect
@@ -39,6 +43,17 @@ type Utterance struct {
 	// Done reports that the user has nothing more to say: a scripted user
 	// out of lines. The conversation ends as if the user hung up.
 	Done bool
+}
+
+// Interrupter is implemented by Users that barge in on their own (an
+// impatient caller). Proceed asks it before each agent turn, once the
+// user's utterance is sent: when InterruptDecision returns true, Proceed
+// asks the User for its next utterance (NextUtterance) and says it over
+// the agent's reply, after the agent has spoken for after, as the step
+// Interrupt(text, After(after)) would. It must not keep st after it
+// returns.
+type Interrupter interface {
+	InterruptDecision(st *State) (interrupt bool, after time.Duration)
 }
 
 // UserFunc adapts a function to the User interface.

@@ -80,7 +80,10 @@ func WithProvider(name string) Option { return func(c *config) { c.provider = na
 // calls the endpoint every time, as in cache mode off.
 func WithCache(c *cache.Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
-// WithHTTPClient sets the HTTP client used to reach the endpoint.
+// WithHTTPClient sets the HTTP client used to reach the endpoint. Without
+// it the client makes a new connection per request (no keep-alive), so that
+// it can run inside a testing/synctest bubble such as voicetest.Scenario's;
+// a client given here is used as is.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
 // WithMaxRetries sets how often a failed call is retried (openai-go's
@@ -147,6 +150,8 @@ func New(opts ...Option) (*Client, error) {
 	ropts = append(ropts, option.WithAPIKey(key))
 	if cfg.httpClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
+	} else {
+		ropts = append(ropts, option.WithHTTPClient(noKeepAliveClient()))
 	}
 	switch {
 	case cfg.maxRetries >= 0:
@@ -453,4 +458,24 @@ func describeAPIError(err error) error {
 		detail += " code=" + apiErr.Code
 	}
 	return fmt.Errorf("%w: %s%s", err, msg, detail)
+}
+
+// noKeepAliveClient returns the HTTP client used when the caller supplied
+// none: http.DefaultTransport's settings, but without keep-alive. An idle
+// kept-alive connection parks a goroutine on a network read, which is not
+// durably blocked; inside a testing/synctest bubble (voicetest.Scenario
+// runs in-process agents in one, and Users, judges and engines record
+// their calls there) that goroutine stops virtual time and keeps the
+// bubble from ever finishing. A fresh connection per request costs a
+// handshake, negligible next to a model call; callers who want pooling
+// outside a bubble pass their own client with WithHTTPClient.
+func noKeepAliveClient() *http.Client {
+	var tr *http.Transport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		tr = dt.Clone()
+	} else {
+		tr = &http.Transport{Proxy: http.ProxyFromEnvironment}
+	}
+	tr.DisableKeepAlives = true
+	return &http.Client{Transport: tr}
 }

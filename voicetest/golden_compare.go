@@ -1,0 +1,420 @@
+package voicetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/sebdah/goldie/v2"
+)
+
+// compareGoldenFiles compares run res with the golden files in dir; update
+// is the command that rewrites them ("" when there is none).
+func compareGoldenFiles(res *Result, dir string, opts GoldenOptions, virtual bool, update string) error {
+	c := newGoldenComparer(opts, virtual)
+	var errs []error
+	if err := c.file("transcript", filepath.Join(dir, GoldenTranscriptFile), res.GoldenTranscript(opts), update, c.transcriptDiffs); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.file("timeline", filepath.Join(dir, GoldenTimelineFile), res.GoldenTimeline(opts), update, c.timelineDiffs); err != nil {
+		errs = append(errs, err)
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// goldenComparer holds the comparison rules of one scenario.
+type goldenComparer struct {
+	exact     bool
+	normalize bool
+	abs       time.Duration
+	rel       float64
+	opts      cmp.Options
+}
+
+func newGoldenComparer(o GoldenOptions, virtual bool) *goldenComparer {
+	c := &goldenComparer{exact: o.exact(virtual), normalize: o.NormalizeText}
+	c.abs, c.rel = o.tolerance()
+	c.opts = cmp.Options{
+		cmpopts.IgnoreFields(goldenEvent{}, "Line", "At"),
+		cmpopts.IgnoreFields(goldenMessage{}, "Line"),
+		cmpopts.IgnoreUnexported(goldenEvent{}, goldenMessage{}),
+		cmp.Comparer(c.sameTiming),
+		cmp.Comparer(c.sameSpeech),
+		cmp.Comparer(c.sameJSON),
+	}
+	return c
+}
+
+// mode describes the comparison for messages.
+func (c *goldenComparer) mode() string {
+	var s string
+	if c.exact {
+		s = "exact"
+	} else {
+		s = "tolerant: times within " + c.toleranceText()
+	}
+	if c.normalize {
+		s += ", texts normalised"
+	}
+	return s
+}
+
+// toleranceText says the tolerance: "±250ms or 20%".
+func (c *goldenComparer) toleranceText() string {
+	pct := strconv.FormatFloat(100*c.rel, 'f', -1, 32) // 32 bits: 20, not 20.000000000000004
+	return fmt.Sprintf("±%v or %s%%", c.abs, pct)
+}
+
+func (c *goldenComparer) sameTiming(x, y timing) bool {
+	if c.exact {
+		return x == y
+	}
+	d := absDur(time.Duration(x - y))
+	longer := max(absDur(time.Duration(x)), absDur(time.Duration(y)))
+	return d <= max(c.abs, time.Duration(c.rel*float64(longer)))
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func (c *goldenComparer) sameSpeech(x, y speech) bool {
+	if c.normalize {
+		return NormalizeText(string(x)) == NormalizeText(string(y))
+	}
+	return x == y
+}
+
+// sameJSON compares payloads as written when exact, and by value (key
+// order, number formatting and white space aside) when tolerant.
+func (c *goldenComparer) sameJSON(x, y jsonText) bool {
+	if x == y || c.exact {
+		return x == y
+	}
+	var vx, vy any
+	if json.Unmarshal([]byte(x), &vx) != nil || json.Unmarshal([]byte(y), &vy) != nil {
+		return false
+	}
+	return reflect.DeepEqual(vx, vy)
+}
+
+// file compares one golden file with its actual content.
+func (c *goldenComparer) file(kind, path string, actual []byte, update string,
+	diffs func(path string, golden, actual []byte) ([]GoldenDiff, error)) error {
+	ge := &GoldenError{File: path, Kind: kind, Mode: c.mode(), Update: update}
+	golden, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		ge.Missing = true
+		return ge
+	}
+	if err != nil {
+		ge.Detail = fmt.Sprintf("  cannot read the golden file: %v", err)
+		return ge
+	}
+	golden = bytes.ReplaceAll(golden, []byte("\r\n"), []byte("\n"))
+	if bytes.Equal(golden, actual) {
+		return nil // what -update would write: every comparison passes
+	}
+	ge.Diffs, err = diffs(path, golden, actual)
+	if err != nil {
+		ge.Detail = fmt.Sprintf("  cannot parse the golden file: %v\n  fix it, or rewrite it with -update", err)
+		return ge
+	}
+	if len(ge.Diffs) == 0 {
+		if !c.exact || c.normalize {
+			return nil
+		}
+		ge.Detail = "  the golden file holds the same entries but not in the form -update writes it:\n" + lineDiff(golden, actual)
+		return ge
+	}
+	if c.exact {
+		ge.Detail = lineDiff(golden, actual)
+	}
+	return ge
+}
+
+// lineDiff is a unified diff of the two files, at most maxDiffLines long.
+func lineDiff(golden, actual []byte) string {
+	const maxDiffLines = 60
+	d := goldie.Diff(diffEngine, string(actual), string(golden))
+	d = strings.Replace(d, "--- Expected", "--- golden", 1)
+	d = strings.Replace(d, "+++ Actual", "+++ actual", 1)
+	lines := strings.Split(strings.TrimRight(d, "\n"), "\n")
+	if len(lines) > maxDiffLines {
+		lines = append(lines[:maxDiffLines], fmt.Sprintf("... (%d more lines)", len(lines)-maxDiffLines))
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+func (c *goldenComparer) transcriptDiffs(path string, golden, actual []byte) ([]GoldenDiff, error) {
+	g, err := parseTranscript(golden)
+	if err != nil {
+		return nil, err
+	}
+	a, err := parseTranscript(actual)
+	if err != nil {
+		return nil, fmt.Errorf("voicetest: internal error: the rendered transcript does not parse: %w", err)
+	}
+	if c.sameMessages(g, a) {
+		return nil, nil
+	}
+	var out []GoldenDiff
+	for _, d := range c.diff(g, a) {
+		gd := GoldenDiff{File: path, Field: goldenFieldKeys[d.field]}
+		var gm, am goldenMessage
+		if d.x.IsValid() {
+			gm = d.x.Interface().(goldenMessage)
+			gd.Line, gd.Entry = gm.Line, gm.Role+" message"
+		}
+		if d.y.IsValid() {
+			am = d.y.Interface().(goldenMessage)
+			gd.Index, gd.Entry = d.iy+1, am.Role+" message"
+		}
+		switch {
+		case !d.x.IsValid():
+			gd.Actual = am.raw
+		case !d.y.IsValid():
+			gd.Golden = gm.raw
+		case d.field == "Role":
+			gd.Golden, gd.Actual = gm.Role, am.Role
+		default:
+			gd.Golden, gd.Actual = strconv.Quote(string(gm.Text)), strconv.Quote(string(am.Text))
+			if c.normalize {
+				gd.Note = fmt.Sprintf("normalised: %q vs %q", NormalizeText(string(gm.Text)), NormalizeText(string(am.Text)))
+			}
+		}
+		out = append(out, gd)
+	}
+	return out, nil
+}
+
+func (c *goldenComparer) timelineDiffs(path string, golden, actual []byte) ([]GoldenDiff, error) {
+	g, err := parseTimeline(golden)
+	if err != nil {
+		return nil, err
+	}
+	a, err := parseTimeline(actual)
+	if err != nil {
+		return nil, fmt.Errorf("voicetest: internal error: the rendered timeline does not parse: %w", err)
+	}
+	if !c.exact {
+		// On the real clock a latency can be measured as 0 (which the
+		// file leaves out) on one run and 1ms on the next: tolerant
+		// comparisons take a missing latency as 0ms.
+		zeroLatency(g)
+		zeroLatency(a)
+	}
+	if c.sameEvents(g, a) {
+		return nil, nil
+	}
+	var out []GoldenDiff
+	for _, d := range c.diff(g, a) {
+		gd := GoldenDiff{File: path, Field: goldenFieldKeys[d.field]}
+		var ge, ae goldenEvent
+		if d.x.IsValid() {
+			ge = d.x.Interface().(goldenEvent)
+			gd.Line, gd.Entry = ge.Line, ge.entry()
+		}
+		if d.y.IsValid() {
+			ae = d.y.Interface().(goldenEvent)
+			gd.Index = d.iy + 1
+			if !d.x.IsValid() {
+				gd.Entry = ae.entry()
+			}
+		}
+		switch {
+		case !d.x.IsValid():
+			gd.Actual = ae.raw
+		case !d.y.IsValid():
+			gd.Golden = ge.raw
+		default:
+			gd.Golden, gd.Actual = ge.value(d.field), ae.value(d.field)
+			switch d.field {
+			case "Gap", "Latency":
+				if !c.exact {
+					gd.Note = "tolerance " + c.toleranceText()
+				}
+			case "Text":
+				if c.normalize {
+					gd.Note = fmt.Sprintf("normalised: %q vs %q", NormalizeText(string(ge.Text)), NormalizeText(string(ae.Text)))
+				}
+			}
+		}
+		out = append(out, gd)
+	}
+	return out, nil
+}
+
+func zeroLatency(evs []goldenEvent) {
+	for i := range evs {
+		if evs[i].Latency == nil {
+			evs[i].Latency = new(timing(0))
+		}
+	}
+}
+
+// sameMessages and sameEvents are the go-cmp comparison without go-cmp,
+// ten times faster: the common case, a match, needs no explanation.
+// TestSameEventsCoversEveryField keeps them in step with the fields.
+func (c *goldenComparer) sameMessages(g, a []goldenMessage) bool {
+	if len(g) != len(a) {
+		return false
+	}
+	for i := range g {
+		if g[i].Role != a[i].Role || !c.sameSpeech(g[i].Text, a[i].Text) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *goldenComparer) sameEvents(g, a []goldenEvent) bool {
+	if len(g) != len(a) {
+		return false
+	}
+	for i := range g {
+		x, y := &g[i], &a[i]
+		if x.Type != y.Type || x.Turn != y.Turn || x.Tool != y.Tool || x.IsError != y.IsError || x.Duration != y.Duration ||
+			x.ArgsRaw != y.ArgsRaw || x.ResultRaw != y.ResultRaw || x.DataRaw != y.DataRaw ||
+			!c.sameTiming(x.Gap, y.Gap) || !c.sameSpeech(x.Text, y.Text) ||
+			!c.sameJSON(x.Args, y.Args) || !c.sameJSON(x.Result, y.Result) || !c.sameJSON(x.Data, y.Data) ||
+			(x.Latency == nil) != (y.Latency == nil) || (x.Latency != nil && !c.sameTiming(*x.Latency, *y.Latency)) {
+			return false
+		}
+	}
+	return true
+}
+
+// value renders field f of e as the golden file writes it; for the gap,
+// the offset and the gap.
+func (e goldenEvent) value(f string) string {
+	switch f {
+	case "Gap":
+		return fmt.Sprintf("%s (%dms after the previous event)", fmtGoldenOffset(e.At), time.Duration(e.Gap).Milliseconds())
+	case "Type":
+		return string(e.Type)
+	case "Turn":
+		return strconv.Itoa(e.Turn)
+	case "Text":
+		if e.Text == "" {
+			return ""
+		}
+		return strconv.Quote(string(e.Text))
+	case "Tool":
+		return e.Tool
+	case "Args":
+		return string(e.Args)
+	case "ArgsRaw":
+		return quoteNonEmpty(e.ArgsRaw)
+	case "Result":
+		return string(e.Result)
+	case "ResultRaw":
+		return quoteNonEmpty(e.ResultRaw)
+	case "Data":
+		return string(e.Data)
+	case "DataRaw":
+		return quoteNonEmpty(e.DataRaw)
+	case "IsError":
+		return strconv.FormatBool(e.IsError)
+	case "Latency":
+		if e.Latency == nil {
+			return ""
+		}
+		return fmt.Sprintf("%dms", time.Duration(*e.Latency).Milliseconds())
+	case "Duration":
+		if e.Duration == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%dms", e.Duration.Milliseconds())
+	}
+	return ""
+}
+
+func quoteNonEmpty(s string) string {
+	if s == "" {
+		return ""
+	}
+	return strconv.Quote(s)
+}
+
+// entryDiff is one difference go-cmp reported: the entries' positions
+// (-1 for none), the entries, and the field that differs ("" for a whole
+// entry).
+type entryDiff struct {
+	ix, iy int
+	x, y   reflect.Value
+	field  string
+}
+
+// diff compares golden and actual entries with go-cmp and returns the
+// differences in order.
+func (c *goldenComparer) diff(golden, actual any) []entryDiff {
+	r := &entryReporter{}
+	cmp.Equal(golden, actual, c.opts, cmp.Reporter(r))
+	return r.diffs
+}
+
+// entryReporter is a cmp.Reporter that records which entry (slice
+// element) and which of its fields differ.
+type entryReporter struct {
+	path  cmp.Path
+	diffs []entryDiff
+}
+
+func (r *entryReporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
+
+func (r *entryReporter) PopStep() { r.path = r.path[:len(r.path)-1] }
+
+func (r *entryReporter) Report(res cmp.Result) {
+	if res.Equal() {
+		return
+	}
+	var d entryDiff
+	at := -1
+	for i, ps := range r.path {
+		if si, ok := ps.(cmp.SliceIndex); ok {
+			d.ix, d.iy = si.SplitKeys()
+			d.x, d.y = si.Values()
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		// The slices differ as wholes; the parsers never return nil
+		// slices, so this does not happen, but it must not pass.
+		r.diffs = append(r.diffs, entryDiff{ix: -1, iy: -1})
+		return
+	}
+	for _, ps := range r.path[at+1:] {
+		if sf, ok := ps.(cmp.StructField); ok {
+			d.field = sf.Name()
+			break
+		}
+	}
+	if d.ix < 0 {
+		d.x = reflect.Value{}
+	}
+	if d.iy < 0 {
+		d.y = reflect.Value{}
+	}
+	r.diffs = append(r.diffs, d)
+}

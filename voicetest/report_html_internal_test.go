@@ -1,0 +1,95 @@
+package voicetest
+
+import (
+	"encoding/base64"
+	"html"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+)
+
+func tone(rate int, d time.Duration) pcm.Chunk {
+	c := pcm.Silence(rate, d)
+	for i := range c.Samples {
+		c.Samples[i] = int16(8000 * ((i/20)%2*2 - 1))
+	}
+	return c
+}
+
+// TestHTMLReportAudioBudget checks the bounds on embedded audio: the mix
+// is resampled to ReportMixedRate and cut at ReportMaxMixed, and segments
+// past ReportSegmentBudget get a note naming their file instead of a
+// player.
+func TestHTMLReportAudioBudget(t *testing.T) {
+	const rate = 48000
+	seg := 16 * time.Second // 1.5 MB of WAV at 48 kHz
+	var segs []Segment
+	var tr []Message
+	for i := range 4 {
+		role := RoleUser
+		if i%2 == 1 {
+			role = RoleAgent
+		}
+		start := time.Duration(i) * seg
+		segs = append(segs, Segment{Role: role, Turn: (i + 1) / 2, Start: start, End: start + seg, Text: "words", Audio: tone(rate, seg)})
+		tr = append(tr, Message{Role: role, Turn: (i + 1) / 2, Start: start, End: start + seg, Text: "words"})
+	}
+	long := 4 * time.Minute
+	res := &Result{Name: "long", Status: StatusPass, Success: true, Duration: long, Transcript: tr,
+		Recording: Recording{Rate: rate, Segments: segs, Duration: long}}
+	page, err := res.HTMLReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageText := string(page)
+	urls := regexp.MustCompile(`<audio[^>]*src="data:audio/wav;base64,([^"]*)"`).FindAllStringSubmatch(pageText, -1)
+	// The mix and two segments fit; the third overflows the budget, and
+	// the fourth comes after it.
+	if len(urls) != 3 {
+		t.Fatalf("%d players, want 3 (the mix and two segments)", len(urls))
+	}
+	if n := strings.Count(pageText, "audio not embedded"); n != 2 {
+		t.Errorf("%d notes about audio left out, want 2", n)
+	}
+	if !strings.Contains(pageText, "segments/02-user-32000ms.wav") {
+		t.Error("the note does not name the segment's file")
+	}
+	// The attribute is HTML-escaped (+ is &#43;).
+	b, err := base64.StdEncoding.DecodeString(html.UnescapeString(urls[0][1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed, err := pcm.DecodeWAV(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mixed.Rate != ReportMixedRate || mixed.Duration() != ReportMaxMixed {
+		t.Errorf("embedded mix is %v at %d Hz, want %v at %d Hz", mixed.Duration(), mixed.Rate, ReportMaxMixed, ReportMixedRate)
+	}
+	if !strings.Contains(pageText, "holds its first 3m0s") {
+		t.Error("the report does not say the mix was cut")
+	}
+	if len(page) > 12<<20 {
+		t.Errorf("the report is %d MB; the budgets should keep it under 12", len(page)>>20)
+	}
+}
+
+func TestPeaks(t *testing.T) {
+	c := pcm.Chunk{Rate: 1000, Samples: make([]int16, 1000)}
+	c.Samples[10] = 32767
+	c.Samples[20] = -32768
+	segs := []Segment{{Role: RoleAgent, Start: time.Second, Audio: c}, {Role: RoleUser, Start: 0, Audio: c}}
+	p := peaks(segs, RoleAgent, 4*time.Second, 4)
+	want := []int8{0, 0, -127, 127, 0, 0, 0, 0}
+	for i := range want {
+		if p[i] != want[i] {
+			t.Fatalf("peaks = %v, want %v", p, want)
+		}
+	}
+	if got := peaks(nil, RoleUser, 0, 3); len(got) != 6 {
+		t.Errorf("peaks of an empty conversation has %d values, want 6 zeros", len(got))
+	}
+}
