@@ -22,7 +22,7 @@ import (
 )
 
 // canary is an API key that must never be written anywhere: not in cache
-// entries or bodies, artifacts, the wire capture or the logs.
+// entries or bodies, golden files, artifacts, the wire capture or the logs.
 const canary = "sk-canary-4f1e9b7a2c0d-MUST-NOT-LEAK"
 
 // realClockAgent hides the fake agent's VirtualTime, so the scenario runs on
@@ -90,6 +90,11 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 			return fakeopenai.ChatReply{Content: "pass"}, nil
 		}
 		return fakeopenai.ChatReply{Content: "A table for two at seven please"}, nil
+	})
+	// The echo agent plays the user's speech back, so the agent says the
+	// user's line.
+	srv.HandleTranscription(func(fakeopenai.TranscriptionRequest) (string, error) {
+		return "A table for two at seven please", nil
 	})
 	cacheDir := filepath.Join(t.TempDir(), "cache")
 	var log lockedLog
@@ -165,6 +170,13 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 	artifacts := filepath.Join(t.TempDir(), "artifacts")
 	if err := res.Save(artifacts); err != nil {
 		t.Fatal(err)
+	}
+	goldens := filepath.Join(t.TempDir(), "golden")
+	if err := res.WriteGolden(goldens, voicetest.GoldenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := scanDir(t, goldens); n != 2 {
+		t.Errorf("%d golden files written, want 2", n)
 	}
 	if n := scanDir(t, cacheDir); n < 6 {
 		t.Errorf("only %d cache files were written; want entries and bodies for TTS, STT and two chats", n)
