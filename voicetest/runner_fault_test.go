@@ -2,12 +2,15 @@ package voicetest_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -503,5 +506,46 @@ func TestFaultAgentFloodsEvents(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestFaultNetworkResetOnLoopback(t *testing.T) {
+	// The agent answers with the start of its audio, then resets the TCP
+	// connection (RST, not a clean close).
+	agent := startLoopbackAgent(t, 0)
+	agent.onEnd = func(c *net.TCPConn) {
+		writeFrame(c, 'a', agent.reply[:len(agent.reply)/2])
+		c.SetLinger(0)
+		c.Close()
+	}
+	_, err := runBounded(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn(), Pacing: voicetest.PaceFast,
+		Timeouts: voicetest.Timeouts{FirstChunk: 30 * time.Second}}, 64<<20)
+	var tc *voicetest.TransportClosedError
+	if !errors.As(err, &tc) || tc.Adapter != "loopback" || !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("err = %v, want a *TransportClosedError wrapping ECONNRESET", err)
+	}
+	if !strings.Contains(err.Error(), "connection reset by peer") || !strings.Contains(err.Error(), "AgentTurn()") {
+		t.Errorf("error %q does not say what happened where", err)
+	}
+}
+
+func TestFaultStallMidFrameOnLoopback(t *testing.T) {
+	// The agent sends a frame header and half of its payload, then stalls
+	// with the connection open: the runner's read blocks mid-frame, the
+	// turn times out, and Close unblocks the read.
+	agent := startLoopbackAgent(t, 0)
+	agent.onEnd = func(c *net.TCPConn) {
+		var hdr [5]byte
+		hdr[0] = 'a'
+		binary.BigEndian.PutUint32(hdr[1:], uint32(len(agent.reply)))
+		c.Write(hdr[:])
+		c.Write(agent.reply[:len(agent.reply)/2])
+	}
+	const timeout = 300 * time.Millisecond
+	_, err := runBounded(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn(), Pacing: voicetest.PaceFast,
+		Timeouts: voicetest.Timeouts{FirstChunk: timeout}}, 64<<20)
+	var te *voicetest.TimeoutError
+	if !errors.As(err, &te) || te.Phase != voicetest.PhaseFirstChunk || te.Timeout != timeout {
+		t.Fatalf("err = %v, want a first-chunk *TimeoutError of %v", err, timeout)
 	}
 }

@@ -107,6 +107,9 @@ type loopbackAgent struct {
 	ln    net.Listener
 	delay time.Duration
 	reply []byte // PCM16 of the agent's reply
+	// onEnd, when set, replaces the reply to an end of utterance (the fault
+	// tests' misbehaving agents). It runs on the connection's goroutine.
+	onEnd func(c *net.TCPConn)
 	wg    sync.WaitGroup
 }
 
@@ -173,6 +176,10 @@ func (a *loopbackAgent) talk(c net.Conn) {
 		typ, _, err := readFrame(r)
 		if err != nil {
 			return
+		}
+		if typ == 'E' && a.onEnd != nil {
+			a.onEnd(c.(*net.TCPConn))
+			continue
 		}
 		if typ == 'E' {
 			mu.Lock()
