@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/voicetest-go/voicetest/internal/leakcheck"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -376,6 +377,7 @@ func TestFaultContextCancelledMidScenario(t *testing.T) {
 }
 
 func TestFaultContextCancelledOnTheRealClock(t *testing.T) {
+	leakcheck.Check(t)
 	// A remote agent that never answers, and a context cancelled while the
 	// runner waits for it: Run returns at once, not at FirstChunk (an hour).
 	agent := &faultAgent{name: "remote", recv: func(ctx context.Context, closed <-chan struct{}) (voicetest.AgentEvent, error) {
@@ -453,6 +455,7 @@ func runBounded(t *testing.T, cfg voicetest.Config, maxHeap uint64) (*voicetest.
 }
 
 func TestFaultAgentFloodsAudio(t *testing.T) {
+	leakcheck.Check(t)
 	// Audio as fast as the runner takes it: the turn stops at MaxTurnAudio
 	// and the result holds about that much audio, however fast the agent.
 	agent := floodAgent("audio-flood", voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: frame(pcm.DefaultRate, voicetest.FrameDuration)}, false)
@@ -468,6 +471,7 @@ func TestFaultAgentFloodsAudio(t *testing.T) {
 }
 
 func TestFaultAgentSendsOversizedFrames(t *testing.T) {
+	leakcheck.Check(t)
 	// Each frame is a minute of audio (2.9 MB): MaxTurnAudio stops the turn
 	// after the first, whatever the agent sends next.
 	agent := floodAgent("oversized", voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: frame(pcm.DefaultRate, time.Minute)}, true)
@@ -482,6 +486,7 @@ func TestFaultAgentSendsOversizedFrames(t *testing.T) {
 }
 
 func TestFaultAgentFloodsEvents(t *testing.T) {
+	leakcheck.Check(t)
 	// Events that are not speech (logs, data, transcripts of the user),
 	// sent without pause after the agent started speaking, would keep a
 	// turn open (each one is agent activity) and grow the timeline without
@@ -510,6 +515,7 @@ func TestFaultAgentFloodsEvents(t *testing.T) {
 }
 
 func TestFaultNetworkResetOnLoopback(t *testing.T) {
+	leakcheck.Check(t)
 	// The agent answers with the start of its audio, then resets the TCP
 	// connection (RST, not a clean close).
 	agent := startLoopbackAgent(t, 0)
@@ -530,6 +536,7 @@ func TestFaultNetworkResetOnLoopback(t *testing.T) {
 }
 
 func TestFaultStallMidFrameOnLoopback(t *testing.T) {
+	leakcheck.Check(t)
 	// The agent sends a frame header and half of its payload, then stalls
 	// with the connection open: the runner's read blocks mid-frame, the
 	// turn times out, and Close unblocks the read.
