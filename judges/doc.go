@@ -81,9 +81,11 @@
 //
 // # Reporting
 //
-// voicetest.Scenario publishes the overall verdict as the attribute
-// voicetest.verdict and, when a scenario fails, lists the failed and
-// inconclusive criteria in its t.Error. Report(t, res) adds one t.Log line
-// per criterion, passing ones included, and the counts as attributes, for
-// CI logs and JUnit properties.
+// voicetest.Scenario reports every verdict for CI: one t.Log line per
+// passing criterion with its evidence, failed and inconclusive criteria at
+// the top of the failure's t.Error, and the attributes voicetest.verdict,
+// voicetest.criteria_pass, voicetest.criteria_fail and
+// voicetest.criteria_inconclusive, which gotestsum writes as JUnit
+// properties. The reasoning of every judge here cites its evidence (turn,
+// text, milliseconds) so those lines are worth reading.
 package judges

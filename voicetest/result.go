@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -387,10 +388,10 @@ func (res *Result) report() string {
 		fmt.Fprintf(&b, "voicetest: scenario %q: verdict %s\n", res.Name, res.Status)
 	}
 	for _, c := range res.Failed {
-		fmt.Fprintf(&b, "  FAIL criterion %q: %s\n", c.Criterion, c.Reasoning)
+		fmt.Fprintf(&b, "  %s\n", criterionLine("FAIL", c))
 	}
 	for _, c := range res.Inconclusive {
-		fmt.Fprintf(&b, "  INCONCLUSIVE criterion %q: %s\n", c.Criterion, c.Reasoning)
+		fmt.Fprintf(&b, "  %s\n", criterionLine("INCONCLUSIVE", c))
 	}
 	if res.GoldenErr != nil && res.GoldenErr != res.Err {
 		fmt.Fprintf(&b, "%v\n", res.GoldenErr)
@@ -427,4 +428,14 @@ func (res *Result) report() string {
 
 func fmtOffset(d time.Duration) string {
 	return fmt.Sprintf("%d.%03ds", d/time.Second, (d%time.Second)/time.Millisecond)
+}
+
+// criterionLine renders one judged criterion on one line, as CI logs show
+// it: `LABEL criterion "…": reasoning`.
+func criterionLine(label string, c CriterionResult) string {
+	line := label + " criterion " + strconv.Quote(c.Criterion)
+	if r := strings.Join(strings.Fields(c.Reasoning), " "); r != "" {
+		line += ": " + r
+	}
+	return line
 }

@@ -617,10 +617,14 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		}
 		// An agent that hung up heard only what was sent.
 		audio = audio.Slice(0, sent)
+		// The user stopped speaking when the last frame went out; latency
+		// counts from there, not from when the adapter's end-of-utterance
+		// message (a commit, a mark) has been written, which a fast agent
+		// may answer before.
+		end = r.now()
 		if err := r.conn.EndUtterance(ctx); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("ending the user's utterance", err)
 		}
-		end = r.now()
 	case r.caps.Text:
 		if strings.TrimSpace(u.Text) == "" {
 			return &UnsupportedError{Adapter: r.adapter(), Capability: "audio input",
@@ -635,12 +639,12 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 				return err
 			}
 		}
+		end = r.now()
 		if !r.hungUp {
 			if err := r.conn.SendText(ctx, u.Text); err != nil && !r.hungUpAfter(ctx, err) {
 				return r.sendErr("sending the user's text", err)
 			}
 		}
-		end = r.now()
 	default:
 		return &UnsupportedError{Adapter: r.adapter(), Capability: "user input",
 			Alternative: "the adapter declares neither Audio nor Text input; fix its Capabilities"}

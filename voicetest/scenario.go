@@ -146,6 +146,17 @@ func report(t testing.TB, res *Result) {
 	if res.Runs != nil {
 		t.Attr("voicetest.pass_rate", strconv.FormatFloat(res.PassRate, 'f', 2, 64))
 	}
+	if res.Verdict != nil {
+		t.Attr("voicetest.criteria_pass", strconv.Itoa(len(res.Passed)))
+		t.Attr("voicetest.criteria_fail", strconv.Itoa(len(res.Failed)))
+		t.Attr("voicetest.criteria_inconclusive", strconv.Itoa(len(res.Inconclusive)))
+	}
+	// Passing criteria are logged with their evidence, so a CI log shows
+	// why every verdict was given; failed and inconclusive ones lead the
+	// failure report below.
+	for _, c := range res.Passed {
+		t.Log(criterionLine("PASS", c))
+	}
 	dir := ""
 	if artifactsRequested() {
 		dir = artifactDir(t.ArtifactDir(), res.Name, t.Name())

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -373,5 +374,40 @@ func TestConnectionClosedWhenAStepExitsTheGoroutine(t *testing.T) {
 		}
 		// The bubble fails the test if the fake's or the receiver's
 		// goroutine is still running here.
+	})
+}
+
+// TestScenarioLogsEveryCriterion: passing criteria reach the log with their
+// evidence and the counts reach t.Attr, so a CI log and JUnit properties
+// show every verdict, not only the failed ones.
+func TestScenarioLogsEveryCriterion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ftb := newFakeTB(t)
+		judge := criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
+			return voicetest.Judgment{Decided: true, Criteria: []voicetest.CriterionResult{
+				{Criterion: "greets the caller", Status: voicetest.StatusPass, Reasoning: "it said\n hello"},
+				{Criterion: "quotes a price", Status: voicetest.StatusInconclusive, Reasoning: "no price was asked for"},
+			}}, nil
+		})
+		res := voicetest.Scenario(ftb, voicetest.Config{
+			Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "hello", Latency: 100 * time.Millisecond}), UserVoice: &toneTTS{}, Judge: judge,
+			Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn(), voicetest.Verdict()},
+			Golden: voicetest.GoldenOptions{Disable: true},
+		})
+		if res.Success {
+			t.Fatal("an inconclusive criterion passed the scenario")
+		}
+		if !slices.Contains(ftb.logs, `PASS criterion "greets the caller": it said hello`) {
+			t.Errorf("logs lack the passing criterion: %q", ftb.logs)
+		}
+		if !strings.Contains(ftb.errorText(), `INCONCLUSIVE criterion "quotes a price": no price was asked for`) {
+			t.Errorf("failure report lacks the inconclusive criterion:\n%s", ftb.errorText())
+		}
+		want := map[string]string{"voicetest.criteria_pass": "1", "voicetest.criteria_fail": "0", "voicetest.criteria_inconclusive": "1", "voicetest.verdict": "inconclusive"}
+		for k, v := range want {
+			if ftb.attrs[k] != v {
+				t.Errorf("attr %s = %q, want %q", k, ftb.attrs[k], v)
+			}
+		}
 	})
 }

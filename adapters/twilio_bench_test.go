@@ -1,0 +1,245 @@
+package adapters_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/internal/twiliobot"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+// benchPeer is a minimal Media Streams bot for benchmarks: it reads and
+// discards everything, and on request sends n media frames of 20 ms as
+// fast as it can, so that the adapter's own costs dominate.
+type benchPeer struct {
+	url   string
+	blast chan int
+	// turnFrames, when positive, makes the peer answer every turnFrames
+	// user media frames with one 20 ms media frame and a mark, at once
+	// and without parsing JSON: an agent that costs next to nothing.
+	turnFrames int
+}
+
+func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
+	b.Helper()
+	p := &benchPeer{blast: make(chan int, 1), turnFrames: turnFrames}
+	frame := base64.StdEncoding.EncodeToString(make([]byte, 160))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		var sid string
+		for sid == "" {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			var m struct{ StreamSid string }
+			json.Unmarshal(data, &m)
+			sid = m.StreamSid
+		}
+		msg := []byte(`{"event":"media","streamSid":"` + sid + `","media":{"payload":"` + frame + `"}}`)
+		mark := []byte(`{"event":"mark","streamSid":"` + sid + `","mark":{"name":"r"}}`)
+		go func() {
+			media, n := []byte(`"event":"media"`), 0
+			for {
+				_, data, err := ws.Read(ctx)
+				if err != nil {
+					return
+				}
+				if p.turnFrames > 0 && bytes.Contains(data, media) {
+					if n++; n%p.turnFrames == 0 {
+						ws.Write(ctx, websocket.MessageText, msg)
+						ws.Write(ctx, websocket.MessageText, mark)
+					}
+				}
+			}
+		}()
+		for {
+			select {
+			case n := <-p.blast:
+				for range n {
+					if ws.Write(ctx, websocket.MessageText, msg) != nil {
+						return
+					}
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}))
+	b.Cleanup(srv.Close)
+	p.url = "ws" + strings.TrimPrefix(srv.URL, "http")
+	return p
+}
+
+func benchSession(rate int) voicetest.Session {
+	return voicetest.Session{Name: "bench", Rate: rate, Logf: func(string, ...any) {}}
+}
+
+// BenchmarkTwilioSendFrame measures SendAudio of one 20 ms frame at 24 kHz:
+// resampling to 8 kHz, µ-law encoding, base64, the media message and the
+// loopback write. Bytes are the PCM16 input.
+func BenchmarkTwilioSendFrame(b *testing.B) {
+	p := newBenchPeer(b, 0)
+	a := adapters.Twilio(p.url)
+	a.Pacing = adapters.Fast
+	ctx := context.Background()
+	conn, err := a.Connect(ctx, benchSession(24000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	frame := tone(24000, 440, 20*time.Millisecond, 9000)
+	b.SetBytes(int64(2 * frame.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := conn.SendAudio(ctx, frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTwilioRecvFrame measures receiving one 20 ms media frame from
+// the bot: the loopback read, JSON and base64 decoding, µ-law decoding,
+// resampling to 24 kHz and the event queue.
+func BenchmarkTwilioRecvFrame(b *testing.B) {
+	p := newBenchPeer(b, 0)
+	a := adapters.Twilio(p.url)
+	a.Pacing = adapters.Fast
+	ctx := context.Background()
+	conn, err := a.Connect(ctx, benchSession(24000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	b.SetBytes(160)
+	b.ReportAllocs()
+	b.ResetTimer()
+	p.blast <- b.N
+	for i := 0; i < b.N; {
+		ev, err := conn.Recv(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ev.Kind != voicetest.AgentAudio || ev.Audio.IsEmpty() {
+			b.Fatalf("event %d: %+v, want agent audio", i, ev)
+		}
+		i++ // every 20 ms frame yields one event (the resampler holds back only 3 ms)
+	}
+}
+
+// BenchmarkTwilioTurn measures one whole conversational turn on loopback
+// with Fast pacing against internal/twiliobot: 300 ms of user speech and
+// 300 ms of silence (30 media frames), the bot's end-of-speech detection,
+// its 20 ms reply and mark, the mark echo, and receiving all of it. The bot
+// runs in the same process, so this is an upper bound of the harness's
+// overhead per turn.
+func BenchmarkTwilioTurn(b *testing.B) {
+	bot := twiliobot.New(b, twiliobot.Config{ReplyDuration: 20 * time.Millisecond})
+	a := adapters.Twilio(bot.URL)
+	a.Pacing = adapters.Fast
+	ctx := context.Background()
+	conn, err := a.Connect(ctx, benchSession(24000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	speech := tone(24000, 440, 300*time.Millisecond, 9000).Frames(20 * time.Millisecond)
+	silence := pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond)
+	frames := append(speech, silence...)
+	b.ReportAllocs()
+	turn := 0
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		turn++
+		for _, f := range frames {
+			if err := conn.SendAudio(ctx, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := conn.EndUtterance(ctx); err != nil {
+			b.Fatal(err)
+		}
+		want := `{"name":"reply-` + strconv.Itoa(turn) + `"}`
+		for {
+			ev, err := conn.Recv(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Kind == voicetest.AgentData && string(ev.Data) == want {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime returns the CPU time this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkTwilioTurnMinimalPeer measures the harness's overhead per turn
+// on loopback with Fast pacing: 300 ms of user speech and 300 ms of silence
+// (30 media frames at 24 kHz) sent, then the agent's 20 ms reply and mark
+// received (and the mark echoed), against a peer that answers at once and
+// does no work of its own. ns/op is wall time (it includes the loopback
+// round trip and goroutine wake-ups, and so the machine's load); cpu-ns/op
+// is the CPU time of the whole process (adapter and peer) per turn.
+func BenchmarkTwilioTurnMinimalPeer(b *testing.B) {
+	const turnFrames = 30
+	p := newBenchPeer(b, turnFrames)
+	a := adapters.Twilio(p.url)
+	a.Pacing = adapters.Fast
+	ctx := context.Background()
+	conn, err := a.Connect(ctx, benchSession(24000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	speech := tone(24000, 440, 300*time.Millisecond, 9000).Frames(20 * time.Millisecond)
+	silence := pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond)
+	frames := append(speech, silence...)
+	b.ReportAllocs()
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		for _, f := range frames {
+			if err := conn.SendAudio(ctx, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := conn.EndUtterance(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ev, err := conn.Recv(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Kind == voicetest.AgentData {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
