@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +118,13 @@ func frameExcerpt(data []byte) string {
 	return string(data)
 }
 
+// agentError is returned by a decodeFunc for an error the agent reported
+// in a well-formed frame (an "error" event): Recv returns err as it is,
+// not wrapped in a FrameError.
+type agentError struct{ err error }
+
+func (e agentError) Error() string { return e.err.Error() }
+
 // decodeFunc turns one received frame into events, or says why it cannot.
 // It runs on the Conn's reader goroutine.
 type decodeFunc func(typ websocket.MessageType, data []byte) ([]voicetest.AgentEvent, error)
@@ -139,6 +148,10 @@ type wsConn struct {
 	capture *captureWriter
 	logf    func(string, ...any)
 	decode  decodeFunc
+	// onEnd, when set before start, runs on the reader goroutine when the
+	// connection ends, before the hang-up or closing error is queued: the
+	// place to release audio an adapter holds back.
+	onEnd func()
 
 	ctx    context.Context // lives until Close; cancelling it ends the goroutines
 	cancel context.CancelFunc
@@ -194,6 +207,10 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		resp.Body.Close()
 	}
 	if err != nil {
+		if secrets := urlSecrets(url); len(secrets) > 0 {
+			err = redactedError{err: err, secrets: secrets} // net/http quotes the URL
+		}
+		url := redactURL(url)
 		capture.note("error", fmt.Sprintf("dial %s: %v", url, err))
 		if ctx.Err() == nil && dctx.Err() != nil {
 			return nil, &voicetest.TimeoutError{
@@ -207,7 +224,7 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 		}
 		return nil, fmt.Errorf("adapters: %s: dial %s: %w", adapter, url, err)
 	}
-	capture.note("open", url)
+	capture.note("open", redactURL(url))
 	ws.SetReadLimit(opts.MaxFrameBytes)
 	c := &wsConn{
 		raw:     raw.Load(),
@@ -299,7 +316,12 @@ func (c *wsConn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 		}
 	}
 	if err != nil && !c.hungUp {
-		c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: frameExcerpt(frame), Err: err}})
+		var ae agentError
+		if errors.As(err, &ae) {
+			c.queue = append(c.queue, wsItem{err: ae.err})
+		} else {
+			c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: frameExcerpt(frame), Err: err}})
+		}
 	}
 	c.mu.Unlock()
 	c.wake()
@@ -318,6 +340,9 @@ func (c *wsConn) wake() {
 // finish records why the reader ended: a hang-up, a dropped connection, or
 // our own Close.
 func (c *wsConn) finish(err error) {
+	if c.onEnd != nil {
+		c.onEnd() // may still queue events
+	}
 	status := websocket.CloseStatus(err)
 	c.mu.Lock()
 	closing, cause, hungUp := c.closing, c.cause, c.hungUp
@@ -536,4 +561,76 @@ func (c *wsConn) close(before func()) error {
 		c.capture.note("closed", "closed by voicetest")
 	})
 	return nil
+}
+
+// isSecretParam reports whether a query parameter carries a credential.
+func isSecretParam(name string) bool {
+	name = strings.ToLower(name)
+	for _, s := range []string{"signature", "token", "key", "secret", "auth", "password"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlSecrets returns the credential values in url's query, raw and
+// escaped.
+func urlSecrets(raw string) []string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for k, vs := range u.Query() {
+		if !isSecretParam(k) {
+			continue
+		}
+		for _, v := range vs {
+			if v != "" {
+				out = append(out, v, neturl.QueryEscape(v))
+			}
+		}
+	}
+	return out
+}
+
+// redactedError hides credentials that an underlying error quotes (as
+// net/http quotes the URL it failed to reach).
+type redactedError struct {
+	err     error
+	secrets []string
+}
+
+func (e redactedError) Error() string {
+	msg := e.err.Error()
+	for _, s := range e.secrets {
+		msg = strings.ReplaceAll(msg, s, "REDACTED")
+	}
+	return msg
+}
+
+func (e redactedError) Unwrap() error { return e.err }
+
+// redactURL returns url with the values of query parameters that carry
+// credentials (a signed URL's signature, a token, a key) replaced by
+// "REDACTED", for captures, logs and errors.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return raw
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if isSecretParam(k) {
+			q[k] = []string{"REDACTED"}
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -1,0 +1,121 @@
+package elevenpeer_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/internal/elevenpeer"
+)
+
+type client struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dial(t *testing.T, url string, header http.Header) *client {
+	t.Helper()
+	ws, _, err := websocket.Dial(t.Context(), url, &websocket.DialOptions{HTTPHeader: header})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(1 << 20)
+	t.Cleanup(func() { ws.CloseNow() })
+	return &client{t, ws}
+}
+
+func (c *client) send(m string) {
+	c.t.Helper()
+	if err := c.ws.Write(c.t.Context(), websocket.MessageText, []byte(m)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *client) expect(typ string) map[string]any {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.t.Context(), 5*time.Second)
+	defer cancel()
+	for {
+		_, data, err := c.ws.Read(ctx)
+		if err != nil {
+			c.t.Fatalf("waiting for %s: %v", typ, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			c.t.Fatalf("server sent non-JSON %q", data)
+		}
+		if m["type"] == typ {
+			return m
+		}
+	}
+}
+
+func TestHandshake(t *testing.T) {
+	s := elevenpeer.New(t, elevenpeer.Config{APIKey: "xi-right", Signature: "sig"})
+	for name, tc := range map[string]struct {
+		url    string
+		header http.Header
+		status string
+	}{
+		"unknown agent": {s.URL + "?agent_id=nope", http.Header{"xi-api-key": {"xi-right"}}, "404"},
+		"no key":        {s.URL + "?agent_id=agent_test", nil, "403"},
+		"bad signature": {s.URL + "?agent_id=agent_test&conversation_signature=forged", nil, "403"},
+	} {
+		_, _, err := websocket.Dial(t.Context(), tc.url, &websocket.DialOptions{HTTPHeader: tc.header})
+		if err == nil || !strings.Contains(err.Error(), tc.status) {
+			t.Errorf("%s: dial: %v, want HTTP %s", name, err, tc.status)
+		}
+	}
+	c := dial(t, s.SignedURL(), nil)
+	c.send(`{"type":"conversation_initiation_client_data"}`)
+	c.expect("conversation_initiation_metadata")
+}
+
+func TestFirstMessageMustBeInitiation(t *testing.T) {
+	s := elevenpeer.New(t, elevenpeer.Config{})
+	c := dial(t, s.URL+"?agent_id=agent_test", nil)
+	c.send(`{"user_audio_chunk":"AAAA"}`)
+	_, _, err := c.ws.Read(t.Context())
+	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Errorf("read after a wrong first message: %v, want a 1008 close", err)
+	}
+}
+
+func TestRecordsViolations(t *testing.T) {
+	s := elevenpeer.New(t, elevenpeer.Config{PingInterval: time.Hour, FirstMessage: "hi"})
+	c := dial(t, s.URL+"?agent_id=agent_test", nil)
+	c.send(`{"type":"conversation_initiation_client_data","conversation_config_override":{"agent":{"first_message":"Overridden"}}}`)
+	meta := c.expect("conversation_initiation_metadata")["conversation_initiation_metadata_event"].(map[string]any)
+	if meta["agent_output_audio_format"] != "pcm_16000" || meta["user_input_audio_format"] != "pcm_16000" {
+		t.Errorf("metadata %v", meta)
+	}
+	if resp := c.expect("agent_response")["agent_response_event"].(map[string]any); resp["agent_response"] != "Overridden" {
+		t.Errorf("first message %v, want the override", resp)
+	}
+	ping := c.expect("ping")["ping_event"].(map[string]any)
+	c.send(`{"type":"pong","event_id":999}`)
+	c.send(`{"type":"pong","event_id":` + jsonNum(ping["event_id"]) + `}`)
+	c.send(`{"type":"user_audio","user_audio_chunk":"AAAAAA=="}`)
+	c.send(`{"user_audio_chunk":"!!"}`)
+	c.send(`{"type":"client_tool_result","tool_call_id":"nope","result":"x","is_error":false}`)
+	c.send(`{"type":"dance"}`)
+	c.send(`{"type":"user_message"}`)
+	conv, err := s.Wait(t.Context(), 0, func(c elevenpeer.Conversation) bool { return len(c.Errors) >= 6 && c.Pongs == 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"event_id", "bare key", "not base64", "no call made", `unknown client message type "dance"`, "without text"} {
+		if !strings.Contains(conv.Errors[i], want) {
+			t.Errorf("violation %d = %q, want it to mention %q", i, conv.Errors[i], want)
+		}
+	}
+}
+
+func jsonNum(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
