@@ -11,6 +11,8 @@ import (
 	"github.com/voicetest-go/voicetest/adapters"
 	"github.com/voicetest-go/voicetest/internal/leakcheck"
 	"github.com/voicetest-go/voicetest/internal/twiliobot"
+	"github.com/voicetest-go/voicetest/internal/wsbot"
+	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -92,5 +94,28 @@ func TestFaultTwilioBotThroughTheRunner(t *testing.T) {
 			tc.check(t, err)
 			t.Logf("%v", err)
 		})
+	}
+}
+
+// Odd-length PCM from a raw-PCM WebSocket agent, through the runner: a
+// frame error that says so, wrapping pcm.ErrOddLength, never silently
+// dropped bytes.
+func TestFaultOddPCMThroughTheRunner(t *testing.T) {
+	leakcheck.Check(t)
+	for _, mode := range []wsbot.Mode{wsbot.Raw, wsbot.JSON} {
+		bot := wsbot.New(t, wsbot.Config{Mode: mode, Rate: 16000, Fault: wsbot.OddPCM})
+		var codec adapters.Codec = adapters.JSONBase64(adapters.JSONOptions{Rate: 16000})
+		if mode == wsbot.Raw {
+			codec = adapters.RawPCM(16000)
+		}
+		_, err := voicetest.Run(t.Context(), voicetest.Config{
+			Agent: adapters.WebSocket(bot.URL, codec), UserVoice: toneTTS{}, Pacing: voicetest.PaceFast,
+			Script:   []voicetest.Step{voicetest.AgentTurn()},
+			Timeouts: voicetest.Timeouts{FirstChunk: 3 * time.Second},
+		})
+		var fe *adapters.FrameError
+		if !errors.As(err, &fe) || !errors.Is(err, pcm.ErrOddLength) {
+			t.Errorf("mode %v: err = %v, want an *adapters.FrameError wrapping pcm.ErrOddLength", mode, err)
+		}
 	}
 }
