@@ -482,18 +482,6 @@ func (r *redactor) redactErr(err error) error {
 	return &redactedError{msg: msg, err: err}
 }
 
-// redactedError is an error whose message had secrets taken out.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-
-// Is reports whether the wrapped error matches target, without exposing it
-// (its message holds the secret) through Unwrap.
-func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
-
 // lcConn is one LayerCode conversation.
 type lcConn struct {
 	ws                    *wsConn

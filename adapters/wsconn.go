@@ -208,7 +208,7 @@ func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetes
 	}
 	if err != nil {
 		if secrets := urlSecrets(url); len(secrets) > 0 {
-			err = redactedError{err: err, secrets: secrets} // net/http quotes the URL
+			err = redactErr(err, secrets) // net/http quotes the URL
 		}
 		url := redactURL(url)
 		capture.note("error", fmt.Sprintf("dial %s: %v", url, err))
@@ -595,22 +595,29 @@ func urlSecrets(raw string) []string {
 	return out
 }
 
-// redactedError hides credentials that an underlying error quotes (as
-// net/http quotes the URL it failed to reach).
+// redactedError is an error whose message had secrets taken out. It
+// matches what the original error matches (errors.Is) but does not unwrap
+// to it, since the original's message holds the secret (net/http, for one,
+// quotes the URL it failed to reach).
 type redactedError struct {
-	err     error
-	secrets []string
+	msg string
+	err error
 }
 
-func (e redactedError) Error() string {
-	msg := e.err.Error()
-	for _, s := range e.secrets {
+func (e *redactedError) Error() string { return e.msg }
+
+// Is reports whether the original error matches target.
+func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
+
+// redactErr returns err with every secret in its message replaced by
+// REDACTED.
+func redactErr(err error, secrets []string) error {
+	msg := err.Error()
+	for _, s := range secrets {
 		msg = strings.ReplaceAll(msg, s, "REDACTED")
 	}
-	return msg
+	return &redactedError{msg: msg, err: err}
 }
-
-func (e redactedError) Unwrap() error { return e.err }
 
 // redactURL returns url with the values of query parameters that carry
 // credentials (a signed URL's signature, a token, a key) replaced by
