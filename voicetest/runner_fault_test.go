@@ -70,13 +70,13 @@ type faultAgent struct {
 	virtual bool
 	turnEnd bool
 	recv    func(ctx context.Context, closed <-chan struct{}) (voicetest.AgentEvent, error)
-	conn    *faultConn
+	conn    atomic.Pointer[faultConn] // the last connection, for the test to watch
 }
 
 func (a *faultAgent) VirtualTime() bool { return a.virtual }
 
 func (a *faultAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
-	a.conn = &faultConn{
+	c := &faultConn{
 		caps: voicetest.Capabilities{Adapter: a.name, Audio: true, StreamingTranscripts: true,
 			TurnEnd: a.turnEnd, VirtualTime: a.virtual,
 			InputFormat:  voicetest.AudioFormat{Encoding: "pcm16", Rate: s.Rate},
@@ -84,7 +84,8 @@ func (a *faultAgent) Connect(ctx context.Context, s voicetest.Session) (voicetes
 		recv:   a.recv,
 		closed: make(chan struct{}),
 	}
-	return a.conn, nil
+	a.conn.Store(c)
+	return c, nil
 }
 
 // waitOrClose blocks until ctx is done or the conn is closed, as a Recv
@@ -392,7 +393,7 @@ func TestFaultContextCancelledOnTheRealClock(t *testing.T) {
 		errc <- err
 	}()
 	// Wait until the user has spoken, then cancel.
-	for agent.conn == nil || agent.conn.sent.Load() == 0 {
+	for c := agent.conn.Load(); c == nil || c.sent.Load() == 0; c = agent.conn.Load() {
 		runtime.Gosched()
 		time.Sleep(time.Millisecond)
 	}
