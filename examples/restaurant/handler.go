@@ -1,0 +1,76 @@
+package restaurant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+// dialogueKey is the session key of a call's Dialogue in a Handler.
+const dialogueKey = "restaurant.dialogue"
+
+// HandlerFunc returns the restaurant's agent as an in-process event
+// handler for adapters.Handler: the same Dialogue as the Server, with the
+// adapter doing the speech (text mode, or audio mode with a TTS and an
+// STT). Bookings go to book through the book_table tool, which the
+// adapter reports as tool call and result events.
+//
+// Silence re-prompts need adapters.WithInactivityTimeout; Agent sets it.
+func HandlerFunc(book *Book) adapters.HandlerFunc {
+	return func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+		if _, ok := ev.(adapters.StartEvent); ok {
+			d := NewDialogue()
+			c.Set(dialogueKey, d)
+			return act(c, book, d, d.Start())
+		}
+		v, ok := c.Get(dialogueKey)
+		if !ok {
+			return errors.New("restaurant: an event before StartEvent")
+		}
+		d := v.(*Dialogue)
+		switch ev := ev.(type) {
+		case adapters.TextEvent:
+			return act(c, book, d, d.Hear(ev.Text))
+		case adapters.DTMFEvent:
+			return act(c, book, d, d.Keys(ev.Digits))
+		case adapters.TimeoutEvent:
+			return act(c, book, d, d.Silence())
+		}
+		// InterruptEvent: the caller's words follow as a TextEvent.
+		// StopEvent: nothing to release.
+		return nil
+	}
+}
+
+// act does what r says: call the tool, speak, hang up.
+func act(c *adapters.Call, book *Book, d *Dialogue, r Reply) error {
+	if r.Book != nil {
+		_, err := c.Tool(ToolBookTable, *r.Book, func() (any, error) { return book.Add(*r.Book) })
+		if err != nil && !errors.Is(err, ErrInvalidBooking) {
+			return fmt.Errorf("restaurant: %s: %w", ToolBookTable, err)
+		}
+		r = d.Booked(err)
+	}
+	if r.Say != "" {
+		if err := c.Say(r.Say); err != nil {
+			return err
+		}
+	}
+	if r.HangUp {
+		return c.HangUp("goodbye")
+	}
+	return nil
+}
+
+// Agent returns the restaurant's agent in process, for voicetest.Scenario
+// on virtual time: adapters.Handler running HandlerFunc(book), named
+// "bella-vista", re-prompting after DefaultSilenceTimeout of silence. Add
+// adapters.AudioMode(tts, TelephoneSTT(stt, CallerPhrases())) to make it
+// speak and listen; without it, it exchanges text.
+func Agent(book *Book, opts ...adapters.HandlerOption) voicetest.Agent {
+	base := []adapters.HandlerOption{adapters.WithName("bella-vista"), adapters.WithInactivityTimeout(DefaultSilenceTimeout)}
+	return adapters.Handler(HandlerFunc(book), append(base, opts...)...)
+}
