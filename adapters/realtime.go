@@ -675,6 +675,16 @@ func (c *realtimeConn) awaitSession(ctx context.Context, limit time.Duration) er
 		}
 		term := ws.terminal
 		ws.mu.Unlock()
+		if qerr != nil || term != nil {
+			select {
+			case <-c.ready:
+				// session.updated arrived while the queue was read: the
+				// session is configured, and what followed it belongs to
+				// the conversation (Recv reports it).
+				return nil
+			default:
+			}
+		}
 		switch {
 		case qerr != nil:
 			return fmt.Errorf("adapters: %s: configuring the session: %w", realtimeAdapter, qerr)

@@ -83,6 +83,7 @@ type runner struct {
 	hasText      bool
 	textAt       time.Duration
 	turnAudio    time.Duration
+	turnEvents   int // events received since the last agent turn was recorded
 	greeted      bool
 	agentTurns   int
 	userEnd      time.Duration
@@ -165,7 +166,7 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 				r.streamClosed = true
 				continue
 			}
-			if err := r.handle(it); err != nil {
+			if err := r.take(it); err != nil {
 				return err
 			}
 		case <-r.timer.C:
@@ -185,9 +186,12 @@ func (r *runner) waitUntil(ctx context.Context, t time.Duration) error {
 	return err
 }
 
-// poll handles the agent events already waiting, without blocking.
+// poll handles the agent events already waiting, without blocking. It
+// handles at most those queued when it is called (and notices a closed
+// stream), so an agent that sends events as fast as they are handled cannot
+// keep it, and the runner's memory, growing forever.
 func (r *runner) poll() error {
-	for r.events != nil {
+	for budget := len(r.events) + 1; budget > 0 && r.events != nil; budget-- {
 		select {
 		case it, ok := <-r.events:
 			if !ok {
@@ -195,7 +199,7 @@ func (r *runner) poll() error {
 				r.streamClosed = true
 				return nil
 			}
-			if err := r.handle(it); err != nil {
+			if err := r.take(it); err != nil {
 				return err
 			}
 		default:
@@ -203,6 +207,21 @@ func (r *runner) poll() error {
 		}
 	}
 	return nil
+}
+
+// maxTurnEvents bounds the events an agent may send between two recorded
+// agent turns, so that an agent flooding the runner with events (logs,
+// data, transcript deltas) fails the scenario instead of growing its memory
+// without bound.
+const maxTurnEvents = 100_000
+
+// take counts and handles one event received from the agent.
+func (r *runner) take(it recvItem) error {
+	r.turnEvents++
+	if r.turnEvents > maxTurnEvents && it.err == nil {
+		return fmt.Errorf("the %s adapter sent more than %d events in one agent turn (the last a %s at %v, turn %d): it floods the runner; fix the agent or the adapter", r.adapter(), maxTurnEvents, it.ev.Kind, it.at, r.st.turn)
+	}
+	return r.handle(it)
 }
 
 // handle records one agent event.
@@ -238,6 +257,12 @@ func (r *runner) handle(it recvItem) error {
 			return fmt.Errorf("the %s adapter sent agent audio at %d Hz at %v, but the session rate is %d Hz: adapters must convert audio to Session.Rate", r.adapter(), ev.Audio.Rate, at, r.cfg.Rate)
 		}
 		if ev.Audio.IsEmpty() {
+			return nil
+		}
+		if r.turnAudio >= r.cfg.Timeouts.MaxTurnAudio {
+			// The turn is cut at MaxTurnAudio when it is drained; keeping
+			// more (audio that arrived while the user spoke) would let an
+			// agent that floods audio grow memory without bound.
 			return nil
 		}
 		r.speak(at, ev.Audio, ev.Audio.Duration())
@@ -367,6 +392,7 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 	seg := r.seg
 	r.seg = nil
 	r.turnAudio = 0
+	r.turnEvents = 0
 	if seg == nil {
 		if !hasText || strings.TrimSpace(text) == "" {
 			return nil

@@ -207,10 +207,17 @@ func artifactDir(base, name, testName string) string {
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
+// safeName turns a scenario or test name into one path element: no
+// separators or other unsafe characters, at most 60 bytes, and never "",
+// "." or ".." (which would name the parent directory, or the directory
+// itself, instead of a subdirectory).
 func safeName(s string) string {
 	s = unsafeChars.ReplaceAllString(s, "_")
 	if len(s) > 60 {
 		s = s[:60]
+	}
+	if strings.Trim(s, ".") == "" {
+		s = "_" + s
 	}
 	return s
 }
