@@ -316,7 +316,7 @@ func (a *LayerCodeAgent) authorize(ctx context.Context, timeout time.Duration, c
 		if err != nil {
 			err = fmt.Errorf("adapters: layercode: Authorize hook: %w", err)
 		}
-	} else {
+	} else if err = checkPlaintext("layercode", a.AuthorizeURL, a.WSOptions); err == nil {
 		capture.note("authorize", "POST "+a.AuthorizeURL)
 		auth, err = a.authorizeHTTP(actx, req)
 	}

@@ -62,6 +62,12 @@ type WSOptions struct {
 	// closes the connection with an error naming this field. Zero means
 	// DefaultMaxFrameBytes (1 MiB).
 	MaxFrameBytes int64
+	// RequireTLS refuses plain-text URLs (ws://, http://) to any host but
+	// loopback, so that an API key is never sent unencrypted to a remote
+	// agent. It is off by default: agents under test often run on a LAN or
+	// in a container without TLS, and a plain-text URL is the user's
+	// choice. Loopback (127.0.0.0/8, ::1, localhost) is always allowed.
+	RequireTLS bool
 }
 
 // resolved returns o with every zero field set to its default.
@@ -177,6 +183,9 @@ type wsConn struct {
 // called, so that the caller can finish its opening handshake first.
 func dialWS(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.Session, subprotocols []string) (*wsConn, error) {
 	opts = opts.resolved()
+	if err := checkPlaintext(adapter, url, opts); err != nil {
+		return nil, err
+	}
 	logf := s.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
