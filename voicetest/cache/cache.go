@@ -418,6 +418,15 @@ func validExt(ext string) bool {
 // file name carries a hash of its content, so concurrent writers of
 // different answers never mix an entry with another writer's body.
 func (c *Cache) store(r request, s stored) error {
+	err := c.writeEntry(r, s)
+	if err != nil && errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w; recording writes the cache under %s: make it writable, or replay only (-voicetest.cache=replay or VOICETEST_CACHE=replay)", err, c.dir)
+	}
+	return err
+}
+
+// writeEntry writes r's answer s as an entry and a body file.
+func (c *Cache) writeEntry(r request, s stored) error {
 	if !validExt(s.ext) {
 		return fmt.Errorf("voicetest/cache: invalid body extension %q", s.ext)
 	}
