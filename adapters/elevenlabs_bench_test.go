@@ -12,7 +12,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -57,21 +56,8 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 // the user_audio_chunk message and the loopback write. Bytes are the PCM16
 // input.
 func BenchmarkElevenLabsSendFrame(b *testing.B) {
-	a := &adapters.ElevenLabsAgent{URL: minimalEleven(b, 1<<30)}
-	ctx := context.Background()
-	conn, err := a.Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	frame := tone(24000, 440, 20*time.Millisecond, 9000)
-	b.SetBytes(int64(2 * frame.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := conn.SendAudio(ctx, frame); err != nil {
-			b.Fatal(err)
-		}
-	}
+	conn := benchConn(b, &adapters.ElevenLabsAgent{URL: minimalEleven(b, 1<<30)}, 24000)
+	benchSendFrame(b, conn, tone(24000, 440, 20*time.Millisecond, 9000))
 }
 
 // BenchmarkElevenLabsTurnMinimalPeer measures the harness's overhead per
@@ -81,35 +67,8 @@ func BenchmarkElevenLabsSendFrame(b *testing.B) {
 // of its own. ns/op is wall time; cpu-ns/op is the CPU time of the whole
 // process (adapter and server) per turn.
 func BenchmarkElevenLabsTurnMinimalPeer(b *testing.B) {
-	a := &adapters.ElevenLabsAgent{URL: minimalEleven(b, 34)}
-	ctx := context.Background()
-	conn, err := a.Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	frames := append(tone(24000, 440, 300*time.Millisecond, 9000).Frames(20*time.Millisecond),
-		pcm.Silence(24000, 300*time.Millisecond).Frames(20*time.Millisecond)...)
-	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		for _, f := range frames {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := conn.EndUtterance(ctx); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == voicetest.AgentAudio {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	conn := benchConn(b, &adapters.ElevenLabsAgent{URL: minimalEleven(b, 34)}, 24000)
+	frames := benchTurnFrames(24000)
+	benchTurns(b, conn, func(ctx context.Context) error { return sendUtterance(ctx, conn, frames) },
+		isKind(voicetest.AgentAudio))
 }
