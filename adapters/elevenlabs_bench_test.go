@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +22,7 @@ import (
 func minimalEleven(b *testing.B, turnChunks int) string {
 	b.Helper()
 	audio := []byte(`{"type":"audio","audio_event":{"audio_base_64":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `","event_id":1}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := benchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -47,8 +45,7 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 			}
 		}
 	}))
-	b.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/?agent_id=bench"
+	return srv.WSURL("/?agent_id=bench")
 }
 
 // BenchmarkElevenLabsSendFrame measures SendAudio of one 20 ms frame at

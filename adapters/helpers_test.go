@@ -2,10 +2,13 @@ package adapters_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/internal/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -126,4 +129,31 @@ func bargeInScenario(t *testing.T, agent voicetest.Agent) *voicetest.Result {
 		t.Errorf("timeline interrupt events %q\n%s", got, res.TimelineText())
 	}
 	return res
+}
+
+// benchServer starts a benchmark's minimal peer, h, on loopback and stops
+// it when the benchmark ends.
+func benchServer(b *testing.B, h http.Handler) *peerkit.Server {
+	b.Helper()
+	srv := peerkit.Start(h)
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// blastLoop is a minimal peer's sending side: for every n received on
+// blast it sends msg n times, as fast as it can, until ctx ends or a
+// write fails.
+func blastLoop(ctx context.Context, ws *websocket.Conn, blast <-chan int, msg []byte) {
+	for {
+		select {
+		case n := <-blast:
+			for range n {
+				if ws.Write(ctx, websocket.MessageText, msg) != nil {
+					return
+				}
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
 }

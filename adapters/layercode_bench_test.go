@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,23 +64,11 @@ func newLCBenchPeer(b *testing.B) *lcBenchPeer {
 				}
 			}
 		}()
-		for {
-			select {
-			case n := <-p.blast:
-				for range n {
-					if ws.Write(ctx, websocket.MessageText, chunk) != nil {
-						return
-					}
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
+		blastLoop(ctx, ws, p.blast, chunk)
 	})
-	srv := httptest.NewServer(mux)
-	b.Cleanup(srv.Close)
+	srv := benchServer(b, mux)
 	p.authorizeURL = srv.URL + "/authorize"
-	p.wsURL = "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
+	p.wsURL = srv.WSURL("/ws")
 	return p
 }
 

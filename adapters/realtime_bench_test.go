@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +31,7 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 		[]byte(`{"type":"response.output_audio_transcript.done","event_id":"e","response_id":"r","item_id":"i","output_index":0,"content_index":0,"transcript":"Okay."}`),
 		[]byte(`{"type":"response.done","event_id":"e","response":{"id":"r","status":"completed","output":[]}}`),
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := benchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -57,21 +55,9 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 				}
 			}
 		}()
-		for {
-			select {
-			case n := <-blast:
-				for range n {
-					if ws.Write(ctx, websocket.MessageText, audio) != nil {
-						return
-					}
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
+		blastLoop(ctx, ws, blast, audio)
 	}))
-	b.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http"), blast
+	return base.WSURL(""), blast
 }
 
 func benchRealtimeConn(b *testing.B, url string, rate int) voicetest.Conn {

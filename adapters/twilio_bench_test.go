@@ -6,9 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +33,7 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 	b.Helper()
 	p := &benchPeer{blast: make(chan int, 1), turnFrames: turnFrames}
 	frame := base64.StdEncoding.EncodeToString(make([]byte, 160))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := benchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -69,21 +67,9 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 				}
 			}
 		}()
-		for {
-			select {
-			case n := <-p.blast:
-				for range n {
-					if ws.Write(ctx, websocket.MessageText, msg) != nil {
-						return
-					}
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
+		blastLoop(ctx, ws, p.blast, msg)
 	}))
-	b.Cleanup(srv.Close)
-	p.url = "ws" + strings.TrimPrefix(srv.URL, "http")
+	p.url = base.WSURL("")
 	return p
 }
 
