@@ -275,8 +275,7 @@ type elevenConn struct {
 
 	// Send side, guarded by sendMu.
 	sendMu  sync.Mutex
-	up      *pcm.Resampler
-	upBuf   []int16
+	up      upstream // the user's audio, session rate to wire rate
 	wire    []byte
 	msg     []byte
 	silence []int16
@@ -435,7 +434,7 @@ func (c *elevenConn) setupAudio() error {
 	}
 	var err error
 	if c.in.rate != c.rate {
-		if c.up, err = pcm.NewResampler(c.rate, c.in.rate); err != nil {
+		if c.up.rs, err = pcm.NewResampler(c.rate, c.in.rate); err != nil {
 			return fmt.Errorf("adapters: %s: %w", elevenAdapter, err)
 		}
 	}
@@ -472,41 +471,27 @@ func (c *elevenConn) sendChunkLocked(ctx context.Context, samples []int16) error
 
 // SendAudio streams user speech as user_audio_chunk messages.
 func (c *elevenConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
-	if ch.Rate != c.rate {
-		return fmt.Errorf("adapters: %s: SendAudio got a chunk at %d Hz, but the session rate is %d Hz; resample it first (pcm.Resample)", elevenAdapter, ch.Rate, c.rate)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkSendRate(elevenAdapter, ch.Rate, c.rate); err != nil {
 		return err
 	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	samples := ch.Samples
-	if c.up != nil {
-		c.upBuf = c.up.Process(c.upBuf[:0], samples)
-		samples = c.upBuf
-	}
-	return c.sendChunkLocked(ctx, samples)
+	return c.sendChunkLocked(ctx, c.up.process(ch.Samples))
 }
 
 // EndUtterance sends the resampler's tail and EndSilence of silence: the
 // protocol has no end-of-turn message, and the agent detects the pause.
 func (c *elevenConn) EndUtterance(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	if c.up != nil {
-		c.upBuf = c.up.Flush(c.upBuf[:0])
-		if err := c.sendChunkLocked(ctx, c.upBuf); err != nil {
-			return err
-		}
+	if err := c.sendChunkLocked(ctx, c.up.flush()); err != nil {
+		return err
 	}
 	left := pcm.SamplesFor(c.in.rate, c.endSilence)
 	for left > 0 {

@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -25,7 +22,7 @@ import (
 func minimalEleven(b *testing.B, turnChunks int) string {
 	b.Helper()
 	audio := []byte(`{"type":"audio","audio_event":{"audio_base_64":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `","event_id":1}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := benchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -48,8 +45,7 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 			}
 		}
 	}))
-	b.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/?agent_id=bench"
+	return srv.WSURL("/?agent_id=bench")
 }
 
 // BenchmarkElevenLabsSendFrame measures SendAudio of one 20 ms frame at
@@ -57,21 +53,8 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 // the user_audio_chunk message and the loopback write. Bytes are the PCM16
 // input.
 func BenchmarkElevenLabsSendFrame(b *testing.B) {
-	a := &adapters.ElevenLabsAgent{URL: minimalEleven(b, 1<<30)}
-	ctx := context.Background()
-	conn, err := a.Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	frame := tone(24000, 440, 20*time.Millisecond, 9000)
-	b.SetBytes(int64(2 * frame.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := conn.SendAudio(ctx, frame); err != nil {
-			b.Fatal(err)
-		}
-	}
+	conn := benchConn(b, &adapters.ElevenLabsAgent{URL: minimalEleven(b, 1<<30)}, 24000)
+	benchSendFrame(b, conn, tone(24000, 440, 20*time.Millisecond, 9000))
 }
 
 // BenchmarkElevenLabsTurnMinimalPeer measures the harness's overhead per
@@ -81,35 +64,8 @@ func BenchmarkElevenLabsSendFrame(b *testing.B) {
 // of its own. ns/op is wall time; cpu-ns/op is the CPU time of the whole
 // process (adapter and server) per turn.
 func BenchmarkElevenLabsTurnMinimalPeer(b *testing.B) {
-	a := &adapters.ElevenLabsAgent{URL: minimalEleven(b, 34)}
-	ctx := context.Background()
-	conn, err := a.Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	frames := append(tone(24000, 440, 300*time.Millisecond, 9000).Frames(20*time.Millisecond),
-		pcm.Silence(24000, 300*time.Millisecond).Frames(20*time.Millisecond)...)
-	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		for _, f := range frames {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := conn.EndUtterance(ctx); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == voicetest.AgentAudio {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	conn := benchConn(b, &adapters.ElevenLabsAgent{URL: minimalEleven(b, 34)}, 24000)
+	frames := benchTurnFrames(24000)
+	benchTurns(b, conn, func(ctx context.Context) error { return sendUtterance(ctx, conn, frames) },
+		isKind(voicetest.AgentAudio))
 }

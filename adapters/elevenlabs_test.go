@@ -53,12 +53,7 @@ func elevenAgent(peer *elevenpeer.Server) *adapters.ElevenLabsAgent {
 
 func dialEleven(t testing.TB, a *adapters.ElevenLabsAgent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
-	conn, err := a.Connect(t.Context(), s)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	closeConn(t, conn)
-	return conn
+	return dialAgent(t, a, s)
 }
 
 func TestElevenLabsConversation(t *testing.T) {
@@ -706,31 +701,7 @@ func TestElevenLabsScenarioInterrupt(t *testing.T) {
 		ChunkDelay:   20 * time.Millisecond,
 		Turns:        []elevenpeer.Turn{{Reply: "Sure, {heard}"}},
 	})
-	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     elevenAgent(peer),
-		UserVoice: fixtures.FakeTTS(),
-		// How much of the interrupted reply was said (its transcript, the
-		// correction) depends on how far the server had streamed when the
-		// barge-in came, which varies from run to run: no golden files.
-		Golden: voicetest.GoldenOptions{Disable: true},
-		Script: []voicetest.Step{
-			voicetest.Interrupt("Make it eight", voicetest.After(400*time.Millisecond)),
-			voicetest.AgentTurn(),
-		},
-	})
-	if !res.Success {
-		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
-	}
-	var types []string
-	for _, e := range res.Timeline {
-		switch e.Type {
-		case voicetest.EventUserInterrupt, voicetest.EventAgentInterrupted:
-			types = append(types, string(e.Type))
-		}
-	}
-	if got := strings.Join(types, " "); got != "user_interrupt agent_interrupted" {
-		t.Errorf("timeline interrupt events %q\n%s", got, res.TimelineText())
-	}
+	res := bargeInScenario(t, elevenAgent(peer))
 	last := res.Transcript[len(res.Transcript)-1]
 	if last.Role != voicetest.RoleAgent || last.Text != "Sure, Make it eight" {
 		t.Errorf("last message %+v, want the reply to the barge-in\n%s", last, res.TranscriptText())

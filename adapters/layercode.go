@@ -255,7 +255,7 @@ func (a *LayerCodeAgent) Connect(ctx context.Context, s voicetest.Session) (voic
 		kick:         make(chan struct{}, 1),
 	}
 	if s.Rate != inRate {
-		if c.up, err = pcm.NewResampler(s.Rate, inRate); err != nil {
+		if c.up.rs, err = pcm.NewResampler(s.Rate, inRate); err != nil {
 			return nil, fmt.Errorf("adapters: layercode: %w", err)
 		}
 	}
@@ -493,10 +493,9 @@ type lcConn struct {
 
 	// Send side, used by the runner's sending goroutine.
 	sendMu  sync.Mutex
-	up      *pcm.Resampler
-	upBuf   []int16
-	pending []int16 // input-rate audio not yet sent
-	userOn  bool    // an utterance is in progress (vad_start sent)
+	up      upstream // the user's audio, session rate to wire rate
+	pending []int16  // input-rate audio not yet sent
+	userOn  bool     // an utterance is in progress (vad_start sent)
 	msg     []byte
 	pcmBuf  []byte
 
@@ -532,27 +531,19 @@ func (c *lcConn) Capabilities() voicetest.Capabilities {
 // chunk length; the first voiced audio of an utterance is preceded by
 // vad_events vad_start (or trigger.turn.start under push to talk).
 func (c *lcConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
-	if ch.Rate != c.rate {
-		return fmt.Errorf("adapters: layercode: SendAudio got a chunk at %d Hz, but the session rate is %d Hz; resample it first (pcm.Resample)", ch.Rate, c.rate)
+	if err := checkSendRate("layercode", ch.Rate, c.rate); err != nil {
+		return err
 	}
 	if c.textInput {
 		return &voicetest.UnsupportedError{Adapter: "layercode", Capability: "audio input",
 			Alternative: "the adapter was built with TextInput: send text, or leave TextInput false"}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	if c.up != nil {
-		c.upBuf = c.up.Process(c.upBuf[:0], ch.Samples)
-		c.pending = append(c.pending, c.upBuf...)
-	} else {
-		c.pending = append(c.pending, ch.Samples...)
-	}
+	c.pending = append(c.pending, c.up.process(ch.Samples)...)
 	if !c.userOn && pcm.RMS(ch) > layerCodeVoicedRMS {
 		c.userOn = true
 		start := `{"type":"vad_events","event":"vad_start"}`
@@ -592,18 +583,12 @@ func (c *lcConn) EndUtterance(ctx context.Context) error {
 	if c.textInput {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	if c.up != nil {
-		c.upBuf = c.up.Flush(c.upBuf[:0])
-		c.pending = append(c.pending, c.upBuf...)
-	}
+	c.pending = append(c.pending, c.up.flush()...)
 	if err := c.sendChunksLocked(ctx, true); err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,23 +64,11 @@ func newLCBenchPeer(b *testing.B) *lcBenchPeer {
 				}
 			}
 		}()
-		for {
-			select {
-			case n := <-p.blast:
-				for range n {
-					if ws.Write(ctx, websocket.MessageText, chunk) != nil {
-						return
-					}
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
+		blastLoop(ctx, ws, p.blast, chunk)
 	})
-	srv := httptest.NewServer(mux)
-	b.Cleanup(srv.Close)
+	srv := benchServer(b, mux)
 	p.authorizeURL = srv.URL + "/authorize"
-	p.wsURL = "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
+	p.wsURL = srv.WSURL("/ws")
 	return p
 }
 
@@ -90,12 +76,7 @@ func (p *lcBenchPeer) connect(b *testing.B) voicetest.Conn {
 	b.Helper()
 	a := adapters.LayerCode(p.authorizeURL, "bench")
 	a.WebSocketURL = p.wsURL
-	conn, err := a.Connect(context.Background(), benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
-	return conn
+	return benchConn(b, a, 24000)
 }
 
 // BenchmarkLayerCodeSendFrame measures SendAudio of one 20 ms frame at
@@ -104,15 +85,7 @@ func (p *lcBenchPeer) connect(b *testing.B) voicetest.Conn {
 // input.
 func BenchmarkLayerCodeSendFrame(b *testing.B) {
 	conn := newLCBenchPeer(b).connect(b)
-	ctx := context.Background()
-	frame := tone(24000, 440, 20*time.Millisecond, 9000)
-	b.SetBytes(int64(2 * frame.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := conn.SendAudio(ctx, frame); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchSendFrame(b, conn, tone(24000, 440, 20*time.Millisecond, 9000))
 }
 
 // BenchmarkLayerCodeRecvChunk measures receiving one 100 ms response.audio
@@ -144,12 +117,7 @@ func BenchmarkLayerCodeRecvChunk(b *testing.B) {
 // turn.)
 func lcBenchTurn(b *testing.B, conn voicetest.Conn, frames []pcm.Chunk) {
 	ctx := context.Background()
-	for _, f := range frames {
-		if err := conn.SendAudio(ctx, f); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := conn.EndUtterance(ctx); err != nil {
+	if err := sendUtterance(ctx, conn, frames); err != nil {
 		b.Fatal(err)
 	}
 	text := false
@@ -227,27 +195,7 @@ func (benchTTS) Synthesize(_ context.Context, req voicetest.SpeechRequest) (pcm.
 // AgentTurnEnd. Wall time includes the 20 ms the audio takes to play;
 // cpu-ns/op is the agent's own cost.
 func BenchmarkComposableTextTurn(b *testing.B) {
-	conn, err := adapters.Composable(fixtures.FakeSTT(), echoLLM(), benchTTS{}).Connect(context.Background(), benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		if err := conn.SendText(ctx, "Hello."); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == voicetest.AgentTurnEnd {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	conn := benchConn(b, adapters.Composable(fixtures.FakeSTT(), echoLLM(), benchTTS{}), 24000)
+	benchTurns(b, conn, func(ctx context.Context) error { return conn.SendText(ctx, "Hello.") },
+		isKind(voicetest.AgentTurnEnd))
 }

@@ -30,12 +30,7 @@ func lcAgent(peer *layercodepeer.Peer) *adapters.LayerCodeAgent {
 // when the test ends.
 func lcDial(t testing.TB, a *adapters.LayerCodeAgent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
-	conn, err := a.Connect(t.Context(), s)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	closeConn(t, conn)
-	return conn
+	return dialAgent(t, a, s)
 }
 
 // fakeTranscribe is the peer's STT: it decodes fixtures.FakeTTS speech.

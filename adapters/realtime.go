@@ -280,7 +280,7 @@ func (a *RealtimeAgent) Connect(ctx context.Context, s voicetest.Session) (voice
 		c.endSilence = a.endSilence()
 	}
 	if s.Rate != realtimeRate {
-		if c.up, err = pcm.NewResampler(s.Rate, realtimeRate); err != nil {
+		if c.up.rs, err = pcm.NewResampler(s.Rate, realtimeRate); err != nil {
 			return nil, fmt.Errorf("adapters: %s: %w", realtimeAdapter, err)
 		}
 		if c.down, err = pcm.NewResampler(realtimeRate, s.Rate); err != nil {
@@ -628,8 +628,7 @@ type realtimeConn struct {
 
 	// Send side, guarded by sendMu.
 	sendMu      sync.Mutex
-	up          *pcm.Resampler
-	upBuf       []int16
+	up          upstream // the user's audio, session rate to wire rate
 	msg         []byte
 	sendPCM     []byte
 	uncommitted int // input samples (24 kHz) appended since the last commit
@@ -748,42 +747,28 @@ func (c *realtimeConn) appendLocked(ctx context.Context, samples []int16) error 
 
 // SendAudio appends user speech to the server's input audio buffer.
 func (c *realtimeConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
-	if ch.Rate != c.rate {
-		return fmt.Errorf("adapters: %s: SendAudio got a chunk at %d Hz, but the session rate is %d Hz; resample it first (pcm.Resample)", realtimeAdapter, ch.Rate, c.rate)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkSendRate(realtimeAdapter, ch.Rate, c.rate); err != nil {
 		return err
 	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	samples := ch.Samples
-	if c.up != nil {
-		c.upBuf = c.up.Process(c.upBuf[:0], samples)
-		samples = c.upBuf
-	}
-	return c.appendLocked(ctx, samples)
+	return c.appendLocked(ctx, c.up.process(ch.Samples))
 }
 
 // EndUtterance ends the user's turn: with manual commits it commits the
 // input buffer and asks for a response; under server turn detection it
 // appends EndSilence of silence.
 func (c *realtimeConn) EndUtterance(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	if c.up != nil {
-		c.upBuf = c.up.Flush(c.upBuf[:0])
-		if err := c.appendLocked(ctx, c.upBuf); err != nil {
-			return err
-		}
+	if err := c.appendLocked(ctx, c.up.flush()); err != nil {
+		return err
 	}
 	if c.serverVAD {
 		if c.endSilence > 0 {

@@ -5,16 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
 	"github.com/voicetest-go/voicetest/internal/realtimepeer"
-	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -34,7 +31,7 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 		[]byte(`{"type":"response.output_audio_transcript.done","event_id":"e","response_id":"r","item_id":"i","output_index":0,"content_index":0,"transcript":"Okay."}`),
 		[]byte(`{"type":"response.done","event_id":"e","response":{"id":"r","status":"completed","output":[]}}`),
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := benchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -58,33 +55,16 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 				}
 			}
 		}()
-		for {
-			select {
-			case n := <-blast:
-				for range n {
-					if ws.Write(ctx, websocket.MessageText, audio) != nil {
-						return
-					}
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
+		blastLoop(ctx, ws, blast, audio)
 	}))
-	b.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http"), blast
+	return base.WSURL(""), blast
 }
 
 func benchRealtimeConn(b *testing.B, url string, rate int) voicetest.Conn {
 	b.Helper()
 	a := adapters.OpenAIRealtime("gpt-realtime")
 	a.URL, a.APIKey = url, "sk-bench"
-	conn, err := a.Connect(context.Background(), benchSession(rate))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
-	return conn
+	return benchConn(b, a, rate)
 }
 
 // BenchmarkRealtimeSendFrame measures SendAudio of one 20 ms frame at the
@@ -95,16 +75,7 @@ func BenchmarkRealtimeSendFrame(b *testing.B) {
 	for _, rate := range []int{24000, 16000} {
 		b.Run(strconv.Itoa(rate/1000)+"kHz", func(b *testing.B) {
 			url, _ := minimalRealtime(b)
-			conn := benchRealtimeConn(b, url, rate)
-			frame := tone(rate, 440, 20*time.Millisecond, 9000)
-			ctx := context.Background()
-			b.SetBytes(int64(2 * frame.Len()))
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := conn.SendAudio(ctx, frame); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchSendFrame(b, benchRealtimeConn(b, url, rate), tone(rate, 440, 20*time.Millisecond, 9000))
 		})
 	}
 }
@@ -136,31 +107,9 @@ func BenchmarkRealtimeRecvDelta(b *testing.B) {
 // drained to its AgentTurnEnd.
 func benchRealtimeTurn(b *testing.B, conn voicetest.Conn, rate int) {
 	b.Helper()
-	frames := append(tone(rate, 440, 300*time.Millisecond, 9000).Frames(20*time.Millisecond),
-		pcm.Silence(rate, 300*time.Millisecond).Frames(20*time.Millisecond)...)
-	ctx := context.Background()
-	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		for _, f := range frames {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := conn.EndUtterance(ctx); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == voicetest.AgentTurnEnd {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	frames := benchTurnFrames(rate)
+	benchTurns(b, conn, func(ctx context.Context) error { return sendUtterance(ctx, conn, frames) },
+		isKind(voicetest.AgentTurnEnd))
 }
 
 // BenchmarkRealtimeTurnMinimalPeer measures the harness's overhead per

@@ -38,12 +38,7 @@ func turnText(evs []voicetest.AgentEvent, kind voicetest.EventKind) (final, delt
 
 func dialRealtime(t testing.TB, a *adapters.RealtimeAgent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
-	conn, err := a.Connect(t.Context(), s)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	closeConn(t, conn)
-	return conn
+	return dialAgent(t, a, s)
 }
 
 // realtimeAgent returns an agent for the peer, with a key that the
@@ -935,31 +930,7 @@ func TestRealtimeScenarioInterrupt(t *testing.T) {
 	})
 	a := realtimeAgent(peer)
 	a.Greeting = true
-	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     a,
-		UserVoice: fixtures.FakeTTS(),
-		// How much of the interrupted reply was said (its transcript, the
-		// correction) depends on how far the server had streamed when the
-		// barge-in came, which varies from run to run: no golden files.
-		Golden: voicetest.GoldenOptions{Disable: true},
-		Script: []voicetest.Step{
-			voicetest.Interrupt("Make it eight", voicetest.After(400*time.Millisecond)),
-			voicetest.AgentTurn(),
-		},
-	})
-	if !res.Success {
-		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
-	}
-	var types []string
-	for _, e := range res.Timeline {
-		switch e.Type {
-		case voicetest.EventUserInterrupt, voicetest.EventAgentInterrupted:
-			types = append(types, string(e.Type))
-		}
-	}
-	if got := strings.Join(types, " "); got != "user_interrupt agent_interrupted" {
-		t.Errorf("timeline interrupt events %q\n%s", got, res.TimelineText())
-	}
+	res := bargeInScenario(t, a)
 	if len(res.Latency.InterruptResponse) != 1 || res.Latency.InterruptResponse[0] > time.Second {
 		t.Errorf("interrupt response times %v", res.Latency.InterruptResponse)
 	}

@@ -183,7 +183,7 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 		kick:        make(chan struct{}, 1),
 	}
 	if s.Rate != twilioRate {
-		if c.up, err = pcm.NewResampler(s.Rate, twilioRate); err != nil {
+		if c.up.rs, err = pcm.NewResampler(s.Rate, twilioRate); err != nil {
 			return nil, fmt.Errorf("adapters: twilio: %w", err)
 		}
 		if c.down, err = pcm.NewResampler(twilioRate, s.Rate); err != nil {
@@ -381,10 +381,9 @@ type twilioConn struct {
 	// sequence numbers follow wire order; it also guards the playback
 	// state below (marks are echoed by whoever holds it).
 	sendMu    sync.Mutex
-	seq       int // last sequenceNumber sent
-	chunk     int // last media chunk number sent
-	up        *pcm.Resampler
-	upBuf     []int16
+	seq       int       // last sequenceNumber sent
+	chunk     int       // last media chunk number sent
+	up        upstream  // the user's audio, session rate to wire rate
 	pending   []byte    // µ-law audio not yet sent
 	flushReq  bool      // send the partial frame at the next tick
 	speaking  bool      // an utterance is open: SendAudio since EndUtterance
@@ -413,22 +412,14 @@ func (c *twilioConn) Capabilities() voicetest.Capabilities { return twilioCaps(c
 
 // SendAudio streams user speech as 20 ms media frames.
 func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
-	if ch.Rate != c.rate {
-		return fmt.Errorf("adapters: twilio: SendAudio got a chunk at %d Hz, but the session rate is %d Hz; resample it first (pcm.Resample)", ch.Rate, c.rate)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkSendRate("twilio", ch.Rate, c.rate); err != nil {
 		return err
 	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
-	if c.up != nil {
-		c.upBuf = c.up.Process(c.upBuf[:0], ch.Samples)
-		c.pending = pcm.EncodeMulaw(c.pending, c.upBuf)
-	} else {
-		c.pending = pcm.EncodeMulaw(c.pending, ch.Samples)
-	}
+	c.pending = pcm.EncodeMulaw(c.pending, c.up.process(ch.Samples))
 	c.speaking, c.lastAudio = true, time.Now()
 	if c.pacing == Fast {
 		err := c.sendFramesLocked(ctx, false)
@@ -443,17 +434,11 @@ func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 // Fast pacing sends EndSilence). Twilio has no message for the end of the
 // caller's speech; the bot detects it itself, unless CallerMarks is set.
 func (c *twilioConn) EndUtterance(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
-	if c.up != nil {
-		c.upBuf = c.up.Flush(c.upBuf[:0])
-		c.pending = pcm.EncodeMulaw(c.pending, c.upBuf)
-	}
+	c.pending = pcm.EncodeMulaw(c.pending, c.up.flush())
 	if c.pacing == Fast {
 		defer c.sendMu.Unlock()
 		if err := c.sendFramesLocked(ctx, true); err != nil {

@@ -6,9 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
 	"github.com/voicetest-go/voicetest/internal/twiliobot"
-	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -36,7 +33,7 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 	b.Helper()
 	p := &benchPeer{blast: make(chan int, 1), turnFrames: turnFrames}
 	frame := base64.StdEncoding.EncodeToString(make([]byte, 160))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := benchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -70,21 +67,9 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 				}
 			}
 		}()
-		for {
-			select {
-			case n := <-p.blast:
-				for range n {
-					if ws.Write(ctx, websocket.MessageText, msg) != nil {
-						return
-					}
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
+		blastLoop(ctx, ws, p.blast, msg)
 	}))
-	b.Cleanup(srv.Close)
-	p.url = "ws" + strings.TrimPrefix(srv.URL, "http")
+	p.url = base.WSURL("")
 	return p
 }
 
@@ -99,20 +84,7 @@ func BenchmarkTwilioSendFrame(b *testing.B) {
 	p := newBenchPeer(b, 0)
 	a := adapters.Twilio(p.url)
 	a.Pacing = adapters.Fast
-	ctx := context.Background()
-	conn, err := a.Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	frame := tone(24000, 440, 20*time.Millisecond, 9000)
-	b.SetBytes(int64(2 * frame.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := conn.SendAudio(ctx, frame); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchSendFrame(b, benchConn(b, a, 24000), tone(24000, 440, 20*time.Millisecond, 9000))
 }
 
 // BenchmarkTwilioRecvFrame measures receiving one 20 ms media frame from
@@ -154,40 +126,16 @@ func BenchmarkTwilioTurn(b *testing.B) {
 	bot := twiliobot.New(b, twiliobot.Config{ReplyDuration: 20 * time.Millisecond})
 	a := adapters.Twilio(bot.URL)
 	a.Pacing = adapters.Fast
-	ctx := context.Background()
-	conn, err := a.Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	speech := tone(24000, 440, 300*time.Millisecond, 9000).Frames(20 * time.Millisecond)
-	silence := pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond)
-	frames := append(speech, silence...)
-	b.ReportAllocs()
-	turn := 0
-	cpu0 := cpuTime(b)
-	for b.Loop() {
+	conn := benchConn(b, a, 24000)
+	frames := benchTurnFrames(24000)
+	turn, want := 0, ""
+	benchTurns(b, conn, func(ctx context.Context) error {
 		turn++
-		for _, f := range frames {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := conn.EndUtterance(ctx); err != nil {
-			b.Fatal(err)
-		}
-		want := `{"name":"reply-` + strconv.Itoa(turn) + `"}`
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == voicetest.AgentData && string(ev.Data) == want {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		want = `{"name":"reply-` + strconv.Itoa(turn) + `"}`
+		return sendUtterance(ctx, conn, frames)
+	}, func(ev voicetest.AgentEvent) bool {
+		return ev.Kind == voicetest.AgentData && string(ev.Data) == want
+	})
 }
 
 // cpuTime returns the CPU time this process has used.
@@ -211,35 +159,8 @@ func BenchmarkTwilioTurnMinimalPeer(b *testing.B) {
 	p := newBenchPeer(b, turnFrames)
 	a := adapters.Twilio(p.url)
 	a.Pacing = adapters.Fast
-	ctx := context.Background()
-	conn, err := a.Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	speech := tone(24000, 440, 300*time.Millisecond, 9000).Frames(20 * time.Millisecond)
-	silence := pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond)
-	frames := append(speech, silence...)
-	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		for _, f := range frames {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := conn.EndUtterance(ctx); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == voicetest.AgentData {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	conn := benchConn(b, a, 24000)
+	frames := benchTurnFrames(24000)
+	benchTurns(b, conn, func(ctx context.Context) error { return sendUtterance(ctx, conn, frames) },
+		isKind(voicetest.AgentData))
 }

@@ -32,12 +32,7 @@ func speak(t testing.TB, ctx context.Context, conn voicetest.Conn, rate int, pac
 
 func dialTwilio(t testing.TB, a *adapters.TwilioAgent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
-	conn, err := a.Connect(t.Context(), s)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	closeConn(t, conn)
-	return conn
+	return dialAgent(t, a, s)
 }
 
 func TestTwilioConversation(t *testing.T) {

@@ -141,10 +141,7 @@ func (c *wsAgentConn) unsupported(capability, alternative string) error {
 
 // send encodes with enc and writes the frames, in order.
 func (c *wsAgentConn) send(ctx context.Context, enc func([]Frame) ([]Frame, error)) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.ws.closedErr(); err != nil {
+	if err := c.ws.sendable(ctx); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -186,8 +183,8 @@ func (c *wsAgentConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if !c.caps.Audio {
 		return c.unsupported("audio input", "send the user's words as text (SendText)")
 	}
-	if ch.Rate != c.rate {
-		return fmt.Errorf("adapters: %s: SendAudio got a chunk at %d Hz, but the session rate is %d Hz; resample it first (pcm.Resample)", c.caps.Adapter, ch.Rate, c.rate)
+	if err := checkSendRate(c.caps.Adapter, ch.Rate, c.rate); err != nil {
+		return err
 	}
 	if len(ch.Samples) == 0 {
 		return nil

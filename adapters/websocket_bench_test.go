@@ -24,21 +24,9 @@ func BenchmarkWebSocketSendFrame(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			bot := wsbot.New(b, wsbot.Config{Mode: bc.mode})
-			ctx := context.Background()
-			conn, err := adapters.WebSocket(bot.URL, bc.codec).Connect(ctx, benchSession(24000))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer conn.Close()
+			conn := benchConn(b, adapters.WebSocket(bot.URL, bc.codec), 24000)
 			// Silence, so that the raw bot's VAD never replies.
-			frame := tone(24000, 440, 20*time.Millisecond, 0)
-			b.SetBytes(int64(2 * frame.Len()))
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := conn.SendAudio(ctx, frame); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchSendFrame(b, conn, tone(24000, 440, 20*time.Millisecond, 0))
 		})
 	}
 }
@@ -49,27 +37,7 @@ func BenchmarkWebSocketSendFrame(b *testing.B) {
 // process, so this is an upper bound of the harness's overhead per turn.
 func BenchmarkWebSocketJSONTurn(b *testing.B) {
 	bot := wsbot.New(b, wsbot.Config{ReplyDuration: 20 * time.Millisecond})
-	ctx := context.Background()
-	conn, err := adapters.WebSocket(bot.URL, adapters.JSONBase64(adapters.JSONOptions{TurnEnd: true})).Connect(ctx, benchSession(24000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		if err := conn.SendText(ctx, "hello"); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if ev.Kind == voicetest.AgentTurnEnd {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	conn := benchConn(b, adapters.WebSocket(bot.URL, adapters.JSONBase64(adapters.JSONOptions{TurnEnd: true})), 24000)
+	benchTurns(b, conn, func(ctx context.Context) error { return conn.SendText(ctx, "hello") },
+		isKind(voicetest.AgentTurnEnd))
 }

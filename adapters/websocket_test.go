@@ -17,12 +17,7 @@ import (
 
 func dialWS(t testing.TB, a *adapters.WebSocketAgent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
-	conn, err := a.Connect(t.Context(), s)
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	closeConn(t, conn)
-	return conn
+	return dialAgent(t, a, s)
 }
 
 func isKind(k voicetest.EventKind) func(voicetest.AgentEvent) bool {

@@ -34,15 +34,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/internal/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -162,13 +161,9 @@ type Server struct {
 	// (without agent_id).
 	URL string
 
-	cfg  Config
-	srv  *httptest.Server
-	done chan struct{}
-
-	mu     sync.Mutex
-	convs  []*Conversation
-	change chan struct{}
+	cfg   Config
+	srv   *peerkit.Server
+	convs *peerkit.Log[Conversation]
 }
 
 // New starts a server on loopback and closes it when the test ends.
@@ -196,11 +191,11 @@ func Start(cfg Config) *Server {
 	if cfg.Threshold <= 0 {
 		cfg.Threshold = 500
 	}
-	s := &Server{cfg: cfg, done: make(chan struct{}), change: make(chan struct{})}
+	s := &Server{cfg: cfg, convs: peerkit.NewLog(cloneConversation)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/convai/conversation", s.serve)
-	s.srv = httptest.NewServer(mux)
-	s.URL = "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/v1/convai/conversation"
+	s.srv = peerkit.Start(mux)
+	s.URL = s.srv.WSURL("/v1/convai/conversation")
 	return s
 }
 
@@ -212,54 +207,32 @@ func (s *Server) SignedURL() string {
 
 // Close stops the server and ends its conversations.
 func (s *Server) Close() {
-	close(s.done)
 	s.srv.Close()
 }
 
 // Conversations returns a copy of what the server saw of each connection.
-func (s *Server) Conversations() []Conversation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Conversation, len(s.convs))
-	for i, c := range s.convs {
-		out[i] = *c
-		out[i].Errors = slices.Clone(c.Errors)
-		out[i].Audio = slices.Clone(c.Audio)
-		out[i].Texts = slices.Clone(c.Texts)
-		out[i].ToolResults = slices.Clone(c.ToolResults)
-	}
+func (s *Server) Conversations() []Conversation { return s.convs.Snapshot() }
+
+// cloneConversation copies a conversation, sharing no slices with it.
+func cloneConversation(c *Conversation) Conversation {
+	out := *c
+	out.Errors = slices.Clone(c.Errors)
+	out.Audio = slices.Clone(c.Audio)
+	out.Texts = slices.Clone(c.Texts)
+	out.ToolResults = slices.Clone(c.ToolResults)
 	return out
 }
 
 // Wait waits until conversation i satisfies cond, or ctx ends.
 func (s *Server) Wait(ctx context.Context, i int, cond func(Conversation) bool) (Conversation, error) {
-	for {
-		s.mu.Lock()
-		ch := s.change
-		ok := i < len(s.convs)
-		s.mu.Unlock()
-		var c Conversation
-		if ok {
-			c = s.Conversations()[i]
-			if cond(c) {
-				return c, nil
-			}
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return c, fmt.Errorf("elevenpeer: conversation %d never reached the expected state (errors so far %q): %w", i, c.Errors, ctx.Err())
-		}
+	c, err := s.convs.Wait(ctx, i, cond)
+	if err != nil {
+		return c, fmt.Errorf("elevenpeer: conversation %d never reached the expected state (errors so far %q): %w", i, c.Errors, err)
 	}
+	return c, nil
 }
 
-func (s *Server) update(c *Conversation, f func(*Conversation)) {
-	s.mu.Lock()
-	f(c)
-	close(s.change)
-	s.change = make(chan struct{})
-	s.mu.Unlock()
-}
+func (s *Server) update(c *Conversation, f func(*Conversation)) { s.convs.Update(c, f) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -277,24 +250,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ws, err := websocket.Accept(w, r, nil)
+	ws, err := peerkit.Accept(w, r, 4<<20)
 	if err != nil {
 		return
 	}
-	ws.SetReadLimit(4 << 20)
-	conv := &Conversation{}
-	s.mu.Lock()
-	s.convs = append(s.convs, conv)
-	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
+	conv := s.convs.Add(func(int) *Conversation { return &Conversation{} })
+	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-s.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	p := &peer{s: s, ws: ws, conv: conv, ctx: ctx, pending: map[string]bool{}}
 	p.run()
 	s.update(conv, func(c *Conversation) { c.Ended = true })
@@ -354,13 +316,7 @@ func (p *peer) errorf(f string, args ...any) {
 	p.s.update(p.conv, func(c *Conversation) { c.Errors = append(c.Errors, msg) })
 }
 
-func (p *peer) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return p.ws.Write(p.ctx, websocket.MessageText, b)
-}
+func (p *peer) write(v any) error { return peerkit.WriteJSON(p.ctx, p.ws, v) }
 
 type clientMsg struct {
 	Type       string          `json:"type"`

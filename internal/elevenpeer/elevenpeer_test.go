@@ -1,7 +1,6 @@
 package elevenpeer_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -10,48 +9,12 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/internal/elevenpeer"
+	"github.com/voicetest-go/voicetest/internal/peerkit"
 )
 
-type client struct {
-	t  *testing.T
-	ws *websocket.Conn
-}
-
-func dial(t *testing.T, url string, header http.Header) *client {
+func dial(t *testing.T, url string, header http.Header) *peerkit.Client {
 	t.Helper()
-	ws, _, err := websocket.Dial(t.Context(), url, &websocket.DialOptions{HTTPHeader: header})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.SetReadLimit(1 << 20)
-	t.Cleanup(func() { ws.CloseNow() })
-	return &client{t, ws}
-}
-
-func (c *client) send(m string) {
-	c.t.Helper()
-	if err := c.ws.Write(c.t.Context(), websocket.MessageText, []byte(m)); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *client) expect(typ string) map[string]any {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.t.Context(), 5*time.Second)
-	defer cancel()
-	for {
-		_, data, err := c.ws.Read(ctx)
-		if err != nil {
-			c.t.Fatalf("waiting for %s: %v", typ, err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(data, &m); err != nil {
-			c.t.Fatalf("server sent non-JSON %q", data)
-		}
-		if m["type"] == typ {
-			return m
-		}
-	}
+	return peerkit.Dial(t, url, header)
 }
 
 func TestHandshake(t *testing.T) {
@@ -71,15 +34,15 @@ func TestHandshake(t *testing.T) {
 		}
 	}
 	c := dial(t, s.SignedURL(), nil)
-	c.send(`{"type":"conversation_initiation_client_data"}`)
-	c.expect("conversation_initiation_metadata")
+	c.Send(`{"type":"conversation_initiation_client_data"}`)
+	c.Expect("conversation_initiation_metadata")
 }
 
 func TestFirstMessageMustBeInitiation(t *testing.T) {
 	s := elevenpeer.New(t, elevenpeer.Config{})
 	c := dial(t, s.URL+"?agent_id=agent_test", nil)
-	c.send(`{"user_audio_chunk":"AAAA"}`)
-	_, _, err := c.ws.Read(t.Context())
+	c.Send(`{"user_audio_chunk":"AAAA"}`)
+	_, _, err := c.WS.Read(t.Context())
 	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
 		t.Errorf("read after a wrong first message: %v, want a 1008 close", err)
 	}
@@ -88,22 +51,22 @@ func TestFirstMessageMustBeInitiation(t *testing.T) {
 func TestRecordsViolations(t *testing.T) {
 	s := elevenpeer.New(t, elevenpeer.Config{PingInterval: time.Hour, FirstMessage: "hi"})
 	c := dial(t, s.URL+"?agent_id=agent_test", nil)
-	c.send(`{"type":"conversation_initiation_client_data","conversation_config_override":{"agent":{"first_message":"Overridden"}}}`)
-	meta := c.expect("conversation_initiation_metadata")["conversation_initiation_metadata_event"].(map[string]any)
+	c.Send(`{"type":"conversation_initiation_client_data","conversation_config_override":{"agent":{"first_message":"Overridden"}}}`)
+	meta := c.Expect("conversation_initiation_metadata")["conversation_initiation_metadata_event"].(map[string]any)
 	if meta["agent_output_audio_format"] != "pcm_16000" || meta["user_input_audio_format"] != "pcm_16000" {
 		t.Errorf("metadata %v", meta)
 	}
-	if resp := c.expect("agent_response")["agent_response_event"].(map[string]any); resp["agent_response"] != "Overridden" {
+	if resp := c.Expect("agent_response")["agent_response_event"].(map[string]any); resp["agent_response"] != "Overridden" {
 		t.Errorf("first message %v, want the override", resp)
 	}
-	ping := c.expect("ping")["ping_event"].(map[string]any)
-	c.send(`{"type":"pong","event_id":999}`)
-	c.send(`{"type":"pong","event_id":` + jsonNum(ping["event_id"]) + `}`)
-	c.send(`{"type":"user_audio","user_audio_chunk":"AAAAAA=="}`)
-	c.send(`{"user_audio_chunk":"!!"}`)
-	c.send(`{"type":"client_tool_result","tool_call_id":"nope","result":"x","is_error":false}`)
-	c.send(`{"type":"dance"}`)
-	c.send(`{"type":"user_message"}`)
+	ping := c.Expect("ping")["ping_event"].(map[string]any)
+	c.Send(`{"type":"pong","event_id":999}`)
+	c.Send(`{"type":"pong","event_id":` + jsonNum(ping["event_id"]) + `}`)
+	c.Send(`{"type":"user_audio","user_audio_chunk":"AAAAAA=="}`)
+	c.Send(`{"user_audio_chunk":"!!"}`)
+	c.Send(`{"type":"client_tool_result","tool_call_id":"nope","result":"x","is_error":false}`)
+	c.Send(`{"type":"dance"}`)
+	c.Send(`{"type":"user_message"}`)
 	conv, err := s.Wait(t.Context(), 0, func(c elevenpeer.Conversation) bool { return len(c.Errors) >= 6 && c.Pongs == 1 })
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +46,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/internal/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
 )
 
@@ -193,15 +193,12 @@ type Peer struct {
 	// WebSocketURL is the frontend WebSocket, without the query.
 	WebSocketURL string
 
-	cfg       Config
-	srv       *httptest.Server
-	done      chan struct{}
-	closeOnce sync.Once
+	cfg   Config
+	srv   *peerkit.Server
+	calls *peerkit.Log[Call]
 
-	mu     sync.Mutex
-	calls  []*Call
-	keys   map[string]*Call
-	change chan struct{}
+	mu   sync.Mutex
+	keys map[string]*Call // session keys not yet used
 }
 
 // New starts a peer on loopback and closes it when the test ends.
@@ -214,10 +211,7 @@ func New(tb testing.TB, cfg Config) *Peer {
 
 // Close stops the peer and ends its conversations.
 func (p *Peer) Close() {
-	p.closeOnce.Do(func() {
-		close(p.done) // ends stalls first
-		p.srv.Close()
-	})
+	p.srv.Close() // ends stalls first
 }
 
 // Start starts a peer on loopback; Close stops it.
@@ -246,61 +240,40 @@ func Start(cfg Config) *Peer {
 	if cfg.Threshold <= 0 {
 		cfg.Threshold = 300
 	}
-	p := &Peer{cfg: cfg, done: make(chan struct{}), change: make(chan struct{}), keys: map[string]*Call{}}
+	p := &Peer{cfg: cfg, calls: peerkit.NewLog(cloneCall), keys: map[string]*Call{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/authorize", p.authorize)
 	mux.HandleFunc("GET /v1/agents/web/websocket", p.serveWS)
-	p.srv = httptest.NewServer(mux)
+	p.srv = peerkit.Start(mux)
 	p.AuthorizeURL = p.srv.URL + "/api/authorize"
-	p.WebSocketURL = "ws" + strings.TrimPrefix(p.srv.URL, "http") + "/v1/agents/web/websocket"
+	p.WebSocketURL = p.srv.WSURL("/v1/agents/web/websocket")
 	return p
 }
 
 // Calls returns a copy of what the peer saw of each conversation so far.
-func (p *Peer) Calls() []Call {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]Call, len(p.calls))
-	for i, c := range p.calls {
-		out[i] = *c
-		out[i].Errors = append([]string(nil), c.Errors...)
-		out[i].Types = append([]string(nil), c.Types...)
-		out[i].Audio = append([]int16(nil), c.Audio...)
-		out[i].Heard = append([]string(nil), c.Heard...)
-		out[i].Acks = append([]Ack(nil), c.Acks...)
-	}
+func (p *Peer) Calls() []Call { return p.calls.Snapshot() }
+
+// cloneCall copies a call, sharing no slices with it.
+func cloneCall(c *Call) Call {
+	out := *c
+	out.Errors = append([]string(nil), c.Errors...)
+	out.Types = append([]string(nil), c.Types...)
+	out.Audio = append([]int16(nil), c.Audio...)
+	out.Heard = append([]string(nil), c.Heard...)
+	out.Acks = append([]Ack(nil), c.Acks...)
 	return out
 }
 
 // WaitCall waits until conversation i satisfies cond, or ctx ends.
 func (p *Peer) WaitCall(ctx context.Context, i int, cond func(Call) bool) (Call, error) {
-	for {
-		p.mu.Lock()
-		ch := p.change
-		ok := i < len(p.calls)
-		p.mu.Unlock()
-		var c Call
-		if ok {
-			c = p.Calls()[i]
-			if cond(c) {
-				return c, nil
-			}
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return c, fmt.Errorf("layercodepeer: call %d never reached the expected state (last: %+v): %w", i, c, ctx.Err())
-		}
+	c, err := p.calls.Wait(ctx, i, cond)
+	if err != nil {
+		return c, fmt.Errorf("layercodepeer: call %d never reached the expected state (last: %+v): %w", i, c, err)
 	}
+	return c, nil
 }
 
-func (p *Peer) update(c *Call, f func(*Call)) {
-	p.mu.Lock()
-	f(c)
-	close(p.change)
-	p.change = make(chan struct{})
-	p.mu.Unlock()
-}
+func (p *Peer) update(c *Call, f func(*Call)) { p.calls.Update(c, f) }
 
 func (c *Call) errorf(format string, args ...any) {
 	c.Errors = append(c.Errors, fmt.Sprintf(format, args...))
@@ -314,7 +287,7 @@ func (p *Peer) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	case StallAuthorize:
 		select {
-		case <-p.done:
+		case <-p.srv.Done():
 		case <-r.Context().Done():
 		}
 		return
@@ -348,18 +321,18 @@ func (p *Peer) authorize(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf(`{"error":"unknown agent_id %q"}`, body.AgentID), http.StatusNotFound)
 		return
 	}
+	var key, conv string
+	c := p.calls.Add(func(i int) *Call {
+		n := i + 1
+		key = fmt.Sprintf("lcsk_test_%04d_secret", n)
+		conv = body.ConversationID
+		if conv == "" {
+			conv = fmt.Sprintf("conv_%04d", n)
+		}
+		return &Call{AgentID: body.AgentID, Metadata: body.Metadata, Body: all, Header: r.Header.Clone(), SessionKey: key, ConversationID: conv}
+	})
 	p.mu.Lock()
-	n := len(p.calls) + 1
-	key := fmt.Sprintf("lcsk_test_%04d_secret", n)
-	conv := body.ConversationID
-	if conv == "" {
-		conv = fmt.Sprintf("conv_%04d", n)
-	}
-	c := &Call{AgentID: body.AgentID, Metadata: body.Metadata, Body: all, Header: r.Header.Clone(), SessionKey: key, ConversationID: conv}
-	p.calls = append(p.calls, c)
 	p.keys[key] = c
-	close(p.change)
-	p.change = make(chan struct{})
 	p.mu.Unlock()
 	resp := map[string]any{
 		"client_session_key": key,
@@ -386,21 +359,13 @@ func (p *Peer) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid or used client_session_key", http.StatusForbidden)
 		return
 	}
-	ws, err := websocket.Accept(w, r, nil)
+	ws, err := peerkit.Accept(w, r, 1<<20)
 	if err != nil {
 		return
 	}
-	ws.SetReadLimit(1 << 20)
 	p.update(c, func(c *Call) { c.Connected = true })
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := p.srv.CallContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-p.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	s := &conv{p: p, ws: ws, call: c, ctx: ctx}
 	err = s.run()
 	s.wg.Wait()
@@ -437,13 +402,7 @@ type conv struct {
 	hangUp    bool
 }
 
-func (s *conv) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return s.ws.Write(s.ctx, websocket.MessageText, b)
-}
+func (s *conv) send(v any) error { return peerkit.WriteJSON(s.ctx, s.ws, v) }
 
 // clientMsg is any message the client sends.
 type clientMsg struct {

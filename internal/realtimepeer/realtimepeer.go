@@ -35,14 +35,13 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/internal/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -170,13 +169,9 @@ type Server struct {
 	// URL is the endpoint, ws://127.0.0.1:port/v1/realtime.
 	URL string
 
-	cfg  Config
-	srv  *httptest.Server
-	done chan struct{}
-
-	mu       sync.Mutex
-	sessions []*Session
-	change   chan struct{}
+	cfg      Config
+	srv      *peerkit.Server
+	sessions *peerkit.Log[Session]
 }
 
 // New starts a server on loopback and closes it when the test ends.
@@ -192,66 +187,44 @@ func Start(cfg Config) *Server {
 	if cfg.Threshold <= 0 {
 		cfg.Threshold = 500
 	}
-	s := &Server{cfg: cfg, done: make(chan struct{}), change: make(chan struct{})}
+	s := &Server{cfg: cfg, sessions: peerkit.NewLog(cloneSession)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/realtime", s.serve)
-	s.srv = httptest.NewServer(mux)
-	s.URL = "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/v1/realtime"
+	s.srv = peerkit.Start(mux)
+	s.URL = s.srv.WSURL("/v1/realtime")
 	return s
 }
 
 // Close stops the server and ends its sessions.
 func (s *Server) Close() {
-	close(s.done)
 	s.srv.Close()
 }
 
 // Sessions returns a copy of what the server saw of each connection.
-func (s *Server) Sessions() []Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Session, len(s.sessions))
-	for i, ss := range s.sessions {
-		out[i] = *ss
-		out[i].Errors = slices.Clone(ss.Errors)
-		out[i].Audio = slices.Clone(ss.Audio)
-		out[i].Commits = slices.Clone(ss.Commits)
-		out[i].Texts = slices.Clone(ss.Texts)
-		out[i].Truncates = slices.Clone(ss.Truncates)
-		out[i].ToolOutputs = slices.Clone(ss.ToolOutputs)
-	}
+func (s *Server) Sessions() []Session { return s.sessions.Snapshot() }
+
+// cloneSession copies a session, sharing no slices with it.
+func cloneSession(ss *Session) Session {
+	out := *ss
+	out.Errors = slices.Clone(ss.Errors)
+	out.Audio = slices.Clone(ss.Audio)
+	out.Commits = slices.Clone(ss.Commits)
+	out.Texts = slices.Clone(ss.Texts)
+	out.Truncates = slices.Clone(ss.Truncates)
+	out.ToolOutputs = slices.Clone(ss.ToolOutputs)
 	return out
 }
 
 // Wait waits until session i satisfies cond, or ctx ends, and returns it.
 func (s *Server) Wait(ctx context.Context, i int, cond func(Session) bool) (Session, error) {
-	for {
-		s.mu.Lock()
-		ch := s.change
-		ok := i < len(s.sessions)
-		s.mu.Unlock()
-		var ss Session
-		if ok {
-			ss = s.Sessions()[i]
-			if cond(ss) {
-				return ss, nil
-			}
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ss, fmt.Errorf("realtimepeer: session %d never reached the expected state (errors so far %q): %w", i, ss.Errors, ctx.Err())
-		}
+	ss, err := s.sessions.Wait(ctx, i, cond)
+	if err != nil {
+		return ss, fmt.Errorf("realtimepeer: session %d never reached the expected state (errors so far %q): %w", i, ss.Errors, err)
 	}
+	return ss, nil
 }
 
-func (s *Server) update(ss *Session, f func(*Session)) {
-	s.mu.Lock()
-	f(ss)
-	close(s.change)
-	s.change = make(chan struct{})
-	s.mu.Unlock()
-}
+func (s *Server) update(ss *Session, f func(*Session)) { s.sessions.Update(ss, f) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
@@ -268,24 +241,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	beta := r.Header.Get("OpenAI-Beta") == "realtime=v1"
-	ws, err := websocket.Accept(w, r, nil)
+	ws, err := peerkit.Accept(w, r, 16<<20)
 	if err != nil {
 		return
 	}
-	ws.SetReadLimit(16 << 20)
-	sess := &Session{Model: model, Beta: beta}
-	s.mu.Lock()
-	s.sessions = append(s.sessions, sess)
-	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
+	sess := s.sessions.Add(func(int) *Session { return &Session{Model: model, Beta: beta} })
+	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-s.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	p := &peer{s: s, ws: ws, sess: sess, ctx: ctx, beta: beta, model: model, calls: map[string]bool{}, items: map[string]int{}}
 	p.run()
 	s.update(sess, func(ss *Session) { ss.Ended = true })
@@ -367,13 +329,7 @@ func (p *peer) name(ga, beta string) string {
 	return ga
 }
 
-func (p *peer) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return p.ws.Write(p.ctx, websocket.MessageText, b)
-}
+func (p *peer) write(v any) error { return peerkit.WriteJSON(p.ctx, p.ws, v) }
 
 // emit sends a server event of type typ with fields.
 func (p *peer) emit(typ string, fields map[string]any) error {

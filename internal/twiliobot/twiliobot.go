@@ -29,14 +29,13 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/internal/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
 )
 
@@ -144,13 +143,9 @@ type Server struct {
 	// URL is the bot's ws:// address.
 	URL string
 
-	cfg  Config
-	srv  *httptest.Server
-	done chan struct{}
-
-	mu     sync.Mutex
-	calls  []*Call
-	change chan struct{}
+	cfg   Config
+	srv   *peerkit.Server
+	calls *peerkit.Log[Call]
 }
 
 // New starts a bot on loopback and closes it when the test ends.
@@ -172,64 +167,42 @@ func Start(cfg Config) *Server {
 	if cfg.Threshold <= 0 {
 		cfg.Threshold = 500
 	}
-	s := &Server{cfg: cfg, done: make(chan struct{}), change: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = "ws" + strings.TrimPrefix(s.srv.URL, "http")
+	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall)}
+	s.srv = peerkit.Start(http.HandlerFunc(s.serve))
+	s.URL = s.srv.WSURL("")
 	return s
 }
 
 // Close stops the bot and ends its calls.
 func (s *Server) Close() {
-	close(s.done)
 	s.srv.Close()
 }
 
 // Calls returns a copy of what the bot saw of each call so far.
-func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Call, len(s.calls))
-	for i, c := range s.calls {
-		out[i] = *c
-		out[i].Errors = append([]string(nil), c.Errors...)
-		out[i].Utterances = append([]int(nil), c.Utterances...)
-		out[i].Echoes = append([]string(nil), c.Echoes...)
-		out[i].CallerMarks = append([]string(nil), c.CallerMarks...)
-		out[i].Audio = append([]int16(nil), c.Audio...)
-	}
+func (s *Server) Calls() []Call { return s.calls.Snapshot() }
+
+// cloneCall copies a call, sharing no slices with it.
+func cloneCall(c *Call) Call {
+	out := *c
+	out.Errors = append([]string(nil), c.Errors...)
+	out.Utterances = append([]int(nil), c.Utterances...)
+	out.Echoes = append([]string(nil), c.Echoes...)
+	out.CallerMarks = append([]string(nil), c.CallerMarks...)
+	out.Audio = append([]int16(nil), c.Audio...)
 	return out
 }
 
 // WaitCall waits until call i satisfies cond, or ctx ends, and returns it.
 func (s *Server) WaitCall(ctx context.Context, i int, cond func(Call) bool) (Call, error) {
-	for {
-		s.mu.Lock()
-		ch := s.change
-		var c Call
-		ok := i < len(s.calls)
-		s.mu.Unlock()
-		if ok {
-			c = s.Calls()[i]
-			if cond(c) {
-				return c, nil
-			}
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return c, fmt.Errorf("twiliobot: call %d never reached the expected state (last: %+v): %w", i, c, ctx.Err())
-		}
+	c, err := s.calls.Wait(ctx, i, cond)
+	if err != nil {
+		return c, fmt.Errorf("twiliobot: call %d never reached the expected state (last: %+v): %w", i, c, err)
 	}
+	return c, nil
 }
 
 // update changes a call under the lock and wakes WaitCall.
-func (s *Server) update(c *Call, f func(*Call)) {
-	s.mu.Lock()
-	f(c)
-	close(s.change)
-	s.change = make(chan struct{})
-	s.mu.Unlock()
-}
+func (s *Server) update(c *Call, f func(*Call)) { s.calls.Update(c, f) }
 
 func (c *Call) errorf(format string, args ...any) {
 	c.Errors = append(c.Errors, fmt.Sprintf(format, args...))
@@ -296,24 +269,13 @@ type session struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	ws, err := websocket.Accept(w, r, nil)
+	ws, err := peerkit.Accept(w, r, 1<<20)
 	if err != nil {
 		return
 	}
-	ws.SetReadLimit(1 << 20)
-	call := &Call{}
-	s.mu.Lock()
-	s.calls = append(s.calls, call)
-	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
+	call := s.calls.Add(func(int) *Call { return &Call{} })
+	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-s.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	ss := &session{s: s, ws: ws, call: call, ctx: ctx}
 	err = ss.run()
 	s.update(call, func(c *Call) {
@@ -661,13 +623,7 @@ func (ss *session) reply(name string, d time.Duration, freq float64) error {
 	return nil
 }
 
-func (ss *session) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return ss.ws.Write(ss.ctx, websocket.MessageText, b)
-}
+func (ss *session) send(v any) error { return peerkit.WriteJSON(ss.ctx, ss.ws, v) }
 
 func sidOK(s, prefix string) bool {
 	if len(s) != 34 || !strings.HasPrefix(s, prefix) {

@@ -28,14 +28,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/internal/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
 )
 
@@ -117,13 +115,9 @@ type Server struct {
 	// URL is the bot's ws:// address.
 	URL string
 
-	cfg  Config
-	srv  *httptest.Server
-	done chan struct{}
-
-	mu     sync.Mutex
-	calls  []*Call
-	change chan struct{}
+	cfg   Config
+	srv   *peerkit.Server
+	calls *peerkit.Log[Call]
 }
 
 // New starts a bot on loopback and closes it when the test ends.
@@ -142,60 +136,39 @@ func Start(cfg Config) *Server {
 	if cfg.ReplyDuration <= 0 {
 		cfg.ReplyDuration = 300 * time.Millisecond
 	}
-	s := &Server{cfg: cfg, done: make(chan struct{}), change: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = "ws" + strings.TrimPrefix(s.srv.URL, "http")
+	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall)}
+	s.srv = peerkit.Start(http.HandlerFunc(s.serve))
+	s.URL = s.srv.WSURL("")
 	return s
 }
 
 // Close stops the bot and ends its connections.
 func (s *Server) Close() {
-	close(s.done)
 	s.srv.Close()
 }
 
 // Calls returns a copy of what the bot saw of each connection so far.
-func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Call, len(s.calls))
-	for i, c := range s.calls {
-		out[i] = *c
-		out[i].Utterances = append([]int(nil), c.Utterances...)
-		out[i].Texts = append([]string(nil), c.Texts...)
-		out[i].Errors = append([]string(nil), c.Errors...)
-	}
+func (s *Server) Calls() []Call { return s.calls.Snapshot() }
+
+// cloneCall copies a call, sharing no slices with it.
+func cloneCall(c *Call) Call {
+	out := *c
+	out.Utterances = append([]int(nil), c.Utterances...)
+	out.Texts = append([]string(nil), c.Texts...)
+	out.Errors = append([]string(nil), c.Errors...)
 	return out
 }
 
 // WaitCall waits until call i satisfies cond, or ctx ends, and returns it.
 func (s *Server) WaitCall(ctx context.Context, i int, cond func(Call) bool) (Call, error) {
-	for {
-		s.mu.Lock()
-		ch, ok := s.change, i < len(s.calls)
-		s.mu.Unlock()
-		var c Call
-		if ok {
-			c = s.Calls()[i]
-			if cond(c) {
-				return c, nil
-			}
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return c, fmt.Errorf("wsbot: call %d never reached the expected state (last: %+v): %w", i, c, ctx.Err())
-		}
+	c, err := s.calls.Wait(ctx, i, cond)
+	if err != nil {
+		return c, fmt.Errorf("wsbot: call %d never reached the expected state (last: %+v): %w", i, c, err)
 	}
+	return c, nil
 }
 
-func (s *Server) update(c *Call, f func(*Call)) {
-	s.mu.Lock()
-	f(c)
-	close(s.change)
-	s.change = make(chan struct{})
-	s.mu.Unlock()
-}
+func (s *Server) update(c *Call, f func(*Call)) { s.calls.Update(c, f) }
 
 // conn is one connection in progress. Only its main goroutine writes,
 // except a paced reply, which the main goroutine cancels and waits for
@@ -216,24 +189,13 @@ type conn struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	ws, err := websocket.Accept(w, r, nil)
+	ws, err := peerkit.Accept(w, r, 1<<20)
 	if err != nil {
 		return
 	}
-	ws.SetReadLimit(1 << 20)
-	call := &Call{}
-	s.mu.Lock()
-	s.calls = append(s.calls, call)
-	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
+	call := s.calls.Add(func(int) *Call { return &Call{} })
+	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-s.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	c := &conn{s: s, ws: ws, call: call, ctx: ctx}
 	err = c.run()
 	c.stopReply()
@@ -250,13 +212,7 @@ func (c *conn) errorf(format string, args ...any) {
 	c.s.update(c.call, func(cl *Call) { cl.Errors = append(cl.Errors, fmt.Sprintf(format, args...)) })
 }
 
-func (c *conn) text(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return c.ws.Write(c.ctx, websocket.MessageText, b)
-}
+func (c *conn) text(v any) error { return peerkit.WriteJSON(c.ctx, c.ws, v) }
 
 func (c *conn) run() error {
 	if done, err := c.fault(); done || err != nil {
