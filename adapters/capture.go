@@ -115,9 +115,11 @@ func (c *captureWriter) frame(dir string, typ websocket.MessageType, data []byte
 	if c == nil || c.w == nil {
 		return
 	}
-	t := time.Since(c.start)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Timed under the lock, so the lines of a capture are in time order
+	// even when the send and receive sides record at once.
+	t := time.Since(c.start)
 	kind := "text"
 	if typ == websocket.MessageBinary {
 		kind = "binary"
@@ -143,9 +145,11 @@ func (c *captureWriter) note(kind, msg string) {
 	if c == nil || c.w == nil {
 		return
 	}
-	t := time.Since(c.start)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Timed under the lock, so the lines of a capture are in time order
+	// even when the send and receive sides record at once.
+	t := time.Since(c.start)
 	b := c.head(t, "note", kind)
 	b = append(b, `,"text":`...)
 	b = appendJSONString(b, msg)
