@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -85,32 +84,11 @@ func Criteria(criteria ...string) *CriteriaJudge {
 // LLM judge whose completions go through the test package's record/replay
 // cache (testdata/voicetest/cache), configured by OPENAI_BASE_URL,
 // OPENAI_API_KEY and VOICETEST_LLM_MODEL when it records.
-//
-// Its HTTP client keeps no idle connections, so that recording works
-// inside the testing/synctest bubble Scenario runs in-process agents in:
-// an idle keep-alive connection's goroutines would outlive the bubble.
+// Like every llm client, it keeps no idle connections, so recording works
+// inside the testing/synctest bubble Scenario runs in-process agents in.
 func ForTest(t testing.TB, criteria ...string) *CriteriaJudge {
 	t.Helper()
-	return Criteria(criteria...).WithLLM(LLMForTest(t))
-}
-
-// LLMForTest returns llm.ForTest(t) with an HTTP client that keeps no idle
-// connections (see ForTest), for Intent and WithLLM in tests that may run
-// in a synctest bubble.
-func LLMForTest(t testing.TB, opts ...llm.Option) *llm.Client {
-	t.Helper()
-	return llm.ForTest(t, append([]llm.Option{llm.WithHTTPClient(noKeepAlive())}, opts...)...)
-}
-
-// noKeepAlive returns an HTTP client that closes each connection after its
-// request.
-func noKeepAlive() *http.Client {
-	tr := &http.Transport{Proxy: http.ProxyFromEnvironment}
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		tr = dt.Clone()
-	}
-	tr.DisableKeepAlives = true
-	return &http.Client{Transport: tr}
+	return Criteria(criteria...).WithLLM(llm.ForTest(t))
 }
 
 func (j *CriteriaJudge) clone() *CriteriaJudge {

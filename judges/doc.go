@@ -11,7 +11,7 @@
 //
 //	Judge: judges.ForTest(t, "The agent confirms party size and time before ending"),
 //
-// ForTest is Criteria(criteria...).WithLLM(LLMForTest(t)): the model is
+// ForTest is Criteria(criteria...).WithLLM(llm.ForTest(t)): the model is
 // called through the test package's record/replay cache
 // (testdata/voicetest/cache), so a verdict is recorded once (with
 // OPENAI_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server,
@@ -52,7 +52,7 @@
 // intent. It works in Check steps (judging the agent's last message), in
 // ordered expectations through voicetest's MessageMatcher, and directly:
 //
-//	offers := judges.Intent(judges.LLMForTest(t), "offers to book a table")
+//	offers := judges.Intent(llm.ForTest(t), "offers to book a table")
 //	voicetest.Check(offers.Check)
 //	st.Expect().NextEvent().IsMessageMatching(ctx, voicetest.RoleAgent, offers).Err()
 //	res, err := offers.Judge(ctx, "We can seat you at seven.")

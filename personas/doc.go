@@ -55,11 +55,11 @@
 // seed, so a replayed run asks the same questions and gets the same answers.
 //
 // Recording inside voicetest.Scenario with an in-process agent (a synctest
-// bubble): the default client keeps no idle connections, so it works there. A
-// client of your own must do the same (an http.Transport with
-// DisableKeepAlives, through llm.WithHTTPClient), or the goroutines of its
-// idle connections keep the bubble from ever advancing its clock. Replaying
-// needs no network and is unaffected.
+// bubble): llm clients keep no idle connections by default, so they work
+// there. An HTTP client of your own (llm.WithHTTPClient) must do the same
+// (an http.Transport with DisableKeepAlives), or the goroutines of its idle
+// connections keep the bubble from ever advancing its clock. Replaying needs
+// no network and is unaffected.
 //
 // Scripted, Files and LLM users may serve several conversations at once
 // (parallel subtests) and one after another (Config.Repeat): they keep their

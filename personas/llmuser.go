@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -214,16 +213,10 @@ func (l *lazyLLM) get() (voicetest.LLM, error) {
 
 // defaultLLM is the client of a persona built without With: llm.New from
 // the environment, through the test package's cache under go test.
-//
-// Its transport keeps no idle connections: a connection's goroutines
-// started inside a testing/synctest bubble (voicetest.Scenario with an
-// in-process agent) would otherwise outlive the request and block the
-// bubble forever. A connection per request costs little next to a model's
-// answer.
+// Like every llm client built without WithHTTPClient, it keeps no idle
+// connections, so it records inside a testing/synctest bubble.
 func defaultLLM() (voicetest.LLM, error) {
-	opts := []llm.Option{llm.WithHTTPClient(&http.Client{Transport: &http.Transport{
-		Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true, ForceAttemptHTTP2: false,
-	}})}
+	var opts []llm.Option
 	if testing.Testing() {
 		mode, err := cache.DefaultMode()
 		if err != nil {
