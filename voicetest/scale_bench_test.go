@@ -135,13 +135,16 @@ func (a *loopbackAgent) serve() {
 	}
 }
 
+// writeFrame writes the frame in one Write: a frame split over two writes
+// would let the peer act on a complete header before the second write
+// (even an empty one) reached the socket, and a peer that resets the
+// connection on the header would then fail that write with EPIPE.
 func writeFrame(w io.Writer, typ byte, payload []byte) error {
-	hdr := [5]byte{typ}
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(payload)))
-	if _, err := w.Write(hdr[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(payload)
+	buf := make([]byte, 5+len(payload))
+	buf[0] = typ
+	binary.BigEndian.PutUint32(buf[1:5], uint32(len(payload)))
+	copy(buf[5:], payload)
+	_, err := w.Write(buf)
 	return err
 }
 
