@@ -44,6 +44,12 @@ type Config struct {
 	Voice string
 	// AgentSTT transcribes the agent's audio when the adapter does not
 	// stream transcripts. Without it such turns are recorded as audio only.
+	// Each turn is transcribed in the background, one turn at a time, as
+	// soon as the turn is over: the user's next fixed line (UserSays,
+	// Interrupt, Silence, DTMF, ...) does not wait for the engine, while
+	// whatever reads the conversation (Config.User, Config.Judge, Check,
+	// Checkpoint, Verdict, the Result) waits for the text. A failed
+	// transcription fails the scenario at the first such reader.
 	AgentSTT STT
 	// Language is passed to AgentSTT ("" for the engine's default).
 	Language string

@@ -32,6 +32,9 @@ type SpeechRequest struct {
 
 // STT turns speech into text. The speech package implements it for OpenAI
 // and for pocketsphinx, each behind the record/replay cache.
+// Implementations must be safe for concurrent use: parallel scenarios
+// share them, and the runner calls Config.AgentSTT from a goroutine of its
+// own while the conversation goes on.
 type STT interface {
 	Transcribe(ctx context.Context, req TranscriptionRequest) (Transcription, error)
 }

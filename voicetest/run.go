@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -115,7 +116,8 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		events := make(chan recvItem, 1024)
 		done := make(chan struct{})
 		r.events = events
-		go receive(ctx, r.conn, r.start, events, done)
+		r.listen = new(atomic.Int64)
+		go receive(ctx, r.conn, r.start, r.listen, events, done)
 		// Close even if a step panics or calls runtime.Goexit (t.FailNow
 		// in a Check): no goroutine or socket outlives the run.
 		closed := false
@@ -136,10 +138,14 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 				return fmt.Errorf("the %s adapter's Recv did not return within %v of Close and ctx cancellation: fix the adapter so Close ends Recv", r.adapter(), closeWait)
 			}
 		}
+		defer r.waitSTT() // after shut has cancelled ctx
 		defer shut()
 		err = r.runScript(ctx)
 		if ferr := r.flush(ctx); ferr != nil && err == nil && !errors.Is(ferr, ErrTransportClosed) {
 			err = fmt.Errorf("after the script: %w", ferr)
+		}
+		if serr := r.settle(ctx); serr != nil && err == nil {
+			err = fmt.Errorf("after the script: %w", serr)
 		}
 		if serr := shut(); serr != nil && err == nil {
 			err = serr
@@ -190,7 +196,14 @@ func (r *runner) runScript(ctx context.Context) error {
 		if r.ended != "" || r.decided {
 			break
 		}
-		if serr := steps[i].run(ctx, r); serr != nil {
+		serr := error(nil)
+		if !steps[i].blind {
+			serr = r.settle(ctx)
+		}
+		if serr == nil {
+			serr = steps[i].run(ctx, r)
+		}
+		if serr != nil {
 			err = &StepError{Index: i + 1, Step: steps[i].String(), Err: serr}
 			i++
 			break

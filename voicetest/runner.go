@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
@@ -46,6 +47,7 @@ type runner struct {
 	start  time.Time
 	logf   func(format string, args ...any)
 	events <-chan recvItem
+	listen *atomic.Int64 // see receive
 	timer  *time.Timer
 
 	st   State
@@ -94,6 +96,9 @@ type runner struct {
 	interruptAt   time.Duration
 	interruptStop time.Duration
 	gotInterrupt  bool
+
+	// transcriptions of agent turns still running, in turn order
+	stt []*sttJob
 }
 
 func (r *runner) now() time.Duration { return time.Since(r.start) }
@@ -121,12 +126,16 @@ func (r *runner) decide(success bool, reason string) {
 
 // receive runs Conn.Recv in a loop and forwards what it returns, with the
 // time it returned, until ctx is done, the agent hangs up or Recv fails.
-func receive(ctx context.Context, conn Conn, start time.Time, out chan<- recvItem, done chan<- struct{}) {
+// listen holds 1 + the offset at which it last called Recv while it waits
+// in Recv, and 0 while it holds an event the runner has not taken.
+func receive(ctx context.Context, conn Conn, start time.Time, listen *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
 	for {
+		listen.Store(int64(time.Since(start)) + 1)
 		ev, err := conn.Recv(ctx)
 		it := recvItem{ev: ev, at: time.Since(start), err: err}
+		listen.Store(0)
 		if err != nil && ctx.Err() != nil {
 			return
 		}
@@ -159,6 +168,9 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			if stop() {
 				return nil
+			}
+			if deadline() > r.now() {
+				continue // the events moved the deadline (agent activity)
 			}
 			return errDeadline
 		}
@@ -418,15 +430,10 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 		Interrupted: seg.interrupted, Latency: seg.latency}
 	if !hasText && seg.audio > 0 {
 		if r.cfg.AgentSTT != nil {
-			var tr Transcription
-			err := r.bounded(ctx, PhaseTranscribe, "Config.AgentSTT", func(ctx context.Context) (err error) {
-				tr, err = r.cfg.AgentSTT.Transcribe(ctx, TranscriptionRequest{Audio: audio, Language: r.cfg.Language})
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("transcribing the agent's turn %d (%v of audio) with Config.AgentSTT: %w", seg.turn, audio.Duration(), err)
-			}
-			m.Text = strings.TrimSpace(tr.Text)
+			// Transcribed beside the conversation: the user answers as
+			// soon as the agent stops, not once an STT engine has read
+			// the turn; settle fills the text in before anything reads it.
+			r.transcribe(ctx, seg.turn, audio, len(r.st.transcript), len(r.st.items), len(r.segs))
 		} else {
 			m.AudioOnly = true
 		}
@@ -438,6 +445,84 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 	r.segs = append(r.segs, Segment{Role: RoleAgent, Turn: seg.turn, Start: seg.start, End: end,
 		Text: m.Text, AudioOnly: m.AudioOnly, Audio: audio, Interrupted: seg.interrupted})
 	return nil
+}
+
+// sttJob is the transcription of one agent turn's audio, running beside
+// the conversation. Its text goes to the message, item and segment at the
+// indices it holds (those slices only grow while a run lasts).
+type sttJob struct {
+	turn           int
+	msg, item, seg int
+	done           chan struct{} // closed when text and err are set
+	text           string
+	err            error
+}
+
+// transcribe starts transcribing an agent turn's audio with
+// Config.AgentSTT. A run's transcriptions go one at a time, in turn order,
+// so an engine sees no more concurrency from one scenario than before.
+func (r *runner) transcribe(ctx context.Context, turn int, audio pcm.Chunk, msg, item, seg int) {
+	j := &sttJob{turn: turn, msg: msg, item: item, seg: seg, done: make(chan struct{})}
+	var prev chan struct{}
+	if n := len(r.stt); n > 0 {
+		prev = r.stt[n-1].done
+	}
+	r.stt = append(r.stt, j)
+	stt, req, limit := r.cfg.AgentSTT, TranscriptionRequest{Audio: audio, Language: r.cfg.Language}, r.cfg.Timeouts.Engine
+	go func() {
+		defer close(j.done)
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-ctx.Done():
+				j.err = ctx.Err()
+				return
+			}
+		}
+		var tr Transcription
+		err := boundedCall(ctx, limit, PhaseTranscribe, turn, "Config.AgentSTT", func(ctx context.Context) (err error) {
+			tr, err = stt.Transcribe(ctx, req)
+			return err
+		})
+		if err != nil {
+			j.err = fmt.Errorf("transcribing the agent's turn %d (%v of audio) with Config.AgentSTT: %w", turn, audio.Duration(), err)
+			return
+		}
+		j.text = strings.TrimSpace(tr.Text)
+	}()
+}
+
+// settle waits for the transcriptions still running and writes their text
+// into the transcript, the conversation items and the recording. Anything
+// that reads the conversation (a User, a Judge, a Check, the Result) runs
+// after it. A failed transcription is returned; the jobs after it are
+// left for waitSTT.
+func (r *runner) settle(ctx context.Context) error {
+	for len(r.stt) > 0 {
+		j := r.stt[0]
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		r.stt = r.stt[1:]
+		if j.err != nil {
+			return j.err
+		}
+		r.st.transcript[j.msg].Text = j.text
+		r.st.items[j.item].Text = j.text
+		r.segs[j.seg].Text = j.text
+	}
+	return nil
+}
+
+// waitSTT waits for every transcription goroutine to end (the run's
+// context is cancelled first, so they end soon): none outlives the run.
+func (r *runner) waitSTT() {
+	for _, j := range r.stt {
+		<-j.done
+	}
+	r.stt = nil
 }
 
 // segmentAudio lays the segment's pieces on one buffer from its start to
@@ -473,7 +558,7 @@ func (r *runner) quietDeadline(since time.Duration) time.Duration {
 	if r.turnEnds > 0 {
 		return r.playEnd
 	}
-	last := max(r.lastAgentAt, since)
+	last := max(r.lastAgentAt, since, r.listeningSince())
 	if r.realTime() {
 		last = max(last, r.playEnd)
 	}
@@ -481,6 +566,20 @@ func (r *runner) quietDeadline(since time.Duration) time.Duration {
 		return last + r.cfg.Timeouts.FirstChunk
 	}
 	return last + r.cfg.Timeouts.TailSilence
+}
+
+// listeningSince returns when the receive goroutine last began to wait in
+// Recv, or now while it holds an event not yet taken: the agent cannot be
+// called quiet for a time in which nobody was listening to it (a runner
+// slower than a flooding agent, with the event queue full).
+func (r *runner) listeningSince() time.Duration {
+	if r.listen == nil {
+		return 0
+	}
+	if v := r.listen.Load(); v > 0 {
+		return time.Duration(v - 1)
+	}
+	return r.now()
 }
 
 // agentTurn drains one agent turn. greeting makes a missing first chunk
@@ -559,6 +658,9 @@ func (r *runner) end(why string) {
 func (r *runner) askUser(ctx context.Context) (Utterance, error) {
 	if r.cfg.User == nil {
 		return Utterance{}, errors.New("Config.User is nil: UserTurn and Proceed ask the User for the next utterance; set Config.User (e.g. a personas.Scripted) or use UserSays")
+	}
+	if err := r.settle(ctx); err != nil {
+		return Utterance{}, err
 	}
 	var u Utterance
 	err := r.bounded(ctx, PhaseUser, "Config.User", func(ctx context.Context) (err error) {
@@ -673,11 +775,16 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 // bounded calls f with a context that ends after Timeouts.Engine, and
 // turns that deadline into a *TimeoutError naming phase and what.
 func (r *runner) bounded(ctx context.Context, phase Phase, what string, f func(context.Context) error) error {
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Engine)
+	return boundedCall(ctx, r.cfg.Timeouts.Engine, phase, r.st.turn, what, f)
+}
+
+// boundedCall is bounded for a goroutine that must not read the runner.
+func boundedCall(ctx context.Context, limit time.Duration, phase Phase, turn int, what string, f func(context.Context) error) error {
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	err := f(cctx)
 	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return &TimeoutError{Phase: phase, Timeout: r.cfg.Timeouts.Engine, Turn: r.st.turn,
+		return &TimeoutError{Phase: phase, Timeout: limit, Turn: turn,
 			Hint: fmt.Sprintf("%s did not answer (%v); raise Config.Timeouts.Engine if it needs longer", what, err)}
 	}
 	return err
@@ -1055,6 +1162,9 @@ func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Judg
 	if r.cfg.Judge == nil {
 		return Judgment{}, fmt.Errorf("%s needs Config.Judge; set it (e.g. judges.Criteria(...)) or remove the step", step)
 	}
+	if err := r.settle(ctx); err != nil {
+		return Judgment{}, err
+	}
 	req.State = &r.st
 	req.Turn = r.st.turn
 	req.MaxTurns = r.cfg.MaxTurns
@@ -1204,6 +1314,9 @@ func (r *runner) userInterrupts(ctx context.Context) (bool, error) {
 	ir, ok := r.cfg.User.(Interrupter)
 	if !ok || r.hungUp || r.st.turn >= r.cfg.MaxTurns {
 		return false, nil
+	}
+	if err := r.settle(ctx); err != nil {
+		return false, err
 	}
 	yes, after := ir.InterruptDecision(&r.st)
 	if !yes {

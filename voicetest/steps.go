@@ -17,6 +17,10 @@ type Step struct {
 	// err is a construction error (a bad argument), reported when the
 	// scenario starts, before connecting.
 	err error
+	// blind marks a step that reads nothing the agent said before it
+	// (a fixed utterance, a wait), so it need not wait for transcriptions
+	// of earlier turns still running.
+	blind bool
 }
 
 // String describes the step as reports show it, e.g. `UserSays("Hi")`.
@@ -61,7 +65,7 @@ func quote(s string) string {
 // UserSays makes the user say text: spoken through Config.UserVoice to an
 // audio agent, sent as text to a text-only agent.
 func UserSays(text string) Step {
-	s := Step{name: "UserSays(" + quote(text) + ")"}
+	s := Step{name: "UserSays(" + quote(text) + ")", blind: true}
 	if strings.TrimSpace(text) == "" {
 		s.err = errors.New("UserSays needs text; use Silence or Sleep for a pause")
 	}
@@ -86,7 +90,7 @@ func UserTurn() Step {
 // UserAudio plays a recorded WAV file (PCM16 mono, any rate) as the
 // user's next utterance.
 func UserAudio(path string) Step {
-	s := Step{name: "UserAudio(" + quote(path) + ")"}
+	s := Step{name: "UserAudio(" + quote(path) + ")", blind: true}
 	if path == "" {
 		s.err = errors.New("UserAudio needs the path of a WAV file")
 	}
@@ -107,7 +111,7 @@ func UserAudio(path string) Step {
 // played, or Timeouts.MaxTurnAudio of audio. Agent events that arrived
 // earlier (a greeting, late audio) belong to this turn.
 func AgentTurn() Step {
-	return Step{name: "AgentTurn()", run: func(ctx context.Context, r *runner) error {
+	return Step{name: "AgentTurn()", blind: true, run: func(ctx context.Context, r *runner) error {
 		return r.agentTurn(ctx, false)
 	}}
 }
@@ -172,7 +176,7 @@ func After(d time.Duration) InterruptWhen {
 // The timeline records user_interrupt and, when the agent's audio stops,
 // agent_stop_speaking with the interrupt response time.
 func Interrupt(content string, when InterruptWhen) Step {
-	s := Step{name: fmt.Sprintf("Interrupt(%s, %v)", quote(content), when)}
+	s := Step{name: fmt.Sprintf("Interrupt(%s, %v)", quote(content), when), blind: true}
 	switch {
 	case when.err != nil:
 		s.err = when.err
@@ -189,7 +193,7 @@ func Interrupt(content string, when InterruptWhen) Step {
 // caller who says nothing (the agent may re-prompt). For a text-only
 // agent it waits d. Agent speech during it belongs to the next AgentTurn.
 func Silence(d time.Duration) Step {
-	s := Step{name: fmt.Sprintf("Silence(%v)", d)}
+	s := Step{name: fmt.Sprintf("Silence(%v)", d), blind: true}
 	if d <= 0 {
 		s.err = fmt.Errorf("Silence(%v): the duration must be positive", d)
 	}
@@ -200,7 +204,7 @@ func Silence(d time.Duration) Step {
 // Sleep waits d without sending anything (no audio frames at all, unlike
 // Silence). Agent speech during it belongs to the next AgentTurn.
 func Sleep(d time.Duration) Step {
-	s := Step{name: fmt.Sprintf("Sleep(%v)", d)}
+	s := Step{name: fmt.Sprintf("Sleep(%v)", d), blind: true}
 	if d <= 0 {
 		s.err = fmt.Errorf("Sleep(%v): the duration must be positive", d)
 	}
@@ -214,7 +218,7 @@ func Sleep(d time.Duration) Step {
 // EndUtterance after them). A text-only agent without DTMF fails with an
 // *UnsupportedError.
 func DTMF(digits string) Step {
-	s := Step{name: "DTMF(" + quote(digits) + ")"}
+	s := Step{name: "DTMF(" + quote(digits) + ")", blind: true}
 	if digits == "" {
 		s.err = errors.New("DTMF needs at least one key")
 	}
