@@ -553,8 +553,26 @@ func unusedFiles(cacheDir string, used map[string]bool) ([]string, error) {
 			out = append(out, b)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, pruneOrder)
 	return out, nil
+}
+
+// pruneOrder sorts files by directory, each directory's entries before
+// its bodies: pruning removes in this order, so an interrupted prune
+// leaves an orphan body (pruned next time) rather than an entry whose
+// body is gone.
+func pruneOrder(a, b string) int {
+	if c := strings.Compare(filepath.Dir(a), filepath.Dir(b)); c != 0 {
+		return c
+	}
+	ea, eb := entryName.MatchString(filepath.Base(a)), entryName.MatchString(filepath.Base(b))
+	switch {
+	case ea && !eb:
+		return -1
+	case eb && !ea:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 // testEvent is one line of go test -json (cmd/test2json).

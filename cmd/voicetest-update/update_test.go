@@ -319,10 +319,12 @@ func TestUnusedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Entries first, so an interrupted prune never leaves an entry
+	// without its body.
 	want := []string{
+		filepath.Join(dir, "llm", d2+".json"),
 		filepath.Join(dir, "llm", d1+".ba9876543210.txt"),
 		filepath.Join(dir, "llm", d2+".0123456789ab.txt"),
-		filepath.Join(dir, "llm", d2+".json"),
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("unusedFiles:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
