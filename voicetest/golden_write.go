@@ -47,8 +47,9 @@ func writeFileAtomicHook(path string, data []byte, midWrite func(tmp string)) (e
 		return fmt.Errorf("voicetest: writing golden file %s: %w", path, err)
 	}
 	tmp := f.Name()
+	renamed := false
 	defer func() {
-		if err != nil {
+		if err != nil && !renamed {
 			f.Close()
 			os.Remove(tmp)
 			err = fmt.Errorf("voicetest: writing golden file %s: %w", path, err)
@@ -76,8 +77,9 @@ func writeFileAtomicHook(path string, data []byte, midWrite func(tmp string)) (e
 	if err = os.Rename(tmp, path); err != nil {
 		return err
 	}
-	// Renamed: tmp is gone, so a failure from here on must not remove it;
-	// it still says the new file may not be durable.
+	renamed = true
+	// The new file is in place; a failed directory sync says it may not
+	// survive a crash yet.
 	if serr := goldenSyncDir(dir); serr != nil {
 		return fmt.Errorf("voicetest: writing golden file %s: syncing its directory: %w", path, serr)
 	}

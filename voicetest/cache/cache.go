@@ -531,8 +531,9 @@ func writeAtomic(path string, data []byte, midWrite func(tmp string)) (err error
 		return fmt.Errorf("voicetest/cache: writing %s: %w", path, err)
 	}
 	tmp := f.Name()
+	renamed := false
 	defer func() {
-		if err != nil {
+		if err != nil && !renamed {
 			f.Close()
 			os.Remove(tmp)
 			err = fmt.Errorf("voicetest/cache: writing %s: %w", path, err)
@@ -560,8 +561,9 @@ func writeAtomic(path string, data []byte, midWrite func(tmp string)) (err error
 	if err = os.Rename(tmp, path); err != nil {
 		return err
 	}
-	// The rename is done: from here on an error must not remove tmp (it
-	// is gone) but still says the file may not be durable.
+	renamed = true
+	// The new file is in place; a failed directory sync says it may not
+	// survive a crash yet.
 	if serr := syncDir(dir); serr != nil {
 		return fmt.Errorf("voicetest/cache: writing %s: syncing its directory: %w", path, serr)
 	}
