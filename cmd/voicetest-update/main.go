@@ -44,7 +44,8 @@
 // Flags:
 //
 //	-check         replay-only run for CI (see above)
-//	-prune         remove unused cache entries after a complete passing run (default true)
+//	-prune         remove unused cache entries after a complete passing run, and stale
+//	               temporary files (default true)
 //	-run regexp    run only matching tests (passed to go test; disables pruning)
 //	-skip regexp   skip matching tests (passed to go test; disables pruning)
 //	-v             print test output as it arrives, not only for failures

@@ -40,7 +40,8 @@ Refresh golden files and record missing voicetest cache entries by running
 go test with GOLDIE_UPDATE=1 and VOICETEST_CACHE=record; then list what
 changed and prune cache entries no test used. With -check, run in replay mode
 and fail if a test fails, a file under testdata changes, or an entry is
-unused (for CI). Packages default to ./... .
+unused (for CI). Either way, remove temporary files older than 10m that
+interrupted writers left under testdata. Packages default to ./... .
 
 Exit codes: 0 ok; 1 tests failed or check failed; 2 usage or setup error.
 
@@ -66,7 +67,7 @@ func parseArgs(args []string, help io.Writer) (*options, error) {
 	fset.SetOutput(io.Discard) // run prints errors and usage itself
 	fset.Usage = func() {}
 	fset.BoolVar(&o.check, "check", false, "replay-only run for CI: fail if a test fails, a testdata file changes or a cache entry is unused")
-	fset.BoolVar(&o.prune, "prune", true, "remove cache entries no test used (only after a complete passing run)")
+	fset.BoolVar(&o.prune, "prune", true, "remove cache entries no test used (only after a complete passing run) and stale temporary files")
 	fset.StringVar(&o.run, "run", "", "run only tests matching `regexp` (disables pruning)")
 	fset.StringVar(&o.skip, "skip", "", "skip tests matching `regexp` (disables pruning)")
 	fset.BoolVar(&o.verbose, "v", false, "print test output as it arrives")
