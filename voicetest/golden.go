@@ -332,7 +332,19 @@ func (res *Result) GoldenTimeline(opts GoldenOptions) []byte {
 // WriteGolden writes the golden transcript and timeline files of res into
 // dir (created if needed), atomically; it is what -update does, for
 // results of Run.
+//
+// Each file is written to a temporary file in dir, synced, and renamed
+// over the golden file, and dir is synced (where the platform can), so a
+// crash leaves every golden file whole: the old one or the new one. A
+// crash between the two files can leave a new transcript beside the old
+// timeline; the next comparison reports that as a mismatch.
 func (res *Result) WriteGolden(dir string, opts GoldenOptions) error {
+	return res.writeGolden(dir, opts, nil)
+}
+
+// writeGolden is WriteGolden with a crash-test hook (see
+// writeFileAtomicHook).
+func (res *Result) writeGolden(dir string, opts GoldenOptions, midWrite func(tmp string)) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
@@ -343,7 +355,7 @@ func (res *Result) WriteGolden(dir string, opts GoldenOptions) error {
 		{GoldenTranscriptFile, res.GoldenTranscript(opts)},
 		{GoldenTimelineFile, res.GoldenTimeline(opts)},
 	} {
-		if err := writeFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+		if err := writeFileAtomicHook(filepath.Join(dir, f.name), f.data, midWrite); err != nil {
 			return err
 		}
 	}

@@ -96,7 +96,7 @@ func TestFaultProcessKilledMidGoldenWriteKeepsWholeFiles(t *testing.T) {
 		}
 		t.Logf("round %d: killed %v after write %d; both files whole", round, delay, last)
 	}
-	tmp, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
 	t.Logf("%d temporary files left by killed writers", len(tmp))
 }
 

@@ -85,36 +85,6 @@ func goldenPathElem(s string) string {
 	return name
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, creating the directory if needed.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("voicetest: writing golden file: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("voicetest: writing golden file %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("voicetest: writing golden file %s: %w", path, werr)
-	}
-	return nil
-}
-
 // scrubber removes what varies between runs from golden texts.
 type scrubber struct {
 	prefixes []prefixRule

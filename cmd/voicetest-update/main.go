@@ -25,6 +25,17 @@
 // cache entry is missing), when any file under a package's testdata changed,
 // or when a cache entry or body file is unused. This is the CI mode.
 //
+// Temporary files: the cache and golden writers write each file to a
+// hidden temporary file next to it (.<name>.tmp-<digits>) and rename it
+// into place. A writer killed in between (SIGKILL, a go test -timeout
+// panic, power loss) leaves that file behind. It is never read as an entry
+// or golden file, never counted as an unused entry, and not listed as a
+// changed file. After the tests, the command removes those under each
+// package's testdata that are older than ten minutes (younger ones may
+// belong to a test still running beside it), with or without -check and
+// whether or not the tests passed, and prints how many it removed;
+// -prune=false lists them and keeps them.
+//
 // Use tracking: the command sets VOICETEST_CACHE_USAGE to a temporary
 // directory; every test process writes there the cache entries it used.
 // Tests always run with -count=1, so go test's result cache never hides a
@@ -33,7 +44,8 @@
 // Flags:
 //
 //	-check         replay-only run for CI (see above)
-//	-prune         remove unused cache entries after a complete passing run (default true)
+//	-prune         remove unused cache entries after a complete passing run, and stale
+//	               temporary files (default true)
 //	-run regexp    run only matching tests (passed to go test; disables pruning)
 //	-skip regexp   skip matching tests (passed to go test; disables pruning)
 //	-v             print test output as it arrives, not only for failures

@@ -40,7 +40,8 @@ Refresh golden files and record missing voicetest cache entries by running
 go test with GOLDIE_UPDATE=1 and VOICETEST_CACHE=record; then list what
 changed and prune cache entries no test used. With -check, run in replay mode
 and fail if a test fails, a file under testdata changes, or an entry is
-unused (for CI). Packages default to ./... .
+unused (for CI). Either way, remove temporary files older than 10m that
+interrupted writers left under testdata. Packages default to ./... .
 
 Exit codes: 0 ok; 1 tests failed or check failed; 2 usage or setup error.
 
@@ -66,7 +67,7 @@ func parseArgs(args []string, help io.Writer) (*options, error) {
 	fset.SetOutput(io.Discard) // run prints errors and usage itself
 	fset.Usage = func() {}
 	fset.BoolVar(&o.check, "check", false, "replay-only run for CI: fail if a test fails, a testdata file changes or a cache entry is unused")
-	fset.BoolVar(&o.prune, "prune", true, "remove cache entries no test used (only after a complete passing run)")
+	fset.BoolVar(&o.prune, "prune", true, "remove cache entries no test used (only after a complete passing run) and stale temporary files")
 	fset.StringVar(&o.run, "run", "", "run only tests matching `regexp` (disables pruning)")
 	fset.StringVar(&o.skip, "skip", "", "skip tests matching `regexp` (disables pruning)")
 	fset.BoolVar(&o.verbose, "v", false, "print test output as it arrives")
@@ -232,6 +233,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  - %s\n", rel(f))
 		}
 	}
+
+	// Temporary files left by killed writers are never entries or golden
+	// files, so they go whether or not the tests all ran; only stale ones,
+	// as a test process beside this one may be writing the fresh ones.
+	stale, fresh, err := tempFiles(pkgs, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "voicetest-update: %v\n", err)
+		return exitUsage
+	}
+	switch {
+	case len(stale) > 0 && !o.check && !o.prune:
+		fmt.Fprintf(stdout, "%d stale temporary file(s) left by interrupted writers kept (-prune=false):\n", len(stale))
+		for _, f := range stale {
+			fmt.Fprintf(stdout, "  ? %s\n", rel(f))
+		}
+	case len(stale) > 0:
+		if _, ok := removeTemps(stdout, stderr, stale); !ok {
+			code = exitFail
+		}
+	}
+	if fresh > 0 {
+		fmt.Fprintf(stdout, "%d temporary file(s) newer than %v kept: a writer may still be running\n", fresh, staleTempAge)
+	}
 	if code == exitOK {
 		fmt.Fprintln(stdout, "voicetest-update: ok")
 	} else {
@@ -320,8 +344,81 @@ func snapshot(pkgs []pkgInfo) (map[string]string, error) {
 	return sums, nil
 }
 
-func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+// tempName matches the temporary files voicetest's atomic writers create
+// next to the file they replace: ".<name>.tmp-<digits>" (cache entries and
+// bodies, golden files), ".tmp-<name>-<digits>" (golden files of earlier
+// versions) and ".<name>.<digits>.tmp" (pcm.WriteWAVFile). A writer
+// renames its file into place within milliseconds; one killed before that
+// (SIGKILL, a go test -timeout panic, power loss) leaves it behind.
+var tempName = regexp.MustCompile(`^\.(?:.+\.tmp-[0-9]+|tmp-.+-[0-9]+|.+\.[0-9]+\.tmp)$`)
+
+func isTemp(name string) bool { return tempName.MatchString(name) }
+
+// staleTempAge is how old a temporary file must be before it is removed:
+// far longer than any write takes, so the live temporary file of a test
+// process running beside voicetest-update is never removed.
+const staleTempAge = 10 * time.Minute
+
+// tempFiles lists the temporary files under each package's testdata
+// directory: stale ones (last modified more than staleTempAge before now)
+// and the number of fresh ones.
+func tempFiles(pkgs []pkgInfo, now time.Time) (stale []string, fresh int, err error) {
+	for _, p := range pkgs {
+		root := filepath.Join(p.Dir, "testdata")
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) && path == root {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !d.Type().IsRegular() || !isTemp(d.Name()) {
+				return nil
+			}
+			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // renamed into place meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if now.Sub(info.ModTime()) > staleTempAge {
+				stale = append(stale, path)
+			} else {
+				fresh++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, fmt.Errorf("looking for temporary files in %s: %w", root, err)
+		}
+	}
+	slices.Sort(stale)
+	return stale, fresh, nil
+}
+
+// removeTemps removes stale temporary files, printing each, and returns
+// how many it removed; a file already gone counts as removed. It reports
+// files it could not remove on stderr and returns false then.
+func removeTemps(stdout, stderr io.Writer, stale []string) (removed int, ok bool) {
+	ok = true
+	var lines []string
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "voicetest-update: removing a stale temporary file: %v\n", err)
+			ok = false
+			continue
+		}
+		removed++
+		lines = append(lines, "  - "+rel(f))
+	}
+	if removed > 0 {
+		fmt.Fprintf(stdout, "removed %d stale temporary file(s) left by interrupted writers (older than %v):\n", removed, staleTempAge)
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+	}
+	return removed, ok
 }
 
 type change struct {
@@ -414,9 +511,10 @@ var (
 )
 
 // unusedFiles lists the files of a cache directory that no test needs:
-// entries not in used, their bodies, bodies no entry points to (left by
-// concurrent writers or refreshes), and stale temporary files. Other files
-// (a README, say) are left alone.
+// entries not in used, their bodies, and bodies no entry points to (left
+// by concurrent writers, refreshes or a writer killed between a body and
+// its entry). Temporary files are not entries and are not listed (see
+// tempFiles); other files (a README, say) are left alone.
 func unusedFiles(cacheDir string, used map[string]bool) ([]string, error) {
 	keep := map[string]bool{}
 	var bodies, out []string
@@ -427,9 +525,7 @@ func unusedFiles(cacheDir string, used map[string]bool) ([]string, error) {
 		name := d.Name()
 		switch {
 		case isTemp(name):
-			if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
-				out = append(out, path)
-			}
+			// Never an entry, used or not: tempFiles deals with them.
 		case entryName.MatchString(name):
 			if !used[path] {
 				out = append(out, path)
@@ -458,8 +554,26 @@ func unusedFiles(cacheDir string, used map[string]bool) ([]string, error) {
 			out = append(out, b)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, pruneOrder)
 	return out, nil
+}
+
+// pruneOrder sorts files by directory, each directory's entries before
+// its bodies: pruning removes in this order, so an interrupted prune
+// leaves an orphan body (pruned next time) rather than an entry whose
+// body is gone.
+func pruneOrder(a, b string) int {
+	if c := strings.Compare(filepath.Dir(a), filepath.Dir(b)); c != 0 {
+		return c
+	}
+	ea, eb := entryName.MatchString(filepath.Base(a)), entryName.MatchString(filepath.Base(b))
+	switch {
+	case ea && !eb:
+		return -1
+	case eb && !ea:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 // testEvent is one line of go test -json (cmd/test2json).

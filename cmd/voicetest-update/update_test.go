@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sampleTest is the test file of the sample package the end-to-end test
@@ -249,6 +250,34 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("re-recording pruned files:\n%s", out)
 	}
 	update(t, exitOK, "-check")
+
+	// Temporary files of killed writers (see TestKilledWriterLeftoversArePruned
+	// for a real one): stale ones are listed and removed, by -check too,
+	// which they do not fail; fresh ones stay.
+	llm := filepath.Join(dir, "greet", "testdata", "voicetest", "cache", "llm")
+	staleCache := filepath.Join(llm, "."+strings.Repeat("d", 64)+".json.tmp-111")
+	staleGolden := filepath.Join(dir, "greet", "testdata", "golden", ".TestGreeting.golden.tmp-222")
+	freshCache := filepath.Join(llm, "."+strings.Repeat("e", 64)+".0123456789ab.txt.tmp-333")
+	for _, f := range []string{staleCache, staleGolden, freshCache} {
+		write(t, f, "half a file")
+	}
+	setAge(t, staleCache, staleTempAge+time.Minute)
+	setAge(t, staleGolden, staleTempAge+time.Minute)
+	out = update(t, exitOK, "-prune=false")
+	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "1 temporary file(s) newer than 10m0s kept", "voicetest-update: ok")
+	out = update(t, exitOK, "-check")
+	mustContain(t, out, "golden and testdata files: 0 added, 0 changed, 0 removed", "cache files: 0 added, 0 changed, 0 removed",
+		"removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):",
+		"  - "+filepath.Join("greet", "testdata", "golden", ".TestGreeting.golden.tmp-222"),
+		"1 temporary file(s) newer than 10m0s kept", "voicetest-update: ok")
+	for _, f := range []string{staleCache, staleGolden} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("stale %s not removed: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(freshCache); err != nil {
+		t.Errorf("fresh temporary file removed: %v", err)
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -282,14 +311,20 @@ func TestUnusedFiles(t *testing.T) {
 	write(t, filepath.Join(dir, "llm", d2+".0123456789ab.txt"), "unused")
 	write(t, filepath.Join(dir, "README.md"), "not a cache file")
 	write(t, filepath.Join(dir, "llm", "."+d1+".json.tmp-123"), "fresh temp file of a running writer")
+	write(t, filepath.Join(dir, "llm", "."+d2+".json.tmp-456"), "stale temp file of a killed writer")
+	// Temporary files are never entries, stale or not: tempFiles
+	// removes the stale ones, unusedFiles lists neither.
+	setAge(t, filepath.Join(dir, "llm", "."+d2+".json.tmp-456"), 2*time.Hour)
 	got, err := unusedFiles(dir, map[string]bool{filepath.Join(dir, "llm", d1+".json"): true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Entries first, so an interrupted prune never leaves an entry
+	// without its body.
 	want := []string{
+		filepath.Join(dir, "llm", d2+".json"),
 		filepath.Join(dir, "llm", d1+".ba9876543210.txt"),
 		filepath.Join(dir, "llm", d2+".0123456789ab.txt"),
-		filepath.Join(dir, "llm", d2+".json"),
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("unusedFiles:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -100,5 +101,49 @@ func BenchmarkTransportHit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		send(rt)
+	}
+}
+
+// BenchmarkRecordText measures recording one new small text entry (a miss
+// in record mode): key digest, body and entry files each written to a
+// temporary file, synced and renamed into place.
+func BenchmarkRecordText(b *testing.B) {
+	c, err := Open(b.TempDir(), WithMode(Record), WithUsageDir(""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	answer := "We open at nine in the morning."
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		key := textKey(fmt.Sprintf("Question %d: what time do you open tomorrow?", i))
+		got, err := c.Text(ctx, key, func(context.Context) (string, error) { return answer, nil })
+		if err != nil || got != answer {
+			b.Fatal(got, err)
+		}
+	}
+}
+
+// BenchmarkRecordAudio measures recording one new entry of 1.5 s of
+// 24 kHz audio (72 kB), as a TTS miss in record mode writes it.
+func BenchmarkRecordAudio(b *testing.B) {
+	c, err := Open(b.TempDir(), WithMode(Record), WithUsageDir(""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	pcm := testPCM(36000, 7)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(pcm)))
+	i := 0
+	for b.Loop() {
+		i++
+		key := Key{Kind: "tts", Provider: "flite", Model: "slt", Fields: map[string]any{"text": fmt.Sprintf("Line %d.", i), "rate": 24000}}
+		a, err := c.Audio(ctx, key, func(context.Context) (Audio, error) { return Audio{Rate: 24000, PCM: pcm}, nil })
+		if err != nil || len(a.PCM) != len(pcm) {
+			b.Fatal(err)
+		}
 	}
 }

@@ -20,8 +20,8 @@ import (
 
 // Cache is a record/replay store in one directory. It is safe for
 // concurrent use by many goroutines, and several processes may share the
-// directory: every file is written to a temporary name and renamed into
-// place, so a reader sees a whole old file or a whole new one.
+// directory: every file is written to a temporary name, synced and renamed
+// into place, so a reader sees a whole old file or a whole new one.
 //
 // Identical keys asked for concurrently through one Cache are produced
 // once (single flight); the other callers wait for that answer.
@@ -32,6 +32,7 @@ type Cache struct {
 	usageDir string
 	logf     func(format string, args ...any)
 	now      func() time.Time
+	midWrite func(tmp string) // crash tests only: see writeAtomic
 
 	mu        sync.Mutex
 	flight    map[string]*call
@@ -77,6 +78,12 @@ func WithLogf(logf func(format string, args ...any)) Option {
 // withClock sets the clock that stamps new entries (tests only).
 func withClock(now func() time.Time) Option {
 	return func(c *Cache) { c.now = now }
+}
+
+// withMidWrite sets a function writeAtomic calls halfway through writing
+// each temporary file (crash tests only).
+func withMidWrite(f func(tmp string)) Option {
+	return func(c *Cache) { c.midWrite = f }
 }
 
 // Open returns a cache storing its entries under dir, which is created when
@@ -462,10 +469,13 @@ func (c *Cache) writeEntry(r request, s stored) error {
 			}
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirAllSynced(dir); err != nil {
 		return fmt.Errorf("voicetest/cache: creating cache directory: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, e.Body.File), s.data); err != nil {
+	// The body is renamed into place and its directory synced before the
+	// entry that names it is written, so no crash leaves an entry pointing
+	// to a body that is not there.
+	if err := writeAtomic(filepath.Join(dir, e.Body.File), s.data, c.midWrite); err != nil {
 		return err
 	}
 	var buf bytes.Buffer
@@ -475,7 +485,7 @@ func (c *Cache) writeEntry(r request, s stored) error {
 	if err := enc.Encode(&e); err != nil {
 		return fmt.Errorf("voicetest/cache: encoding entry: %w", err)
 	}
-	if err := writeAtomic(path, buf.Bytes()); err != nil {
+	if err := writeAtomic(path, buf.Bytes(), c.midWrite); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -501,22 +511,42 @@ func sameMeta(a, b respMeta) bool {
 	return bytes.Equal(ja, jb)
 }
 
+// tempMarker is what the name of every temporary file the cache writes
+// holds: ".<final name>.tmp-<random digits>". The leading dot hides it,
+// and no entry or body name starts with a dot, so a reader never takes it
+// for an entry. A writer killed before its rename leaves one behind;
+// voicetest-update removes those older than a few minutes.
+const tempMarker = ".tmp-"
+
 // writeAtomic writes data to a temporary file in path's directory, syncs
-// it, and renames it over path, so readers never see a partial file.
-func writeAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+// it, renames it over path and syncs the directory, so readers never see a
+// partial file and, once it returns, the new file survives a crash or a
+// power loss. On error no temporary file is left. midWrite, if not nil, is
+// called with the temporary file's name when half of data is written
+// (crash tests kill the process there).
+func writeAtomic(path string, data []byte, midWrite func(tmp string)) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {
 		return fmt.Errorf("voicetest/cache: writing %s: %w", path, err)
 	}
 	tmp := f.Name()
+	renamed := false
 	defer func() {
-		if err != nil {
+		if err != nil && !renamed {
 			f.Close()
 			os.Remove(tmp)
 			err = fmt.Errorf("voicetest/cache: writing %s: %w", path, err)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	half := len(data) / 2
+	if _, err = f.Write(data[:half]); err != nil {
+		return err
+	}
+	if midWrite != nil {
+		midWrite(tmp)
+	}
+	if _, err = f.Write(data[half:]); err != nil {
 		return err
 	}
 	if err = f.Chmod(0o644); err != nil {
@@ -528,7 +558,42 @@ func writeAtomic(path string, data []byte) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	renamed = true
+	// The new file is in place; a failed directory sync says it may not
+	// survive a crash yet.
+	if serr := syncDir(dir); serr != nil {
+		return fmt.Errorf("voicetest/cache: writing %s: syncing its directory: %w", path, serr)
+	}
+	return nil
+}
+
+// mkdirAllSynced creates dir and any missing parents, syncing the parent
+// of each directory it creates so the new names survive a crash.
+func mkdirAllSynced(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			break // MkdirAll reports it
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(missing[i])); err != nil {
+			return fmt.Errorf("syncing %s: %w", filepath.Dir(missing[i]), err)
+		}
+	}
+	return nil
 }
 
 // markUsed records that the entry for r was used, once per Cache, in the

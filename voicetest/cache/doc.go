@@ -28,10 +28,19 @@
 // corrupt entry or body is a [*CorruptError] naming the file and the command
 // that re-records it; the cache never answers from it.
 //
-// Writes go to a temporary file that is synced and renamed into place, so
-// concurrent tests (t.Parallel) and several test processes can record the
-// same entries; the last writer wins and readers never see partial files.
-// Within one [Cache], concurrent calls for one key produce it once.
+// Writes go to a temporary file that is synced and renamed into place, and
+// the directory is synced after the rename, so concurrent tests
+// (t.Parallel) and several test processes can record the same entries;
+// the last writer wins, readers never see partial files, and a recorded
+// entry survives a crash or power loss once its call returns. The body is
+// in place before the entry that names it. Within one [Cache], concurrent
+// calls for one key produce it once.
+//
+// A writer killed mid-write (SIGKILL, a go test -timeout panic, power
+// loss) leaves a hidden temporary file, .<name>.tmp-<digits>, next to the
+// entries. The cache never reads one as an entry (the key's entry is
+// simply still missing, or still the previous one), and voicetest-update
+// removes those older than ten minutes.
 //
 // # Modes
 //

@@ -1,0 +1,28 @@
+//go:build unix
+
+package cache
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// syncDir flushes dir's entries (names created or renamed in it) to
+// stable storage. File systems that cannot sync a directory (EINVAL,
+// ENOTSUP) are not an error: there is nothing more to do on them.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	cerr := d.Close()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	return cerr
+}
