@@ -356,7 +356,7 @@ func (res *Result) writeGolden(dir string, opts GoldenOptions, midWrite func(tmp
 		{GoldenTimelineFile, res.GoldenTimeline(opts)},
 	} {
 		if err := writeFileAtomicHook(filepath.Join(dir, f.name), f.data, midWrite); err != nil {
-			return err
+			return fmt.Errorf("updating the golden files: %w", err)
 		}
 	}
 	return nil

@@ -40,11 +40,11 @@ func writeFileAtomic(path string, data []byte) error {
 func writeFileAtomicHook(path string, data []byte, midWrite func(tmp string)) (err error) {
 	dir := filepath.Dir(path)
 	if err := goldenMkdirAll(dir); err != nil {
-		return fmt.Errorf("voicetest: writing golden file: %w", err)
+		return fmt.Errorf("voicetest: writing %s: %w", path, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+goldenTempMarker+"*")
 	if err != nil {
-		return fmt.Errorf("voicetest: writing golden file %s: %w", path, err)
+		return fmt.Errorf("voicetest: writing %s: %w", path, err)
 	}
 	tmp := f.Name()
 	renamed := false
@@ -52,7 +52,7 @@ func writeFileAtomicHook(path string, data []byte, midWrite func(tmp string)) (e
 		if err != nil && !renamed {
 			f.Close()
 			os.Remove(tmp)
-			err = fmt.Errorf("voicetest: writing golden file %s: %w", path, err)
+			err = fmt.Errorf("voicetest: writing %s: %w", path, err)
 		}
 	}()
 	half := len(data) / 2
@@ -81,7 +81,7 @@ func writeFileAtomicHook(path string, data []byte, midWrite func(tmp string)) (e
 	// The new file is in place; a failed directory sync says it may not
 	// survive a crash yet.
 	if serr := goldenSyncDir(dir); serr != nil {
-		return fmt.Errorf("voicetest: writing golden file %s: syncing its directory: %w", path, serr)
+		return fmt.Errorf("voicetest: writing %s: syncing its directory: %w", path, serr)
 	}
 	return nil
 }

@@ -276,7 +276,9 @@ func segmentFile(i int, s Segment) string {
 // Save writes the artifacts to dir (created if needed): one WAV per
 // segment under segments/, conversation.wav (the mix), manifest.json,
 // transcript.txt, timeline.txt and report.html (HTMLReport: one
-// self-contained page to open in a browser).
+// self-contained page to open in a browser). manifest.json is written
+// last, so a directory with a manifest holds every artifact whole (an
+// interrupted Save leaves none).
 func (res *Result) Save(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "segments"), 0o755); err != nil {
 		return fmt.Errorf("voicetest: saving artifacts: %w", err)
@@ -290,9 +292,6 @@ func (res *Result) Save(dir string) error {
 	man, err := res.Manifest()
 	if err != nil {
 		return fmt.Errorf("voicetest: encoding the manifest: %w", err)
-	}
-	if err := write("manifest.json", man); err != nil {
-		return err
 	}
 	if err := write("transcript.txt", []byte(res.TranscriptText())); err != nil {
 		return err
@@ -323,7 +322,14 @@ func (res *Result) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return write("report.html", page)
+	if err := write("report.html", page); err != nil {
+		return err
+	}
+	// Last, and whole or not at all: the manifest marks a complete set.
+	if err := writeFileAtomic(filepath.Join(dir, "manifest.json"), man); err != nil {
+		return fmt.Errorf("voicetest: saving artifact manifest.json: %w", err)
+	}
+	return nil
 }
 
 // TranscriptText renders the transcript as "role: text" lines, one per
