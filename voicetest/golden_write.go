@@ -1,11 +1,10 @@
 package voicetest
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/voicetest-go/voicetest/internal/atomicfile"
 )
 
 // How golden files are written.
@@ -22,14 +21,12 @@ import (
 // killed before its rename leaves one behind; it is hidden, no golden is
 // read from it, -clean leaves it (it is not a *.golden file) and
 // voicetest-update removes it once it is older than a few minutes.
-const goldenTempMarker = ".tmp-"
+const goldenTempMarker = atomicfile.TempMarker
 
 // writeFileAtomic writes data to path, creating the directory if needed,
 // so that a reader sees the old file or the whole new one, never part of
-// one, and the new file survives a crash or power loss once it returns:
-// it writes a temporary file in the same directory, syncs it, renames it
-// over path and syncs the directory (where the platform can). On error it
-// leaves no temporary file.
+// one, and the new file survives a crash or power loss once it returns
+// (atomicfile.Write). On error it leaves no temporary file.
 func writeFileAtomic(path string, data []byte) error {
 	return writeFileAtomicHook(path, data, nil)
 }
@@ -37,76 +34,16 @@ func writeFileAtomic(path string, data []byte) error {
 // writeFileAtomicHook is writeFileAtomic calling midWrite, if not nil,
 // with the temporary file's name once half of data is written (crash
 // tests kill the process there).
-func writeFileAtomicHook(path string, data []byte, midWrite func(tmp string)) (err error) {
-	dir := filepath.Dir(path)
-	if err := goldenMkdirAll(dir); err != nil {
+func writeFileAtomicHook(path string, data []byte, midWrite func(tmp string)) error {
+	if err := goldenMkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("voicetest: writing %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+goldenTempMarker+"*")
-	if err != nil {
-		return fmt.Errorf("voicetest: writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	renamed := false
-	defer func() {
-		if err != nil && !renamed {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("voicetest: writing %s: %w", path, err)
-		}
-	}()
-	half := len(data) / 2
-	if _, err = f.Write(data[:half]); err != nil {
-		return err
-	}
-	if midWrite != nil {
-		midWrite(tmp)
-	}
-	if _, err = f.Write(data[half:]); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	renamed = true
-	// The new file is in place; a failed directory sync says it may not
-	// survive a crash yet.
-	if serr := goldenSyncDir(dir); serr != nil {
-		return fmt.Errorf("voicetest: writing %s: syncing its directory: %w", path, serr)
+	if err := atomicfile.Write(path, data, midWrite); err != nil {
+		return fmt.Errorf("voicetest: %w", err)
 	}
 	return nil
 }
 
 // goldenMkdirAll creates dir and any missing parents, syncing the parent
 // of each directory it creates so the new names survive a crash.
-func goldenMkdirAll(dir string) error {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
-			break // exists, or MkdirAll reports the error
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		parent := filepath.Dir(missing[i])
-		if err := goldenSyncDir(parent); err != nil {
-			return fmt.Errorf("syncing %s: %w", parent, err)
-		}
-	}
-	return nil
-}
+func goldenMkdirAll(dir string) error { return atomicfile.MkdirAll(dir) }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/voicetest-go/voicetest/internal/atomicfile"
 )
 
 // Cache is a record/replay store in one directory. It is safe for
@@ -516,85 +518,21 @@ func sameMeta(a, b respMeta) bool {
 // and no entry or body name starts with a dot, so a reader never takes it
 // for an entry. A writer killed before its rename leaves one behind;
 // voicetest-update removes those older than a few minutes.
-const tempMarker = ".tmp-"
+const tempMarker = atomicfile.TempMarker
 
-// writeAtomic writes data to a temporary file in path's directory, syncs
-// it, renames it over path and syncs the directory, so readers never see a
-// partial file and, once it returns, the new file survives a crash or a
-// power loss. On error no temporary file is left. midWrite, if not nil, is
-// called with the temporary file's name when half of data is written
-// (crash tests kill the process there).
-func writeAtomic(path string, data []byte, midWrite func(tmp string)) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMarker+"*")
-	if err != nil {
-		return fmt.Errorf("voicetest/cache: writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	renamed := false
-	defer func() {
-		if err != nil && !renamed {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("voicetest/cache: writing %s: %w", path, err)
-		}
-	}()
-	half := len(data) / 2
-	if _, err = f.Write(data[:half]); err != nil {
-		return err
-	}
-	if midWrite != nil {
-		midWrite(tmp)
-	}
-	if _, err = f.Write(data[half:]); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	renamed = true
-	// The new file is in place; a failed directory sync says it may not
-	// survive a crash yet.
-	if serr := syncDir(dir); serr != nil {
-		return fmt.Errorf("voicetest/cache: writing %s: syncing its directory: %w", path, serr)
+// writeAtomic writes data to path with atomicfile.Write: readers never see
+// a partial file and, once it returns, the new file survives a crash or a
+// power loss. midWrite is atomicfile.Write's crash-test hook.
+func writeAtomic(path string, data []byte, midWrite func(tmp string)) error {
+	if err := atomicfile.Write(path, data, midWrite); err != nil {
+		return fmt.Errorf("voicetest/cache: %w", err)
 	}
 	return nil
 }
 
-// mkdirAllSynced creates dir and any missing parents, syncing the parent
-// of each directory it creates so the new names survive a crash.
-func mkdirAllSynced(dir string) error {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			break // MkdirAll reports it
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := syncDir(filepath.Dir(missing[i])); err != nil {
-			return fmt.Errorf("syncing %s: %w", filepath.Dir(missing[i]), err)
-		}
-	}
-	return nil
-}
+// mkdirAllSynced creates dir and its missing parents, syncing the new
+// names (atomicfile.MkdirAll).
+func mkdirAllSynced(dir string) error { return atomicfile.MkdirAll(dir) }
 
 // markUsed records that the entry for r was used, once per Cache, in the
 // usage directory if there is one.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package voicetest
+package atomicfile
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// goldenSyncDir flushes dir's entries (names created or renamed in it) to
+// SyncDir flushes dir's entries (names created or renamed in it) to
 // stable storage. File systems that cannot sync a directory (EINVAL,
 // ENOTSUP) are not an error: there is nothing more to do on them.
-func goldenSyncDir(dir string) error {
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
