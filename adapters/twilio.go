@@ -633,6 +633,14 @@ func (c *twilioConn) waitLine(ctx context.Context, all bool) error {
 	}
 }
 
+// twilioMaxCatchUp bounds how far the RealTime line may fall behind the
+// wall clock and still catch up. Up to it, the late frames go out back to
+// back, as packets a network delayed arrive in a burst, so a loaded
+// machine does not stretch the caller's speech (the runner's timeline and
+// the bot's stream time stay on the wall clock); beyond it (a stopped
+// process, a debugger) the line resyncs and the lost time stays lost.
+const twilioMaxCatchUp = time.Second
+
 // lineLoop is the RealTime phone line: one media frame every 20 ms.
 func (c *twilioConn) lineLoop() {
 	next := time.Now()
@@ -648,7 +656,7 @@ func (c *twilioConn) lineLoop() {
 			return
 		}
 		next = next.Add(twilioFrameDur)
-		if late := time.Since(next); late > 10*twilioFrameDur {
+		if late := time.Since(next); late > twilioMaxCatchUp {
 			c.ws.logf("twilio: the line fell %v behind real time (machine overloaded?); resyncing", late.Round(time.Millisecond))
 			next = time.Now()
 		}

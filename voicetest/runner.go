@@ -145,7 +145,10 @@ func receive(ctx context.Context, conn Conn, start time.Time, out chan<- recvIte
 
 // pump handles agent events until stop reports true (nil) or the offset
 // returned by deadline passes (errDeadline). stop and deadline are asked
-// again after every event.
+// again after every event. Events already received are handled even when
+// the deadline has passed on entry: a runner that is late everywhere (a
+// line slower than real time, an overloaded machine) must still see the
+// agent's events as they come, not only once it catches up.
 func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
 	for {
 		if stop() {
@@ -153,6 +156,12 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 		}
 		d := deadline() - r.now()
 		if d <= 0 {
+			if err := r.poll(); err != nil {
+				return err
+			}
+			if stop() {
+				return nil
+			}
 			return errDeadline
 		}
 		if r.timer == nil {
