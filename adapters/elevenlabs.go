@@ -70,9 +70,14 @@ const elevenAdapter = "elevenlabs"
 // DTMF event.
 //
 // agent_response carries the whole reply when the agent starts to speak,
-// so voicetest.AfterWords(n) counts words the agent is about to say and
-// fires at its first audio; for a barge-in at a point in its speech use
-// voicetest.After(d).
+// ahead of its audio, so the adapter declares Capabilities.TranscriptAhead:
+// voicetest.AfterWords(n) then waits until n words have been heard,
+// estimated from the audio played. The reply's length is unknown while its
+// audio streams in (the protocol marks no end of turn), so the words are
+// spread over no less than their length at Config.WordsPerMinute: set that
+// to the agent's speaking rate for a barge-in at the nth word (a faster
+// agent is interrupted a little late), or use voicetest.After(d) for a
+// point in time.
 //
 // The API key travels only in the xi-api-key header, and a signed URL's
 // signature is redacted from captures, logs and errors.
@@ -447,7 +452,7 @@ func (c *elevenConn) Capabilities() voicetest.Capabilities {
 	return voicetest.Capabilities{
 		Adapter: elevenAdapter, Audio: true, Text: true,
 		InputFormat: c.in.audioFormat(), OutputFormat: c.out.audioFormat(),
-		StreamingTranscripts: true, NativeVAD: true, ToolEvents: true,
+		StreamingTranscripts: true, TranscriptAhead: true, NativeVAD: true, ToolEvents: true,
 	}
 }
 

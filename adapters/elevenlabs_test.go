@@ -513,7 +513,7 @@ func TestElevenLabsCapabilities(t *testing.T) {
 	conn := dialEleven(t, elevenAgent(peer), session(t, 24000))
 	f := voicetest.AudioFormat{Encoding: "pcm16", Rate: 16000}
 	want := voicetest.Capabilities{Adapter: "elevenlabs", Audio: true, Text: true, InputFormat: f, OutputFormat: f,
-		StreamingTranscripts: true, NativeVAD: true, ToolEvents: true}
+		StreamingTranscripts: true, TranscriptAhead: true, NativeVAD: true, ToolEvents: true}
 	if got := conn.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %+v, want %+v", got, want)
 	}

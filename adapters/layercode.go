@@ -104,7 +104,13 @@ type LayerCodeAuth struct {
 //     SDK's player drops interrupted tracks (when the agent sends turn_id;
 //     without it the adapter cannot tell the turns apart).
 //   - response.text: AgentTranscript deltas (LayerCode streams the text
-//     of the speech, so Capabilities.StreamingTranscripts is set).
+//     of the speech, so Capabilities.StreamingTranscripts is set). The
+//     text comes as the agent generates it, ahead of the audio that says
+//     it, so Capabilities.TranscriptAhead is set too: voicetest.AfterWords(n)
+//     waits until n words have been heard, estimated from the audio played
+//     (the words spread over no less than their length at
+//     Config.WordsPerMinute, since LayerCode marks no end of the agent's
+//     turn; set it to the agent's speaking rate).
 //   - response.data: AgentData with the content as Data.
 //   - user.transcript.interim_delta and user.transcript.delta: UserTranscript
 //     deltas; user.transcript: a final UserTranscript.
@@ -523,6 +529,7 @@ func (c *lcConn) Capabilities() voicetest.Capabilities {
 		InputFormat:          voicetest.AudioFormat{Encoding: "pcm16", Rate: c.inRate},
 		OutputFormat:         voicetest.AudioFormat{Encoding: "pcm16", Rate: c.outRate},
 		StreamingTranscripts: true,
+		TranscriptAhead:      true,
 		NativeVAD:            !c.pushToTalk,
 	}
 }

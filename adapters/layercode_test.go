@@ -137,7 +137,7 @@ func TestLayerCodeConversation(t *testing.T) {
 	want := voicetest.Capabilities{Adapter: "layercode", Audio: true, Text: true,
 		InputFormat:          voicetest.AudioFormat{Encoding: "pcm16", Rate: 8000},
 		OutputFormat:         voicetest.AudioFormat{Encoding: "pcm16", Rate: 16000},
-		StreamingTranscripts: true, NativeVAD: true}
+		StreamingTranscripts: true, TranscriptAhead: true, NativeVAD: true}
 	if caps != want {
 		t.Errorf("Capabilities = %+v, want %+v", caps, want)
 	}

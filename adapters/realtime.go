@@ -84,8 +84,11 @@ const realtimeAdapter = "openai-realtime"
 // cancelled response.done, which becomes AgentInterrupted.
 //
 // The server streams transcript deltas as the model generates them, ahead
-// of the audio's playback, so voicetest.AfterWords(n) fires somewhat before
-// the nth word is heard.
+// of the audio's playback, so the adapter declares
+// Capabilities.TranscriptAhead: voicetest.AfterWords(n) then waits until n
+// words have been heard, estimated by spreading the words received over the
+// audio received (and, until response.done, over no less than their length
+// at Config.WordsPerMinute) and counting those whose share has played.
 //
 // DTMF: the Realtime API has no client event for key presses
 // (input_audio_buffer.dtmf_event_received exists only for SIP calls,
@@ -708,8 +711,8 @@ func (c *realtimeConn) Capabilities() voicetest.Capabilities {
 	f := voicetest.AudioFormat{Encoding: "pcm16", Rate: realtimeRate}
 	return voicetest.Capabilities{
 		Adapter: realtimeAdapter, Audio: true, Text: true, InputFormat: f, OutputFormat: f,
-		StreamingTranscripts: true, NativeVAD: c.serverVAD, NativeInterrupt: true,
-		TurnEnd: true, ToolEvents: true,
+		StreamingTranscripts: true, TranscriptAhead: true, NativeVAD: c.serverVAD,
+		NativeInterrupt: true, TurnEnd: true, ToolEvents: true,
 	}
 }
 

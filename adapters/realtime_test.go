@@ -728,7 +728,7 @@ func TestRealtimeCapabilities(t *testing.T) {
 	conn := dialRealtime(t, realtimeAgent(peer), session(t, 24000))
 	f := voicetest.AudioFormat{Encoding: "pcm16", Rate: 24000}
 	want := voicetest.Capabilities{Adapter: "openai-realtime", Audio: true, Text: true, InputFormat: f, OutputFormat: f,
-		StreamingTranscripts: true, NativeInterrupt: true, TurnEnd: true, ToolEvents: true}
+		StreamingTranscripts: true, TranscriptAhead: true, NativeInterrupt: true, TurnEnd: true, ToolEvents: true}
 	if got := conn.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %+v, want %+v", got, want)
 	}

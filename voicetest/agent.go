@@ -94,6 +94,17 @@ type Capabilities struct {
 	// StreamingTranscripts reports that the agent sends the transcript of
 	// its own speech (AgentTranscript events), so no STT is needed.
 	StreamingTranscripts bool
+	// TranscriptAhead reports that the agent's transcript runs ahead of
+	// its audio: its AgentTranscript text arrives as it is generated or as
+	// a whole reply, before the audio that says it has played (OpenAI
+	// Realtime, ElevenLabs, LayerCode). AfterWords then does not count the
+	// words received but estimates the words heard: the text's words
+	// spread evenly over the turn's audio, whose length is taken to be the
+	// audio received so far or, while the turn is not marked over
+	// (AgentTurnEnd), at least the words' length at
+	// Config.WordsPerMinute, whichever is longer. In-process agents that
+	// send text in step with audio leave it false.
+	TranscriptAhead bool
 	// NativeVAD reports that the agent detects the end of user speech
 	// itself.
 	NativeVAD bool
