@@ -68,6 +68,10 @@ type Config struct {
 	// which gives the user's speaking time in the timeline, and the
 	// agent's assumed rate when AfterWords must estimate words from the
 	// speech time of an agent that streams no transcript (default 150).
+	// For an adapter whose transcript runs ahead of its audio
+	// (Capabilities.TranscriptAhead) it is also the fastest rate at which
+	// the agent's words are taken to be said while its audio still
+	// arrives.
 	WordsPerMinute int
 
 	// Repeat runs the scenario several times and requires a pass rate,

@@ -146,7 +146,11 @@ func (w InterruptWhen) String() string {
 // words are counted in the agent's streamed transcript; for an agent that
 // streams no transcript, and for a text-only agent (whose text arrives
 // before it is said), they are estimated from its speech time at
-// Config.WordsPerMinute (150 by default, so 400 ms a word).
+// Config.WordsPerMinute (150 by default, so 400 ms a word). For an adapter
+// whose transcript runs ahead of its audio (Capabilities.TranscriptAhead:
+// OpenAI Realtime, ElevenLabs, LayerCode) the words received are spread
+// over the audio and counted as it plays, so the barge-in comes when the
+// nth word has been heard, not when its text arrived.
 func AfterWords(n int) InterruptWhen {
 	w := InterruptWhen{kind: whenWords, words: n}
 	if n <= 0 {
