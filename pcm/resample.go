@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -31,9 +32,6 @@ const (
 	// resampleBlock is how many input samples Process converts at a time;
 	// it bounds the Resampler's working buffer.
 	resampleBlock = 4096
-	// resampleBatch is how many output samples are computed per call into
-	// the vector kernel.
-	resampleBatch = 256
 	// maxResampleRate bounds the rates a Resampler accepts, which keeps
 	// its position arithmetic far from int64 overflow.
 	maxResampleRate = 1 << 24
@@ -107,10 +105,9 @@ type Resampler struct {
 	pi, pr int64
 	mi, mr int64 // M / L and M % L
 
-	// Batch workspace for the exact bank: each output's filter row and
-	// input window offsets, and the unrounded outputs.
-	cOff, xOff []int32
-	out        []float32
+	// kern selects the kernel that runs the exact bank (see polyRun); all
+	// kernels give bit-identical output.
+	kern polyKernel
 }
 
 // NewResampler returns a Resampler from rate from to rate to. A rate ≤ 0 is
@@ -166,9 +163,7 @@ func NewResampler(from, to int) (*Resampler, error) {
 	}
 	r.mi, r.mr = r.m/r.l, r.m%r.l
 	r.buf = make([]float32, 0, 2*r.k+resampleBlock+int(r.mi)+8)
-	if r.exact {
-		r.cOff, r.xOff, r.out = make([]int32, resampleBatch), make([]int32, resampleBatch), make([]float32, resampleBatch)
-	}
+	r.kern = bestKernel()
 	r.Reset()
 	return r, nil
 }
@@ -271,28 +266,21 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 	k := int64(r.k)
 	avail := r.base + int64(len(r.buf)) // one past the last input sample held
 	if r.exact {
-		// Plan a batch of outputs (filter row and input window of each),
-		// compute them in one call, then round them into dst.
-		for r.nOut < want && r.pi < avail {
-			nb := 0
-			for nb < len(r.out) && r.nOut+int64(nb) < want && r.pi < avail {
-				r.cOff[nb] = int32(r.pr * k)
-				r.xOff[nb] = int32(r.pi - (k - 1) - r.base)
-				nb++
-				r.pr += r.mr
-				r.pi += r.mi
-				if r.pr >= r.l {
-					r.pr -= r.l
-					r.pi++
-				}
-			}
-			// The offsets are in range: rows are < len(coef) by
-			// construction, and windows end at pi < avail.
-			polyBatch(r.out[:nb], r.coef, r.buf, r.cOff[:nb], r.xOff[:nb], r.k)
-			for _, y := range r.out[:nb] {
-				dst = append(dst, round16(y))
-			}
-			r.nOut += int64(nb)
+		if r.nOut < want && r.pi < avail {
+			// Output j from here is at input pi_j = pi + ⌊(pr + j·M)/L⌋,
+			// phase (pr + j·M) mod L; it can be computed while pi_j <
+			// avail, that is for j·M < (avail-pi)·L - pr. Both products
+			// are small: avail-pi is at most one block plus the
+			// filter's history, and L ≤ maxExactPhases.
+			d := (avail-r.pi)*r.l - r.pr
+			n := min(want-r.nOut, (d+r.m-1)/r.m)
+			o := len(dst)
+			dst = slices.Grow(dst, int(n))[:o+int(n)]
+			polyRun(r.kern, dst[o:], r.coef, r.buf, int(r.pi-(k-1)-r.base), int(r.pr), r.k, int(r.l), int(r.mi), int(r.mr))
+			t := r.pr + n*r.m
+			r.pi += t / r.l
+			r.pr = t % r.l
+			r.nOut += n
 		}
 	} else {
 		u := float64(r.phases)
@@ -328,6 +316,29 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 		r.base += drop
 	}
 	return dst
+}
+
+// polyKernel names an implementation of the exact bank's inner loop.
+type polyKernel uint8
+
+// kernGo is polyRunGo, available on every architecture.
+const kernGo polyKernel = 0
+
+// polyRunGo is the portable kernel for the exact bank: it sets each dst[j]
+// to output j, round16 of the inner product of filter row ph and the input
+// window x[xo:xo+k], then steps to the next output (phase ph+mr, window
+// xo+mi, carrying one sample when the phase wraps past l). Every other
+// kernel must give exactly its results.
+func polyRunGo(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int) {
+	for j := range dst {
+		dst[j] = round16(dotGo(coef[ph*k:(ph+1)*k], x[xo:xo+k]))
+		ph += mr
+		xo += mi
+		if ph >= l {
+			ph -= l
+			xo++
+		}
+	}
 }
 
 // dotGo returns the inner product of h and x[:len(h)] in portable Go.

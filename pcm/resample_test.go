@@ -495,7 +495,7 @@ func TestResampleBitsPinnedConversions(t *testing.T) {
 func pinnedInput(rate, n int) []int16 {
 	rng := rand.New(rand.NewPCG(uint64(rate), 5))
 	s := make([]int16, n)
-	period := rate / 300
+	period := max(rate/300, 2)
 	for i := range s {
 		if i < n/4 {
 			s[i] = 32767
