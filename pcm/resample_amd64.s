@@ -194,92 +194,213 @@ sdone:
 
 // func polyRunAVX(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
 //
-// As polyRunSSE, with a0|a1 in Y0 and a2|a3 in Y1: a 256-bit load of taps
-// 16b..16b+7 feeds a0 (low lane) and a1 (high lane), the same element-wise
-// products and sums as the SSE kernel's, with half the instructions.
-TEXT ·polyRunAVX(SB), NOSPLIT, $0-120
+// As polyRunSSE, with a0|a1 in one YMM register and a2|a3 in another: a
+// 256-bit load of taps 16b..16b+7 feeds a0 (low lane) and a1 (high lane),
+// the same element-wise products and sums as the SSE kernel's. Four outputs
+// are computed together (accumulators Y0..Y7), so their dependency chains
+// overlap and their reductions and rounding share instructions; the last
+// len(dst) mod 4 outputs go one at a time.
+//
+// The groups of four remaining taps go into a0 with a 256-bit add whose
+// high lane is +0 (a VEX.128 load or multiply zeroes bits 128-255), which
+// leaves a1 unchanged: a1 is a round-to-nearest sum starting from +0, so it
+// is never -0, and a1 + (+0) = a1 exactly.
+//
+// Registers: BX ph, DX xo, R8 dst, R9 outputs left, CX tap offset in bytes
+// (running from -blocks to 0 through the 16-tap blocks, then 0 to quads);
+// the rows of the four outputs are SI, DI, R10, R11 and their windows R12,
+// R13, R14, R15, each pointing just past its 16-tap blocks. Constants in
+// all four lanes: X15 sign mask, X14 0.5, X13 65536, X12 -65536.
+// Locals: cb = coef + blocks, xb = x + blocks, nbb = -blocks, qb = quads,
+// where blocks = (k &^ 15)·4 and quads = (k & 15)·4 bytes.
+
+// ROW points creg and xreg at the row and window of the output at (BX, DX),
+// past its blocks, and steps BX, DX to the next output without a branch:
+// after BX += mr, SUBQ sets the carry when BX < l, so DX += mi+1-carry and
+// BX -= l unless the carry is set.
+#define ROW(creg, xreg) \
+	MOVQ    BX, AX; \
+	IMULQ   k+88(FP), AX; \
+	MOVQ    cb-8(SP), creg; \
+	LEAQ    (creg)(AX*4), creg; \
+	MOVQ    xb-16(SP), xreg; \
+	LEAQ    (xreg)(DX*4), xreg; \
+	ADDQ    mr+112(FP), BX; \
+	ADDQ    mi+104(FP), DX; \
+	MOVQ    BX, AX; \
+	SUBQ    l+96(FP), AX; \
+	CMOVQCC AX, BX; \
+	SBBQ    $-1, DX
+
+// BLOCK accumulates one 16-tap block of one output into ya (a0|a1) and yb
+// (a2|a3), using temporaries yt and yu.
+#define BLOCK(creg, xreg, ya, yb, yt, yu) \
+	VMOVUPS (creg)(CX*1), yt; \
+	VMULPS  (xreg)(CX*1), yt, yt; \
+	VADDPS  yt, ya, ya; \
+	VMOVUPS 32(creg)(CX*1), yu; \
+	VMULPS  32(xreg)(CX*1), yu, yu; \
+	VADDPS  yu, yb, yb
+
+// QUAD adds four taps of one output into a0 (low lane of ya).
+#define QUAD(creg, xreg, ya, xt, yt) \
+	VMOVUPS (creg)(CX*1), xt; \
+	VMULPS  (xreg)(CX*1), xt, xt; \
+	VADDPS  yt, ya, ya
+
+// ROUND rounds the four sums in X2 half away from zero, saturates them and
+// leaves them as int16 in the low 64 bits of X2.
+#define ROUND \
+	VANDPS     X15, X2, X3; \
+	VORPS      X14, X3, X3; \
+	VADDPS     X3, X2, X2; \
+	VMINPS     X13, X2, X2; \
+	VMAXPS     X12, X2, X2; \
+	VCVTTPS2DQ X2, X2; \
+	VPACKSSDW  X2, X2, X2
+
+// BCAST puts the float32 with bits c in all four lanes of xr.
+#define BCAST(c, xr) \
+	MOVL    c, AX; \
+	VMOVD   AX, xr; \
+	VSHUFPS $0, xr, xr, xr
+
+TEXT ·polyRunAVX(SB), NOSPLIT, $32-120
 	MOVQ dst_base+0(FP), R8
 	MOVQ dst_len+8(FP), R9
-	MOVQ coef_base+24(FP), R10
-	MOVQ x_base+48(FP), R11
-	MOVQ xo+72(FP), R12
-	MOVQ ph+80(FP), R13
-	MOVQ k+88(FP), R14
-	MOVQ l+96(FP), BX
-	MOVQ mi+104(FP), DX
-	MOVL $0x80000000, AX
-	VMOVQ AX, X15
-	MOVL $0x3f000000, AX
-	VMOVQ AX, X14
-	MOVL $0x47800000, AX
-	VMOVQ AX, X13
-	MOVL $0xc7800000, AX
-	VMOVQ AX, X12
-	TESTQ R9, R9
-	JEQ   adone
-aouter:
-	MOVQ   R13, AX
-	IMULQ  R14, AX
-	LEAQ   (R10)(AX*4), SI
-	LEAQ   (R11)(R12*4), DI
+	MOVQ xo+72(FP), DX
+	MOVQ ph+80(FP), BX
+	MOVQ k+88(FP), AX
+	MOVQ AX, CX
+	ANDQ $-16, AX
+	SHLQ $2, AX
+	ANDQ $15, CX
+	SHLQ $2, CX
+	MOVQ CX, qb-32(SP)
+	MOVQ AX, CX
+	NEGQ CX
+	MOVQ CX, nbb-24(SP)
+	MOVQ coef_base+24(FP), CX
+	ADDQ AX, CX
+	MOVQ CX, cb-8(SP)
+	MOVQ x_base+48(FP), CX
+	ADDQ AX, CX
+	MOVQ CX, xb-16(SP)
+	BCAST($0x80000000, X15)
+	BCAST($0x3f000000, X14)
+	BCAST($0x47800000, X13)
+	BCAST($0xc7800000, X12)
+	CMPQ R9, $4
+	JLT  single
+
+group:
+	ROW(SI, R12)
+	ROW(DI, R13)
+	ROW(R10, R14)
+	ROW(R11, R15)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	MOVQ   R14, CX
-	SHRQ   $4, CX
-	JEQ    aquads
-ablock:
-	VMOVUPS (SI), Y4
-	VMULPS  (DI), Y4, Y4
-	VADDPS  Y4, Y0, Y0
-	VMOVUPS 32(SI), Y5
-	VMULPS  32(DI), Y5, Y5
-	VADDPS  Y5, Y1, Y1
-	ADDQ    $64, SI
-	ADDQ    $64, DI
-	DECQ    CX
-	JNE     ablock
-aquads:
-	VEXTRACTF128 $1, Y0, X2
-	VEXTRACTF128 $1, Y1, X3
-	MOVQ         R14, CX
-	ANDQ         $15, CX
-	JEQ          areduce
-aquad:
-	VMOVUPS (SI), X4
-	VMULPS  (DI), X4, X4
-	VADDPS  X4, X0, X0
-	ADDQ    $16, SI
-	ADDQ    $16, DI
-	SUBQ    $4, CX
-	JNE     aquad
-areduce:
-	VADDPS     X2, X0, X0
-	VADDPS     X3, X1, X1
-	VADDPS     X1, X0, X0
-	VMOVHLPS   X0, X0, X1
-	VADDPS     X1, X0, X0
-	VMOVSHDUP  X0, X1
-	VADDSS     X1, X0, X0
-	VANDPS     X15, X0, X1
-	VORPS      X14, X1, X1
-	VADDSS     X1, X0, X0
-	VMINSS     X13, X0, X0
-	VMAXSS     X12, X0, X0
-	VCVTTPS2DQ X0, X0
-	VPACKSSDW  X0, X0, X0
-	VMOVQ      X0, AX
-	MOVW       AX, (R8)
-	ADDQ       $2, R8
-	ADDQ       DX, R12
-	ADDQ       mr+112(FP), R13
-	CMPQ       R13, BX
-	JLT        anext
-	SUBQ       BX, R13
-	INCQ       R12
-anext:
-	DECQ R9
-	JNE  aouter
-adone:
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   nbb-24(SP), CX
+	TESTQ  CX, CX
+	JEQ    gquads
+gblock:
+	BLOCK(SI, R12, Y0, Y1, Y8, Y9)
+	BLOCK(DI, R13, Y2, Y3, Y10, Y11)
+	BLOCK(R10, R14, Y4, Y5, Y8, Y9)
+	BLOCK(R11, R15, Y6, Y7, Y10, Y11)
+	ADDQ $64, CX
+	JNE  gblock
+gquads:
+	CMPQ CX, qb-32(SP)
+	JGE  greduce
+gquad:
+	QUAD(SI, R12, Y0, X8, Y8)
+	QUAD(DI, R13, Y2, X9, Y9)
+	QUAD(R10, R14, Y4, X10, Y10)
+	QUAD(R11, R15, Y6, X11, Y11)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  gquad
+greduce:
+	// Outputs A, B, C, D are Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7. Pair A with C
+	// and B with D across the lanes: Y0 = [rA | rC], Y1 = [rB | rD],
+	// r = (a0+a1) + (a2+a3).
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y9
+	VADDPS     Y9, Y8, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y10
+	VPERM2F128 $0x31, Y5, Y1, Y11
+	VADDPS     Y11, Y10, Y10
+	VADDPS     Y10, Y8, Y0
+	VPERM2F128 $0x20, Y6, Y2, Y8
+	VPERM2F128 $0x31, Y6, Y2, Y9
+	VADDPS     Y9, Y8, Y8
+	VPERM2F128 $0x20, Y7, Y3, Y10
+	VPERM2F128 $0x31, Y7, Y3, Y11
+	VADDPS     Y11, Y10, Y10
+	VADDPS     Y10, Y8, Y1
+	// Per lane, [rA0+rA2, rA1+rA3, rB0+rB2, rB1+rB3], then s = (r0+r2) +
+	// (r1+r3) in elements 0 and 2: [sA . sB . | sC . sD .].
+	VSHUFPS    $0x44, Y1, Y0, Y2
+	VSHUFPS    $0xee, Y1, Y0, Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVSHDUP  Y2, Y3
+	VADDPS     Y3, Y2, Y2
+	VSHUFPS    $0x88, Y2, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VUNPCKLPD  X3, X2, X2
+	ROUND
+	VMOVQ      X2, (R8)
+	ADDQ       $8, R8
+	SUBQ       $4, R9
+	CMPQ       R9, $4
+	JGE        group
+
+single:
+	TESTQ R9, R9
+	JEQ   done
+one:
+	ROW(SI, R12)
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   nbb-24(SP), CX
+	TESTQ  CX, CX
+	JEQ    oquads
+oblock:
+	BLOCK(SI, R12, Y0, Y1, Y8, Y9)
+	ADDQ $64, CX
+	JNE  oblock
+oquads:
+	CMPQ CX, qb-32(SP)
+	JGE  oreduce
+oquad:
+	QUAD(SI, R12, Y0, X8, Y8)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  oquad
+oreduce:
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VEXTRACTF128 $1, Y1, X9
+	VADDPS       X9, X1, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X2
+	ROUND
+	VMOVQ        X2, AX
+	MOVW         AX, (R8)
+	ADDQ         $2, R8
+	DECQ         R9
+	JNE          one
+done:
 	VZEROUPPER
 	RET
 
