@@ -3,6 +3,7 @@
 package pcm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -172,4 +173,22 @@ func firstDiff(a, b []int16) int {
 		}
 	}
 	return -1
+}
+
+// BenchmarkResampleKernel is BenchmarkResample with the exact bank's kernel
+// forced: the portable Go one, the SSE one (what a CPU without AVX runs),
+// and AVX.
+func BenchmarkResampleKernel(b *testing.B) {
+	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate44k1, Rate24k}, {Rate16k, Rate24k}} {
+		for _, nk := range append([]namedKernel{{"Go", kernGo}}, asmKernels(b)...) {
+			b.Run(fmt.Sprintf("%dto%d/%s", p[0], p[1], nk.name), func(b *testing.B) {
+				r, err := NewResampler(p[0], p[1])
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.kern = nk.kern
+				benchResampler(b, r)
+			})
+		}
+	}
 }
