@@ -351,27 +351,43 @@ func polyRunGo(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int) {
 // its hash, the same on every machine.
 func dotGo(h, x []float32) float32 {
 	x = x[:len(h)]
-	var a [16]float32 // a[4*v+l]: vector v, lane l
+	// aV_L: vector V, lane L (tap 16b+4V+L). Sixteen scalars rather than
+	// an array, so that the compiler keeps them in registers.
+	var a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32, a33 float32
 	i := 0
 	for ; i+16 <= len(h); i += 16 {
 		hh := h[i : i+16 : i+16]
 		xx := x[i : i+16 : i+16]
-		for j := range a {
-			a[j] += float32(hh[j] * xx[j])
-		}
+		a00 += float32(hh[0] * xx[0])
+		a01 += float32(hh[1] * xx[1])
+		a02 += float32(hh[2] * xx[2])
+		a03 += float32(hh[3] * xx[3])
+		a10 += float32(hh[4] * xx[4])
+		a11 += float32(hh[5] * xx[5])
+		a12 += float32(hh[6] * xx[6])
+		a13 += float32(hh[7] * xx[7])
+		a20 += float32(hh[8] * xx[8])
+		a21 += float32(hh[9] * xx[9])
+		a22 += float32(hh[10] * xx[10])
+		a23 += float32(hh[11] * xx[11])
+		a30 += float32(hh[12] * xx[12])
+		a31 += float32(hh[13] * xx[13])
+		a32 += float32(hh[14] * xx[14])
+		a33 += float32(hh[15] * xx[15])
 	}
 	for ; i+4 <= len(h); i += 4 {
 		hh := h[i : i+4 : i+4]
 		xx := x[i : i+4 : i+4]
-		for l := range 4 {
-			a[l] += float32(hh[l] * xx[l])
-		}
+		a00 += float32(hh[0] * xx[0])
+		a01 += float32(hh[1] * xx[1])
+		a02 += float32(hh[2] * xx[2])
+		a03 += float32(hh[3] * xx[3])
 	}
-	var r [4]float32
-	for l := range r {
-		r[l] = (a[l] + a[4+l]) + (a[8+l] + a[12+l])
-	}
-	s := (r[0] + r[2]) + (r[1] + r[3])
+	r0 := (a00 + a10) + (a20 + a30)
+	r1 := (a01 + a11) + (a21 + a31)
+	r2 := (a02 + a12) + (a22 + a32)
+	r3 := (a03 + a13) + (a23 + a33)
+	s := (r0 + r2) + (r1 + r3)
 	for ; i < len(h); i++ {
 		s += float32(h[i] * x[i])
 	}
