@@ -2,6 +2,154 @@
 
 #include "textflag.h"
 
+// The exact-bank kernels below compute len(dst) outputs of the polyphase
+// bank, each exactly as polyRunGo does (and in the same float32 operations,
+// in the same order, as dotGo): four packed accumulators a0..a3 take the
+// products of each 16-tap block (a_v lane l takes tap 16b+4v+l), the
+// remaining groups of four taps go into a0, then
+//	r = (a0+a1) + (a2+a3),  s = (r0+r2) + (r1+r3),
+// and s is rounded half away from zero and saturated to int16 like round16:
+// t = s + copysign(0.5, s) (the same float32 sum as s+0.5 or s-0.5), clamped
+// to ±65536 so the conversion cannot overflow, truncated to int32, then
+// saturated by PACKSSDW. Then the kernel steps to the next output: phase
+// ph += mr and window xo += mi, plus one sample when ph wraps past l.
+// Several outputs are computed together, so that their dependency chains
+// overlap and their reductions and rounding share instructions; the last
+// few go one at a time. Float addition is commutative, so which operand
+// of an add comes first does not matter; the pairing does.
+//
+// Arguments (both kernels): dst+0 (base, len), coef+24, x+48, xo+72, ph+80,
+// k+88, l+96, mi+104, mr+112. polyRun has checked that k is a positive
+// multiple of 4 and that every row and window lies inside coef and x.
+//
+// Registers: BX ph, DX xo, R8 dst, R9 outputs left, CX tap offset in bytes
+// (running from -blocks to 0 through the 16-tap blocks, then 0 to quads);
+// the rows of up to four outputs are SI, DI, R10, R11 and their windows
+// R12, R13, R14, R15, each pointing just past its 16-tap blocks. Constants
+// in all four lanes: X15 sign mask, X14 0.5, X13 65536, X12 -65536.
+// Locals: cb = coef + blocks, xb = x + blocks, nbb = -blocks, qb = quads,
+// where blocks = (k &^ 15)·4 and quads = (k & 15)·4 bytes.
+
+// SETUP loads the arguments and fills the locals (frame $32).
+#define SETUP \
+	MOVQ dst_base+0(FP), R8; \
+	MOVQ dst_len+8(FP), R9; \
+	MOVQ xo+72(FP), DX; \
+	MOVQ ph+80(FP), BX; \
+	MOVQ k+88(FP), AX; \
+	MOVQ AX, CX; \
+	ANDQ $-16, AX; \
+	SHLQ $2, AX; \
+	ANDQ $15, CX; \
+	SHLQ $2, CX; \
+	MOVQ CX, qb-32(SP); \
+	MOVQ AX, CX; \
+	NEGQ CX; \
+	MOVQ CX, nbb-24(SP); \
+	MOVQ coef_base+24(FP), CX; \
+	ADDQ AX, CX; \
+	MOVQ CX, cb-8(SP); \
+	MOVQ x_base+48(FP), CX; \
+	ADDQ AX, CX; \
+	MOVQ CX, xb-16(SP)
+
+// ROW points creg and xreg at the row and window of the output at (BX, DX),
+// past its blocks, and steps BX, DX to the next output without a branch:
+// after BX += mr, SUBQ sets the carry when BX < l, so DX += mi+1-carry and
+// BX -= l unless the carry is set.
+#define ROW(creg, xreg) \
+	MOVQ    BX, AX; \
+	IMULQ   k+88(FP), AX; \
+	MOVQ    cb-8(SP), creg; \
+	LEAQ    (creg)(AX*4), creg; \
+	MOVQ    xb-16(SP), xreg; \
+	LEAQ    (xreg)(DX*4), xreg; \
+	ADDQ    mr+112(FP), BX; \
+	ADDQ    mi+104(FP), DX; \
+	MOVQ    BX, AX; \
+	SUBQ    l+96(FP), AX; \
+	CMOVQCC AX, BX; \
+	SBBQ    $-1, DX
+
+// SBLOCK accumulates one 16-tap block of one output into xa..xd (a0..a3),
+// using temporaries t and u (SSE memory operands must be aligned, so both
+// vectors are loaded with MOVUPS).
+#define SBLOCK(creg, xreg, xa, xb, xc, xd, t, u) \
+	MOVUPS (creg)(CX*1), t; \
+	MOVUPS (xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xa; \
+	MOVUPS 16(creg)(CX*1), t; \
+	MOVUPS 16(xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xb; \
+	MOVUPS 32(creg)(CX*1), t; \
+	MOVUPS 32(xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xc; \
+	MOVUPS 48(creg)(CX*1), t; \
+	MOVUPS 48(xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xd
+
+// SQUAD adds four taps of one output into xa (a0).
+#define SQUAD(creg, xreg, xa, t, u) \
+	MOVUPS (creg)(CX*1), t; \
+	MOVUPS (xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xa
+
+// SROUND rounds the sums in xs as ROUND does, using temporary t.
+#define SROUND(xs, t) \
+	MOVAPS    xs, t; \
+	ANDPS     X15, t; \
+	ORPS      X14, t; \
+	ADDPS     t, xs; \
+	MINPS     X13, xs; \
+	MAXPS     X12, xs; \
+	CVTTPS2PL xs, xs; \
+	PACKSSLW  xs, xs
+
+// SBCAST puts the float32 with bits c in all four lanes of xr.
+#define SBCAST(c, xr) \
+	MOVL   c, AX; \
+	MOVQ   AX, xr; \
+	SHUFPS $0, xr, xr
+
+// BLOCK accumulates one 16-tap block of one output into ya (a0|a1) and yb
+// (a2|a3), using temporaries yt and yu.
+#define BLOCK(creg, xreg, ya, yb, yt, yu) \
+	VMOVUPS (creg)(CX*1), yt; \
+	VMULPS  (xreg)(CX*1), yt, yt; \
+	VADDPS  yt, ya, ya; \
+	VMOVUPS 32(creg)(CX*1), yu; \
+	VMULPS  32(xreg)(CX*1), yu, yu; \
+	VADDPS  yu, yb, yb
+
+// QUAD adds four taps of one output into a0 (low lane of ya).
+#define QUAD(creg, xreg, ya, xt, yt) \
+	VMOVUPS (creg)(CX*1), xt; \
+	VMULPS  (xreg)(CX*1), xt, xt; \
+	VADDPS  yt, ya, ya
+
+// ROUND rounds the four sums in X2 half away from zero, saturates them and
+// leaves them as int16 in the low 64 bits of X2.
+#define ROUND \
+	VANDPS     X15, X2, X3; \
+	VORPS      X14, X3, X3; \
+	VADDPS     X3, X2, X2; \
+	VMINPS     X13, X2, X2; \
+	VMAXPS     X12, X2, X2; \
+	VCVTTPS2DQ X2, X2; \
+	VPACKSSDW  X2, X2, X2
+
+// BCAST puts the float32 with bits c in all four lanes of xr.
+#define BCAST(c, xr) \
+	MOVL    c, AX; \
+	VMOVD   AX, xr; \
+	VSHUFPS $0, xr, xr, xr
+
+
 // func dotSSE(h, x []float32) float32
 //
 // SSE (baseline amd64): 16 products per iteration in four packed
@@ -73,122 +221,104 @@ done:
 	MOVSS X0, ret+48(FP)
 	RET
 
-// The exact-bank kernels below compute len(dst) outputs of the polyphase
-// bank, each exactly as polyRunGo does (and in the same float32 operations,
-// in the same order, as dotGo): four packed accumulators a0..a3 take the
-// products of each 16-tap block (a_v lane l takes tap 16b+4v+l), the
-// remaining groups of four taps go into a0, then
-//	r = (a0+a1) + (a2+a3),  s = (r0+r2) + (r1+r3),
-// and s is rounded half away from zero and saturated to int16 like round16:
-// t = s + copysign(0.5, s) (the same float32 sum as s+0.5 or s-0.5), clamped
-// to ±65536 so the conversion cannot overflow, truncated to int32, then
-// saturated by PACKSSDW. Then the kernel steps to the next output: phase
-// ph += mr and window xo += mi, plus one sample when ph wraps past l.
-//
-// Arguments (both kernels): dst+0 (base, len), coef+24, x+48, xo+72, ph+80,
-// k+88, l+96, mi+104, mr+112. polyRun has checked that k is a positive
-// multiple of 4 and that every row and window lies inside coef and x.
-//
-// Registers: R8 dst, R9 outputs left, R10 coef, R11 x, R12 xo, R13 ph,
-// R14 k, BX l, DX mi; SI and DI walk the row and the window, CX counts taps.
-// Constants: X15 sign mask, X14 0.5, X13 65536, X12 -65536 (lane 0).
-
 // func polyRunSSE(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
-TEXT ·polyRunSSE(SB), NOSPLIT, $0-120
-	MOVQ dst_base+0(FP), R8
-	MOVQ dst_len+8(FP), R9
-	MOVQ coef_base+24(FP), R10
-	MOVQ x_base+48(FP), R11
-	MOVQ xo+72(FP), R12
-	MOVQ ph+80(FP), R13
-	MOVQ k+88(FP), R14
-	MOVQ l+96(FP), BX
-	MOVQ mi+104(FP), DX
-	MOVL $0x80000000, AX
-	MOVQ AX, X15
-	MOVL $0x3f000000, AX
-	MOVQ AX, X14
-	MOVL $0x47800000, AX
-	MOVQ AX, X13
-	MOVL $0xc7800000, AX
-	MOVQ AX, X12
-	TESTQ R9, R9
-	JEQ   sdone
-souter:
-	MOVQ  R13, AX
-	IMULQ R14, AX
-	LEAQ  (R10)(AX*4), SI
-	LEAQ  (R11)(R12*4), DI
+//
+// Two outputs at a time: A in X0..X3, B in X4..X7.
+TEXT ·polyRunSSE(SB), NOSPLIT, $32-120
+	SETUP
+	SBCAST($0x80000000, X15)
+	SBCAST($0x3f000000, X14)
+	SBCAST($0x47800000, X13)
+	SBCAST($0xc7800000, X12)
+	CMPQ R9, $2
+	JLT  ssingle
+
+spair:
+	ROW(SI, R12)
+	ROW(DI, R13)
 	XORPS X0, X0
 	XORPS X1, X1
 	XORPS X2, X2
 	XORPS X3, X3
-	MOVQ  R14, CX
-	SHRQ  $4, CX
-	JEQ   squads
-sblock:
-	MOVUPS (SI), X4
-	MOVUPS (DI), X5
-	MULPS  X5, X4
-	ADDPS  X4, X0
-	MOVUPS 16(SI), X6
-	MOVUPS 16(DI), X7
-	MULPS  X7, X6
-	ADDPS  X6, X1
-	MOVUPS 32(SI), X8
-	MOVUPS 32(DI), X9
-	MULPS  X9, X8
-	ADDPS  X8, X2
-	MOVUPS 48(SI), X10
-	MOVUPS 48(DI), X11
-	MULPS  X11, X10
-	ADDPS  X10, X3
-	ADDQ   $64, SI
-	ADDQ   $64, DI
-	DECQ   CX
-	JNE    sblock
-squads:
-	MOVQ R14, CX
-	ANDQ $15, CX
-	JEQ  sreduce
-squad:
-	MOVUPS (SI), X4
-	MOVUPS (DI), X5
-	MULPS  X5, X4
-	ADDPS  X4, X0
-	ADDQ   $16, SI
-	ADDQ   $16, DI
-	SUBQ   $4, CX
-	JNE    squad
-sreduce:
-	ADDPS     X1, X0
-	ADDPS     X3, X2
-	ADDPS     X2, X0
-	MOVHLPS   X0, X1
-	ADDPS     X1, X0
-	MOVAPS    X0, X1
-	SHUFPS    $0x55, X1, X1
-	ADDSS     X1, X0
-	MOVAPS    X0, X1
-	ANDPS     X15, X1
-	ORPS      X14, X1
-	ADDSS     X1, X0
-	MINSS     X13, X0
-	MAXSS     X12, X0
-	CVTTPS2PL X0, X0
-	PACKSSLW  X0, X0
-	MOVQ      X0, AX
-	MOVW      AX, (R8)
-	ADDQ      $2, R8
-	ADDQ      DX, R12
-	ADDQ      mr+112(FP), R13
-	CMPQ      R13, BX
-	JLT       snext
-	SUBQ      BX, R13
-	INCQ      R12
-snext:
-	DECQ R9
-	JNE  souter
+	XORPS X4, X4
+	XORPS X5, X5
+	XORPS X6, X6
+	XORPS X7, X7
+	MOVQ  nbb-24(SP), CX
+	TESTQ CX, CX
+	JEQ   spquads
+spblock:
+	SBLOCK(SI, R12, X0, X1, X2, X3, X8, X9)
+	SBLOCK(DI, R13, X4, X5, X6, X7, X10, X11)
+	ADDQ $64, CX
+	JNE  spblock
+spquads:
+	CMPQ CX, qb-32(SP)
+	JGE  spreduce
+spquad:
+	SQUAD(SI, R12, X0, X8, X9)
+	SQUAD(DI, R13, X4, X10, X11)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  spquad
+spreduce:
+	ADDPS   X1, X0
+	ADDPS   X3, X2
+	ADDPS   X2, X0         // rA
+	ADDPS   X5, X4
+	ADDPS   X7, X6
+	ADDPS   X6, X4         // rB
+	MOVAPS  X0, X8
+	MOVLHPS X4, X8         // [rA0 rA1 rB0 rB1]
+	SHUFPS  $0xee, X4, X0  // [rA2 rA3 rB2 rB3]
+	ADDPS   X0, X8         // [rA0+rA2, rA1+rA3, rB0+rB2, rB1+rB3]
+	MOVAPS  X8, X9
+	SHUFPS  $0xf5, X9, X9  // odd elements onto even ones
+	ADDPS   X9, X8         // sA in element 0, sB in 2
+	SHUFPS  $0x08, X8, X8  // [sA sB . .]
+	SROUND(X8, X9)
+	MOVQ    X8, AX
+	MOVL    AX, (R8)
+	ADDQ    $4, R8
+	SUBQ    $2, R9
+	CMPQ    R9, $2
+	JGE     spair
+
+ssingle:
+	TESTQ R9, R9
+	JEQ   sdone
+	ROW(SI, R12)
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+	MOVQ  nbb-24(SP), CX
+	TESTQ CX, CX
+	JEQ   ssquads
+ssblock:
+	SBLOCK(SI, R12, X0, X1, X2, X3, X8, X9)
+	ADDQ $64, CX
+	JNE  ssblock
+ssquads:
+	CMPQ CX, qb-32(SP)
+	JGE  ssreduce
+ssquad:
+	SQUAD(SI, R12, X0, X8, X9)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  ssquad
+ssreduce:
+	ADDPS   X1, X0
+	ADDPS   X3, X2
+	ADDPS   X2, X0
+	MOVHLPS X0, X1
+	ADDPS   X1, X0
+	MOVAPS  X0, X1
+	SHUFPS  $0x55, X1, X1
+	ADDSS   X1, X0
+	SROUND(X0, X1)
+	MOVQ    X0, AX
+	MOVW    AX, (R8)
 sdone:
 	RET
 
@@ -197,95 +327,14 @@ sdone:
 // As polyRunSSE, with a0|a1 in one YMM register and a2|a3 in another: a
 // 256-bit load of taps 16b..16b+7 feeds a0 (low lane) and a1 (high lane),
 // the same element-wise products and sums as the SSE kernel's. Four outputs
-// are computed together (accumulators Y0..Y7), so their dependency chains
-// overlap and their reductions and rounding share instructions; the last
-// len(dst) mod 4 outputs go one at a time.
+// at a time, in Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7.
 //
 // The groups of four remaining taps go into a0 with a 256-bit add whose
 // high lane is +0 (a VEX.128 load or multiply zeroes bits 128-255), which
 // leaves a1 unchanged: a1 is a round-to-nearest sum starting from +0, so it
 // is never -0, and a1 + (+0) = a1 exactly.
-//
-// Registers: BX ph, DX xo, R8 dst, R9 outputs left, CX tap offset in bytes
-// (running from -blocks to 0 through the 16-tap blocks, then 0 to quads);
-// the rows of the four outputs are SI, DI, R10, R11 and their windows R12,
-// R13, R14, R15, each pointing just past its 16-tap blocks. Constants in
-// all four lanes: X15 sign mask, X14 0.5, X13 65536, X12 -65536.
-// Locals: cb = coef + blocks, xb = x + blocks, nbb = -blocks, qb = quads,
-// where blocks = (k &^ 15)·4 and quads = (k & 15)·4 bytes.
-
-// ROW points creg and xreg at the row and window of the output at (BX, DX),
-// past its blocks, and steps BX, DX to the next output without a branch:
-// after BX += mr, SUBQ sets the carry when BX < l, so DX += mi+1-carry and
-// BX -= l unless the carry is set.
-#define ROW(creg, xreg) \
-	MOVQ    BX, AX; \
-	IMULQ   k+88(FP), AX; \
-	MOVQ    cb-8(SP), creg; \
-	LEAQ    (creg)(AX*4), creg; \
-	MOVQ    xb-16(SP), xreg; \
-	LEAQ    (xreg)(DX*4), xreg; \
-	ADDQ    mr+112(FP), BX; \
-	ADDQ    mi+104(FP), DX; \
-	MOVQ    BX, AX; \
-	SUBQ    l+96(FP), AX; \
-	CMOVQCC AX, BX; \
-	SBBQ    $-1, DX
-
-// BLOCK accumulates one 16-tap block of one output into ya (a0|a1) and yb
-// (a2|a3), using temporaries yt and yu.
-#define BLOCK(creg, xreg, ya, yb, yt, yu) \
-	VMOVUPS (creg)(CX*1), yt; \
-	VMULPS  (xreg)(CX*1), yt, yt; \
-	VADDPS  yt, ya, ya; \
-	VMOVUPS 32(creg)(CX*1), yu; \
-	VMULPS  32(xreg)(CX*1), yu, yu; \
-	VADDPS  yu, yb, yb
-
-// QUAD adds four taps of one output into a0 (low lane of ya).
-#define QUAD(creg, xreg, ya, xt, yt) \
-	VMOVUPS (creg)(CX*1), xt; \
-	VMULPS  (xreg)(CX*1), xt, xt; \
-	VADDPS  yt, ya, ya
-
-// ROUND rounds the four sums in X2 half away from zero, saturates them and
-// leaves them as int16 in the low 64 bits of X2.
-#define ROUND \
-	VANDPS     X15, X2, X3; \
-	VORPS      X14, X3, X3; \
-	VADDPS     X3, X2, X2; \
-	VMINPS     X13, X2, X2; \
-	VMAXPS     X12, X2, X2; \
-	VCVTTPS2DQ X2, X2; \
-	VPACKSSDW  X2, X2, X2
-
-// BCAST puts the float32 with bits c in all four lanes of xr.
-#define BCAST(c, xr) \
-	MOVL    c, AX; \
-	VMOVD   AX, xr; \
-	VSHUFPS $0, xr, xr, xr
-
 TEXT ·polyRunAVX(SB), NOSPLIT, $32-120
-	MOVQ dst_base+0(FP), R8
-	MOVQ dst_len+8(FP), R9
-	MOVQ xo+72(FP), DX
-	MOVQ ph+80(FP), BX
-	MOVQ k+88(FP), AX
-	MOVQ AX, CX
-	ANDQ $-16, AX
-	SHLQ $2, AX
-	ANDQ $15, CX
-	SHLQ $2, CX
-	MOVQ CX, qb-32(SP)
-	MOVQ AX, CX
-	NEGQ CX
-	MOVQ CX, nbb-24(SP)
-	MOVQ coef_base+24(FP), CX
-	ADDQ AX, CX
-	MOVQ CX, cb-8(SP)
-	MOVQ x_base+48(FP), CX
-	ADDQ AX, CX
-	MOVQ CX, xb-16(SP)
+	SETUP
 	BCAST($0x80000000, X15)
 	BCAST($0x3f000000, X14)
 	BCAST($0x47800000, X13)
