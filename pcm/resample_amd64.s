@@ -22,15 +22,16 @@
 // k+88, l+96, mi+104, mr+112. polyRun has checked that k is a positive
 // multiple of 4 and that every row and window lies inside coef and x.
 //
-// Registers: BX ph, DX xo, R8 dst, R9 outputs left, CX tap offset in bytes
+// Registers: BX row offset ph·k·4, DX xo, R8 dst, R9 outputs left, CX tap offset in bytes
 // (running from -blocks to 0 through the 16-tap blocks, then 0 to quads);
 // the rows of up to four outputs are SI, DI, R10, R11 and their windows
 // R12, R13, R14, R15, each pointing just past its 16-tap blocks. Constants
 // in all four lanes: X15 sign mask, X14 0.5, X13 65536, X12 -65536.
 // Locals: cb = coef + blocks, xb = x + blocks, nbb = -blocks, qb = quads,
-// where blocks = (k &^ 15)·4 and quads = (k & 15)·4 bytes.
+// where blocks = (k &^ 15)·4 and quads = (k & 15)·4 bytes; mrk = mr·k·4
+// and lk = l·k·4, the row step and the table size in bytes.
 
-// SETUP loads the arguments and fills the locals (frame $32).
+// SETUP loads the arguments and fills the locals (frame $48).
 #define SETUP \
 	MOVQ dst_base+0(FP), R8; \
 	MOVQ dst_len+8(FP), R9; \
@@ -51,23 +52,29 @@
 	MOVQ CX, cb-8(SP); \
 	MOVQ x_base+48(FP), CX; \
 	ADDQ AX, CX; \
-	MOVQ CX, xb-16(SP)
+	MOVQ CX, xb-16(SP); \
+	MOVQ k+88(FP), AX; \
+	SHLQ $2, AX; \
+	IMULQ AX, BX; \
+	MOVQ mr+112(FP), CX; \
+	IMULQ AX, CX; \
+	MOVQ CX, mrk-40(SP); \
+	IMULQ l+96(FP), AX; \
+	MOVQ AX, lk-48(SP)
 
 // ROW points creg and xreg at the row and window of the output at (BX, DX),
 // past its blocks, and steps BX, DX to the next output without a branch:
-// after BX += mr, SUBQ sets the carry when BX < l, so DX += mi+1-carry and
-// BX -= l unless the carry is set.
+// after BX += mr·k·4, SUBQ sets the carry when BX < l·k·4, so DX +=
+// mi+1-carry and BX -= l·k·4 unless the carry is set.
 #define ROW(creg, xreg) \
-	MOVQ    BX, AX; \
-	IMULQ   k+88(FP), AX; \
 	MOVQ    cb-8(SP), creg; \
-	LEAQ    (creg)(AX*4), creg; \
+	ADDQ    BX, creg; \
 	MOVQ    xb-16(SP), xreg; \
 	LEAQ    (xreg)(DX*4), xreg; \
-	ADDQ    mr+112(FP), BX; \
+	ADDQ    mrk-40(SP), BX; \
 	ADDQ    mi+104(FP), DX; \
 	MOVQ    BX, AX; \
-	SUBQ    l+96(FP), AX; \
+	SUBQ    lk-48(SP), AX; \
 	CMOVQCC AX, BX; \
 	SBBQ    $-1, DX
 
@@ -224,7 +231,7 @@ done:
 // func polyRunSSE(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
 //
 // Two outputs at a time: A in X0..X3, B in X4..X7.
-TEXT ·polyRunSSE(SB), NOSPLIT, $32-120
+TEXT ·polyRunSSE(SB), NOSPLIT, $48-120
 	SETUP
 	SBCAST($0x80000000, X15)
 	SBCAST($0x3f000000, X14)
@@ -333,7 +340,7 @@ sdone:
 // high lane is +0 (a VEX.128 load or multiply zeroes bits 128-255), which
 // leaves a1 unchanged: a1 is a round-to-nearest sum starting from +0, so it
 // is never -0, and a1 + (+0) = a1 exactly.
-TEXT ·polyRunAVX(SB), NOSPLIT, $32-120
+TEXT ·polyRunAVX(SB), NOSPLIT, $48-120
 	SETUP
 	BCAST($0x80000000, X15)
 	BCAST($0x3f000000, X14)
