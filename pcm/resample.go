@@ -351,7 +351,7 @@ func polyRunGo(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int) {
 // its hash, the same on every machine.
 func dotGo(h, x []float32) float32 {
 	x = x[:len(h)]
-	// aV_L: vector V, lane L (tap 16b+4V+L). Sixteen scalars rather than
+	// aVL: vector V, lane L (tap 16b+4V+L). Sixteen scalars rather than
 	// an array, so that the compiler keeps them in registers.
 	var a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32, a33 float32
 	i := 0
