@@ -192,3 +192,39 @@ func BenchmarkResampleKernel(b *testing.B) {
 		}
 	}
 }
+
+// FuzzResamplerKernels streams arbitrary audio between arbitrary rates
+// through Resamplers forced to each kernel and wants the portable kernel's
+// output exactly.
+func FuzzResamplerKernels(f *testing.F) {
+	f.Add(uint16(8000), uint16(24000), uint16(160), []byte{0xff, 0x7f, 0x00, 0x80, 0xff, 0x7f, 0x00, 0x80, 1, 2})
+	f.Add(uint16(44100), uint16(24000), uint16(1), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	f.Fuzz(func(t *testing.T, from, to, frame uint16, data []byte) {
+		rf, rt := 4000+int(from)%44001, 4000+int(to)%44001
+		in := make([]int16, len(data)/2)
+		for i := range in {
+			in[i] = int16(uint16(data[2*i]) | uint16(data[2*i+1])<<8)
+		}
+		n := 1 + int(frame)%2000
+		var want []int16
+		for _, nk := range append([]namedKernel{{"Go", kernGo}}, asmKernels(t)...) {
+			r, err := NewResampler(rf, rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.kern = nk.kern
+			var got []int16
+			for i := 0; i < len(in); i += n {
+				got = r.Process(got, in[i:min(i+n, len(in))])
+			}
+			got = r.Flush(got)
+			if nk.kern == kernGo {
+				want = got
+				continue
+			}
+			if i := firstDiff(got, want); i >= 0 || len(got) != len(want) {
+				t.Fatalf("%d→%d Hz, frames of %d, %s kernel: %d samples, first difference from the portable kernel's %d at %d", rf, rt, n, nk.name, len(got), len(want), i)
+			}
+		}
+	})
+}
