@@ -22,9 +22,9 @@
 // k+88, l+96, mi+104, mr+112. polyRun has checked that k is a positive
 // multiple of 4 and that every row and window lies inside coef and x.
 //
-// Registers: BX row offset ph·k·4, DX xo, R8 dst, R9 outputs left, CX tap offset in bytes
-// (running from -blocks to 0 through the 16-tap blocks, then 0 to quads);
-// the rows of up to four outputs are SI, DI, R10, R11 and their windows
+// Registers: BX the row offset ph·k·4, DX xo, R8 dst, R9 outputs left,
+// CX the tap offset in bytes (running from -blocks to 0 through the 16-tap
+// blocks, then from 0 through the quads); the rows of up to four outputs are SI, DI, R10, R11 and their windows
 // R12, R13, R14, R15, each pointing just past its 16-tap blocks. Constants
 // in all four lanes: X15 sign mask, X14 0.5, X13 65536, X12 -65536.
 // Locals: cb = coef + blocks, xb = x + blocks, nbb = -blocks, qb = quads,
@@ -155,7 +155,6 @@
 	MOVL    c, AX; \
 	VMOVD   AX, xr; \
 	VSHUFPS $0, xr, xr, xr
-
 
 // func dotSSE(h, x []float32) float32
 //
