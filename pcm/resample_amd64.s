@@ -333,20 +333,43 @@ sdone:
 // As polyRunSSE, with a0|a1 in one YMM register and a2|a3 in another: a
 // 256-bit load of taps 16b..16b+7 feeds a0 (low lane) and a1 (high lane),
 // the same element-wise products and sums as the SSE kernel's. Four outputs
-// at a time, in Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7.
+// at a time, in Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7. The groups write their float
+// sums to buf, 64 at most, which are then rounded eight at a time (with the
+// constants in all eight lanes of Y12..Y15) into dst; that keeps the
+// rounding off each group's dependency chain. Extra locals: dstp, the next
+// output in dst; end, one past the last sum of this chunk in buf.
 //
 // The groups of four remaining taps go into a0 with a 256-bit add whose
 // high lane is +0 (a VEX.128 load or multiply zeroes bits 128-255), which
 // leaves a1 unchanged: a1 is a round-to-nearest sum starting from +0, so it
 // is never -0, and a1 + (+0) = a1 exactly.
-TEXT ·polyRunAVX(SB), NOSPLIT, $48-120
+TEXT ·polyRunAVX(SB), $320-120
 	SETUP
 	BCAST($0x80000000, X15)
 	BCAST($0x3f000000, X14)
 	BCAST($0x47800000, X13)
 	BCAST($0xc7800000, X12)
+	VINSERTF128 $1, X15, Y15, Y15
+	VINSERTF128 $1, X14, Y14, Y14
+	VINSERTF128 $1, X13, Y13, Y13
+	VINSERTF128 $1, X12, Y12, Y12
+	MOVQ R8, dstp-56(SP)
+
+chunk:
+	// Up to 64 outputs (a multiple of 4) into buf as float32, then
+	// rounded into dst eight at a time.
 	CMPQ R9, $4
 	JLT  single
+	MOVQ R9, AX
+	ANDQ $-4, AX
+	CMPQ AX, $64
+	JLE  chunkn
+	MOVQ $64, AX
+chunkn:
+	SUBQ AX, R9
+	LEAQ buf-320(SP), R8
+	LEAQ (R8)(AX*4), AX
+	MOVQ AX, end-64(SP)
 
 group:
 	ROW(SI, R12)
@@ -410,14 +433,44 @@ greduce:
 	VSHUFPS    $0x88, Y2, Y2, Y2
 	VEXTRACTF128 $1, Y2, X3
 	VUNPCKLPD  X3, X2, X2
+	VMOVUPS    X2, (R8)
+	ADDQ       $16, R8
+	CMPQ       R8, end-64(SP)
+	JLT        group
+
+	LEAQ buf-320(SP), SI
+	MOVQ dstp-56(SP), DI
+	MOVQ end-64(SP), AX
+	SUBQ $16, AX
+round8:
+	CMPQ         SI, AX
+	JGE          round4
+	VMOVUPS      (SI), Y2
+	VANDPS       Y15, Y2, Y3
+	VORPS        Y14, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VMINPS       Y13, Y2, Y2
+	VMAXPS       Y12, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VPACKSSDW    X3, X2, X2
+	VMOVDQU      X2, (DI)
+	ADDQ         $32, SI
+	ADDQ         $16, DI
+	JMP          round8
+round4:
+	CMPQ    SI, end-64(SP)
+	JGE     rounded
+	VMOVUPS (SI), X2
 	ROUND
-	VMOVQ      X2, (R8)
-	ADDQ       $8, R8
-	SUBQ       $4, R9
-	CMPQ       R9, $4
-	JGE        group
+	VMOVQ   X2, (DI)
+	ADDQ    $8, DI
+rounded:
+	MOVQ DI, dstp-56(SP)
+	JMP  chunk
 
 single:
+	MOVQ  dstp-56(SP), R8
 	TESTQ R9, R9
 	JEQ   done
 one:
