@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -31,9 +32,6 @@ const (
 	// resampleBlock is how many input samples Process converts at a time;
 	// it bounds the Resampler's working buffer.
 	resampleBlock = 4096
-	// resampleBatch is how many output samples are computed per call into
-	// the vector kernel.
-	resampleBatch = 256
 	// maxResampleRate bounds the rates a Resampler accepts, which keeps
 	// its position arithmetic far from int64 overflow.
 	maxResampleRate = 1 << 24
@@ -107,10 +105,9 @@ type Resampler struct {
 	pi, pr int64
 	mi, mr int64 // M / L and M % L
 
-	// Batch workspace for the exact bank: each output's filter row and
-	// input window offsets, and the unrounded outputs.
-	cOff, xOff []int32
-	out        []float32
+	// kern selects the kernel that runs the exact bank (see polyRun); all
+	// kernels give bit-identical output.
+	kern polyKernel
 }
 
 // NewResampler returns a Resampler from rate from to rate to. A rate ≤ 0 is
@@ -166,9 +163,7 @@ func NewResampler(from, to int) (*Resampler, error) {
 	}
 	r.mi, r.mr = r.m/r.l, r.m%r.l
 	r.buf = make([]float32, 0, 2*r.k+resampleBlock+int(r.mi)+8)
-	if r.exact {
-		r.cOff, r.xOff, r.out = make([]int32, resampleBatch), make([]int32, resampleBatch), make([]float32, resampleBatch)
-	}
+	r.kern = bestKernel()
 	r.Reset()
 	return r, nil
 }
@@ -271,28 +266,21 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 	k := int64(r.k)
 	avail := r.base + int64(len(r.buf)) // one past the last input sample held
 	if r.exact {
-		// Plan a batch of outputs (filter row and input window of each),
-		// compute them in one call, then round them into dst.
-		for r.nOut < want && r.pi < avail {
-			nb := 0
-			for nb < len(r.out) && r.nOut+int64(nb) < want && r.pi < avail {
-				r.cOff[nb] = int32(r.pr * k)
-				r.xOff[nb] = int32(r.pi - (k - 1) - r.base)
-				nb++
-				r.pr += r.mr
-				r.pi += r.mi
-				if r.pr >= r.l {
-					r.pr -= r.l
-					r.pi++
-				}
-			}
-			// The offsets are in range: rows are < len(coef) by
-			// construction, and windows end at pi < avail.
-			polyBatch(r.out[:nb], r.coef, r.buf, r.cOff[:nb], r.xOff[:nb], r.k)
-			for _, y := range r.out[:nb] {
-				dst = append(dst, round16(y))
-			}
-			r.nOut += int64(nb)
+		if r.nOut < want && r.pi < avail {
+			// Output j from here is at input pi_j = pi + ⌊(pr + j·M)/L⌋,
+			// phase (pr + j·M) mod L; it can be computed while pi_j <
+			// avail, that is for j·M < (avail-pi)·L - pr. Both products
+			// are small: avail-pi is at most one block plus the
+			// filter's history, and L ≤ maxExactPhases.
+			d := (avail-r.pi)*r.l - r.pr
+			n := min(want-r.nOut, (d+r.m-1)/r.m)
+			o := len(dst)
+			dst = slices.Grow(dst, int(n))[:o+int(n)]
+			polyRun(r.kern, dst[o:], r.coef, r.buf, int(r.pi-(k-1)-r.base), int(r.pr), r.k, int(r.l), int(r.mi), int(r.mr))
+			t := r.pr + n*r.m
+			r.pi += t / r.l
+			r.pr = t % r.l
+			r.nOut += n
 		}
 	} else {
 		u := float64(r.phases)
@@ -330,6 +318,29 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 	return dst
 }
 
+// polyKernel names an implementation of the exact bank's inner loop.
+type polyKernel uint8
+
+// kernGo is polyRunGo, available on every architecture.
+const kernGo polyKernel = 0
+
+// polyRunGo is the portable kernel for the exact bank: it sets each dst[j]
+// to output j, round16 of the inner product of filter row ph and the input
+// window x[xo:xo+k], then steps to the next output (phase ph+mr, window
+// xo+mi, carrying one sample when the phase wraps past l). Every other
+// kernel must give exactly its results.
+func polyRunGo(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int) {
+	for j := range dst {
+		dst[j] = round16(dotGo(coef[ph*k:(ph+1)*k], x[xo:xo+k]))
+		ph += mr
+		xo += mi
+		if ph >= l {
+			ph -= l
+			xo++
+		}
+	}
+}
+
 // dotGo returns the inner product of h and x[:len(h)] in portable Go.
 //
 // It adds in exactly the order of the amd64 SSE kernel (sixteen lanes in
@@ -340,27 +351,43 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 // its hash, the same on every machine.
 func dotGo(h, x []float32) float32 {
 	x = x[:len(h)]
-	var a [16]float32 // a[4*v+l]: vector v, lane l
+	// aVL: vector V, lane L (tap 16b+4V+L). Sixteen scalars rather than
+	// an array, so that the compiler keeps them in registers.
+	var a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32, a33 float32
 	i := 0
 	for ; i+16 <= len(h); i += 16 {
 		hh := h[i : i+16 : i+16]
 		xx := x[i : i+16 : i+16]
-		for j := range a {
-			a[j] += float32(hh[j] * xx[j])
-		}
+		a00 += float32(hh[0] * xx[0])
+		a01 += float32(hh[1] * xx[1])
+		a02 += float32(hh[2] * xx[2])
+		a03 += float32(hh[3] * xx[3])
+		a10 += float32(hh[4] * xx[4])
+		a11 += float32(hh[5] * xx[5])
+		a12 += float32(hh[6] * xx[6])
+		a13 += float32(hh[7] * xx[7])
+		a20 += float32(hh[8] * xx[8])
+		a21 += float32(hh[9] * xx[9])
+		a22 += float32(hh[10] * xx[10])
+		a23 += float32(hh[11] * xx[11])
+		a30 += float32(hh[12] * xx[12])
+		a31 += float32(hh[13] * xx[13])
+		a32 += float32(hh[14] * xx[14])
+		a33 += float32(hh[15] * xx[15])
 	}
 	for ; i+4 <= len(h); i += 4 {
 		hh := h[i : i+4 : i+4]
 		xx := x[i : i+4 : i+4]
-		for l := range 4 {
-			a[l] += float32(hh[l] * xx[l])
-		}
+		a00 += float32(hh[0] * xx[0])
+		a01 += float32(hh[1] * xx[1])
+		a02 += float32(hh[2] * xx[2])
+		a03 += float32(hh[3] * xx[3])
 	}
-	var r [4]float32
-	for l := range r {
-		r[l] = (a[l] + a[4+l]) + (a[8+l] + a[12+l])
-	}
-	s := (r[0] + r[2]) + (r[1] + r[3])
+	r0 := (a00 + a10) + (a20 + a30)
+	r1 := (a01 + a11) + (a21 + a31)
+	r2 := (a02 + a12) + (a22 + a32)
+	r3 := (a03 + a13) + (a23 + a33)
+	s := (r0 + r2) + (r1 + r3)
 	for ; i < len(h); i++ {
 		s += float32(h[i] * x[i])
 	}

@@ -2,6 +2,160 @@
 
 #include "textflag.h"
 
+// The exact-bank kernels below compute len(dst) outputs of the polyphase
+// bank, each exactly as polyRunGo does (and in the same float32 operations,
+// in the same order, as dotGo): four packed accumulators a0..a3 take the
+// products of each 16-tap block (a_v lane l takes tap 16b+4v+l), the
+// remaining groups of four taps go into a0, then
+//	r = (a0+a1) + (a2+a3),  s = (r0+r2) + (r1+r3),
+// and s is rounded half away from zero and saturated to int16 like round16:
+// t = s + copysign(0.5, s) (the same float32 sum as s+0.5 or s-0.5), clamped
+// to ±65536 so the conversion cannot overflow, truncated to int32, then
+// saturated by PACKSSDW. Then the kernel steps to the next output: phase
+// ph += mr and window xo += mi, plus one sample when ph wraps past l.
+// Several outputs are computed together, so that their dependency chains
+// overlap and their reductions and rounding share instructions; the last
+// few go one at a time. Float addition is commutative, so which operand
+// of an add comes first does not matter; the pairing does.
+//
+// Arguments (both kernels): dst+0 (base, len), coef+24, x+48, xo+72, ph+80,
+// k+88, l+96, mi+104, mr+112. polyRun has checked that k is a positive
+// multiple of 4 and that every row and window lies inside coef and x.
+//
+// Registers: BX the row offset ph·k·4, DX xo, R8 dst, R9 outputs left,
+// CX the tap offset in bytes (running from -blocks to 0 through the 16-tap
+// blocks, then from 0 through the quads); the rows of up to four outputs are SI, DI, R10, R11 and their windows
+// R12, R13, R14, R15, each pointing just past its 16-tap blocks. Constants
+// in all four lanes: X15 sign mask, X14 0.5, X13 65536, X12 -65536.
+// Locals: cb = coef + blocks, xb = x + blocks, nbb = -blocks, qb = quads,
+// where blocks = (k &^ 15)·4 and quads = (k & 15)·4 bytes; mrk = mr·k·4
+// and lk = l·k·4, the row step and the table size in bytes.
+
+// SETUP loads the arguments and fills the locals (frame $48).
+#define SETUP \
+	MOVQ dst_base+0(FP), R8; \
+	MOVQ dst_len+8(FP), R9; \
+	MOVQ xo+72(FP), DX; \
+	MOVQ ph+80(FP), BX; \
+	MOVQ k+88(FP), AX; \
+	MOVQ AX, CX; \
+	ANDQ $-16, AX; \
+	SHLQ $2, AX; \
+	ANDQ $15, CX; \
+	SHLQ $2, CX; \
+	MOVQ CX, qb-32(SP); \
+	MOVQ AX, CX; \
+	NEGQ CX; \
+	MOVQ CX, nbb-24(SP); \
+	MOVQ coef_base+24(FP), CX; \
+	ADDQ AX, CX; \
+	MOVQ CX, cb-8(SP); \
+	MOVQ x_base+48(FP), CX; \
+	ADDQ AX, CX; \
+	MOVQ CX, xb-16(SP); \
+	MOVQ k+88(FP), AX; \
+	SHLQ $2, AX; \
+	IMULQ AX, BX; \
+	MOVQ mr+112(FP), CX; \
+	IMULQ AX, CX; \
+	MOVQ CX, mrk-40(SP); \
+	IMULQ l+96(FP), AX; \
+	MOVQ AX, lk-48(SP)
+
+// ROW points creg and xreg at the row and window of the output at (BX, DX),
+// past its blocks, and steps BX, DX to the next output without a branch:
+// after BX += mr·k·4, SUBQ sets the carry when BX < l·k·4, so DX +=
+// mi+1-carry and BX -= l·k·4 unless the carry is set.
+#define ROW(creg, xreg) \
+	MOVQ    cb-8(SP), creg; \
+	ADDQ    BX, creg; \
+	MOVQ    xb-16(SP), xreg; \
+	LEAQ    (xreg)(DX*4), xreg; \
+	ADDQ    mrk-40(SP), BX; \
+	ADDQ    mi+104(FP), DX; \
+	MOVQ    BX, AX; \
+	SUBQ    lk-48(SP), AX; \
+	CMOVQCC AX, BX; \
+	SBBQ    $-1, DX
+
+// SBLOCK accumulates one 16-tap block of one output into xa..xd (a0..a3),
+// using temporaries t and u (SSE memory operands must be aligned, so both
+// vectors are loaded with MOVUPS).
+#define SBLOCK(creg, xreg, xa, xb, xc, xd, t, u) \
+	MOVUPS (creg)(CX*1), t; \
+	MOVUPS (xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xa; \
+	MOVUPS 16(creg)(CX*1), t; \
+	MOVUPS 16(xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xb; \
+	MOVUPS 32(creg)(CX*1), t; \
+	MOVUPS 32(xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xc; \
+	MOVUPS 48(creg)(CX*1), t; \
+	MOVUPS 48(xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xd
+
+// SQUAD adds four taps of one output into xa (a0).
+#define SQUAD(creg, xreg, xa, t, u) \
+	MOVUPS (creg)(CX*1), t; \
+	MOVUPS (xreg)(CX*1), u; \
+	MULPS  u, t; \
+	ADDPS  t, xa
+
+// SROUND rounds the sums in xs as ROUND does, using temporary t.
+#define SROUND(xs, t) \
+	MOVAPS    xs, t; \
+	ANDPS     X15, t; \
+	ORPS      X14, t; \
+	ADDPS     t, xs; \
+	MINPS     X13, xs; \
+	MAXPS     X12, xs; \
+	CVTTPS2PL xs, xs; \
+	PACKSSLW  xs, xs
+
+// SBCAST puts the float32 with bits c in all four lanes of xr.
+#define SBCAST(c, xr) \
+	MOVL   c, AX; \
+	MOVQ   AX, xr; \
+	SHUFPS $0, xr, xr
+
+// BLOCK accumulates one 16-tap block of one output into ya (a0|a1) and yb
+// (a2|a3), using temporaries yt and yu.
+#define BLOCK(creg, xreg, ya, yb, yt, yu) \
+	VMOVUPS (creg)(CX*1), yt; \
+	VMULPS  (xreg)(CX*1), yt, yt; \
+	VADDPS  yt, ya, ya; \
+	VMOVUPS 32(creg)(CX*1), yu; \
+	VMULPS  32(xreg)(CX*1), yu, yu; \
+	VADDPS  yu, yb, yb
+
+// QUAD adds four taps of one output into a0 (low lane of ya).
+#define QUAD(creg, xreg, ya, xt, yt) \
+	VMOVUPS (creg)(CX*1), xt; \
+	VMULPS  (xreg)(CX*1), xt, xt; \
+	VADDPS  yt, ya, ya
+
+// ROUND rounds the four sums in X2 half away from zero, saturates them and
+// leaves them as int16 in the low 64 bits of X2.
+#define ROUND \
+	VANDPS     X15, X2, X3; \
+	VORPS      X14, X3, X3; \
+	VADDPS     X3, X2, X2; \
+	VMINPS     X13, X2, X2; \
+	VMAXPS     X12, X2, X2; \
+	VCVTTPS2DQ X2, X2; \
+	VPACKSSDW  X2, X2, X2
+
+// BCAST puts the float32 with bits c in all four lanes of xr.
+#define BCAST(c, xr) \
+	MOVL    c, AX; \
+	VMOVD   AX, xr; \
+	VSHUFPS $0, xr, xr, xr
+
 // func dotSSE(h, x []float32) float32
 //
 // SSE (baseline amd64): 16 products per iteration in four packed
@@ -73,67 +227,93 @@ done:
 	MOVSS X0, ret+48(FP)
 	RET
 
-// func polyBatchSSE(out, coef, x []float32, cOff, xOff []int32, k int)
+// func polyRunSSE(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
 //
-// For each j < len(out): out[j] = dot(coef[cOff[j]:][:k], x[xOff[j]:][:k]).
-// k is a positive multiple of 4; the caller guarantees every offset range
-// lies inside its slice and len(cOff), len(xOff) >= len(out).
-TEXT ·polyBatchSSE(SB), NOSPLIT, $0-128
-	MOVQ out_base+0(FP), R8
-	MOVQ out_len+8(FP), R9
-	MOVQ coef_base+24(FP), R10
-	MOVQ x_base+48(FP), R11
-	MOVQ cOff_base+72(FP), R12
-	MOVQ xOff_base+96(FP), R13
-	MOVQ k+120(FP), R14
+// Two outputs at a time: A in X0..X3, B in X4..X7.
+TEXT ·polyRunSSE(SB), NOSPLIT, $48-120
+	SETUP
+	SBCAST($0x80000000, X15)
+	SBCAST($0x3f000000, X14)
+	SBCAST($0x47800000, X13)
+	SBCAST($0xc7800000, X12)
+	CMPQ R9, $2
+	JLT  ssingle
+
+spair:
+	ROW(SI, R12)
+	ROW(DI, R13)
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+	XORPS X4, X4
+	XORPS X5, X5
+	XORPS X6, X6
+	XORPS X7, X7
+	MOVQ  nbb-24(SP), CX
+	TESTQ CX, CX
+	JEQ   spquads
+spblock:
+	SBLOCK(SI, R12, X0, X1, X2, X3, X8, X9)
+	SBLOCK(DI, R13, X4, X5, X6, X7, X10, X11)
+	ADDQ $64, CX
+	JNE  spblock
+spquads:
+	CMPQ CX, qb-32(SP)
+	JGE  spreduce
+spquad:
+	SQUAD(SI, R12, X0, X8, X9)
+	SQUAD(DI, R13, X4, X10, X11)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  spquad
+spreduce:
+	ADDPS   X1, X0
+	ADDPS   X3, X2
+	ADDPS   X2, X0         // rA
+	ADDPS   X5, X4
+	ADDPS   X7, X6
+	ADDPS   X6, X4         // rB
+	MOVAPS  X0, X8
+	MOVLHPS X4, X8         // [rA0 rA1 rB0 rB1]
+	SHUFPS  $0xee, X4, X0  // [rA2 rA3 rB2 rB3]
+	ADDPS   X0, X8         // [rA0+rA2, rA1+rA3, rB0+rB2, rB1+rB3]
+	MOVAPS  X8, X9
+	SHUFPS  $0xf5, X9, X9  // odd elements onto even ones
+	ADDPS   X9, X8         // sA in element 0, sB in 2
+	SHUFPS  $0x08, X8, X8  // [sA sB . .]
+	SROUND(X8, X9)
+	MOVQ    X8, AX
+	MOVL    AX, (R8)
+	ADDQ    $4, R8
+	SUBQ    $2, R9
+	CMPQ    R9, $2
+	JGE     spair
+
+ssingle:
 	TESTQ R9, R9
-	JEQ   bdone
-bouter:
-	MOVLQSX (R12), AX
-	LEAQ    (R10)(AX*4), SI
-	MOVLQSX (R13), AX
-	LEAQ    (R11)(AX*4), DI
-	MOVQ    R14, CX
-	XORPS   X0, X0
-	XORPS   X1, X1
-	XORPS   X2, X2
-	XORPS   X3, X3
-	CMPQ    CX, $16
-	JLT     bquad
-bloop16:
-	MOVUPS (SI), X4
-	MOVUPS (DI), X5
-	MULPS  X5, X4
-	ADDPS  X4, X0
-	MOVUPS 16(SI), X6
-	MOVUPS 16(DI), X7
-	MULPS  X7, X6
-	ADDPS  X6, X1
-	MOVUPS 32(SI), X8
-	MOVUPS 32(DI), X9
-	MULPS  X9, X8
-	ADDPS  X8, X2
-	MOVUPS 48(SI), X10
-	MOVUPS 48(DI), X11
-	MULPS  X11, X10
-	ADDPS  X10, X3
-	ADDQ   $64, SI
-	ADDQ   $64, DI
-	SUBQ   $16, CX
-	CMPQ   CX, $16
-	JGE    bloop16
-bquad:
-	CMPQ   CX, $4
-	JLT    breduce
-	MOVUPS (SI), X4
-	MOVUPS (DI), X5
-	MULPS  X5, X4
-	ADDPS  X4, X0
-	ADDQ   $16, SI
-	ADDQ   $16, DI
-	SUBQ   $4, CX
-	JMP    bquad
-breduce:
+	JEQ   sdone
+	ROW(SI, R12)
+	XORPS X0, X0
+	XORPS X1, X1
+	XORPS X2, X2
+	XORPS X3, X3
+	MOVQ  nbb-24(SP), CX
+	TESTQ CX, CX
+	JEQ   ssquads
+ssblock:
+	SBLOCK(SI, R12, X0, X1, X2, X3, X8, X9)
+	ADDQ $64, CX
+	JNE  ssblock
+ssquads:
+	CMPQ CX, qb-32(SP)
+	JGE  ssreduce
+ssquad:
+	SQUAD(SI, R12, X0, X8, X9)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  ssquad
+ssreduce:
 	ADDPS   X1, X0
 	ADDPS   X3, X2
 	ADDPS   X2, X0
@@ -142,11 +322,211 @@ breduce:
 	MOVAPS  X0, X1
 	SHUFPS  $0x55, X1, X1
 	ADDSS   X1, X0
-	MOVSS   X0, (R8)
-	ADDQ    $4, R8
-	ADDQ    $4, R12
-	ADDQ    $4, R13
-	DECQ    R9
-	JNE     bouter
-bdone:
+	SROUND(X0, X1)
+	MOVQ    X0, AX
+	MOVW    AX, (R8)
+sdone:
+	RET
+
+// func polyRunAVX(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
+//
+// As polyRunSSE, with a0|a1 in one YMM register and a2|a3 in another: a
+// 256-bit load of taps 16b..16b+7 feeds a0 (low lane) and a1 (high lane),
+// the same element-wise products and sums as the SSE kernel's. Four outputs
+// at a time, in Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7. The groups write their float
+// sums to buf, 64 at most, which are then rounded eight at a time (with the
+// constants in all eight lanes of Y12..Y15) into dst; that keeps the
+// rounding off each group's dependency chain. Extra locals: dstp, the next
+// output in dst; end, one past the last sum of this chunk in buf.
+//
+// The groups of four remaining taps go into a0 with a 256-bit add whose
+// high lane is +0 (a VEX.128 load or multiply zeroes bits 128-255), which
+// leaves a1 unchanged: a1 is a round-to-nearest sum starting from +0, so it
+// is never -0, and a1 + (+0) = a1 exactly.
+TEXT ·polyRunAVX(SB), $320-120
+	SETUP
+	BCAST($0x80000000, X15)
+	BCAST($0x3f000000, X14)
+	BCAST($0x47800000, X13)
+	BCAST($0xc7800000, X12)
+	VINSERTF128 $1, X15, Y15, Y15
+	VINSERTF128 $1, X14, Y14, Y14
+	VINSERTF128 $1, X13, Y13, Y13
+	VINSERTF128 $1, X12, Y12, Y12
+	MOVQ R8, dstp-56(SP)
+
+chunk:
+	// Up to 64 outputs (a multiple of 4) into buf as float32, then
+	// rounded into dst eight at a time.
+	CMPQ R9, $4
+	JLT  single
+	MOVQ R9, AX
+	ANDQ $-4, AX
+	CMPQ AX, $64
+	JLE  chunkn
+	MOVQ $64, AX
+chunkn:
+	SUBQ AX, R9
+	LEAQ buf-320(SP), R8
+	LEAQ (R8)(AX*4), AX
+	MOVQ AX, end-64(SP)
+
+group:
+	ROW(SI, R12)
+	ROW(DI, R13)
+	ROW(R10, R14)
+	ROW(R11, R15)
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   nbb-24(SP), CX
+	TESTQ  CX, CX
+	JEQ    gquads
+gblock:
+	BLOCK(SI, R12, Y0, Y1, Y8, Y9)
+	BLOCK(DI, R13, Y2, Y3, Y10, Y11)
+	BLOCK(R10, R14, Y4, Y5, Y8, Y9)
+	BLOCK(R11, R15, Y6, Y7, Y10, Y11)
+	ADDQ $64, CX
+	JNE  gblock
+gquads:
+	CMPQ CX, qb-32(SP)
+	JGE  greduce
+gquad:
+	QUAD(SI, R12, Y0, X8, Y8)
+	QUAD(DI, R13, Y2, X9, Y9)
+	QUAD(R10, R14, Y4, X10, Y10)
+	QUAD(R11, R15, Y6, X11, Y11)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  gquad
+greduce:
+	// Outputs A, B, C, D are Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7. Pair A with C
+	// and B with D across the lanes: Y0 = [rA | rC], Y1 = [rB | rD],
+	// r = (a0+a1) + (a2+a3).
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y9
+	VADDPS     Y9, Y8, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y10
+	VPERM2F128 $0x31, Y5, Y1, Y11
+	VADDPS     Y11, Y10, Y10
+	VADDPS     Y10, Y8, Y0
+	VPERM2F128 $0x20, Y6, Y2, Y8
+	VPERM2F128 $0x31, Y6, Y2, Y9
+	VADDPS     Y9, Y8, Y8
+	VPERM2F128 $0x20, Y7, Y3, Y10
+	VPERM2F128 $0x31, Y7, Y3, Y11
+	VADDPS     Y11, Y10, Y10
+	VADDPS     Y10, Y8, Y1
+	// Per lane, [rA0+rA2, rA1+rA3, rB0+rB2, rB1+rB3], then s = (r0+r2) +
+	// (r1+r3) in elements 0 and 2: [sA . sB . | sC . sD .].
+	VSHUFPS    $0x44, Y1, Y0, Y2
+	VSHUFPS    $0xee, Y1, Y0, Y3
+	VADDPS     Y3, Y2, Y2
+	VMOVSHDUP  Y2, Y3
+	VADDPS     Y3, Y2, Y2
+	VSHUFPS    $0x88, Y2, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VUNPCKLPD  X3, X2, X2
+	VMOVUPS    X2, (R8)
+	ADDQ       $16, R8
+	CMPQ       R8, end-64(SP)
+	JLT        group
+
+	LEAQ buf-320(SP), SI
+	MOVQ dstp-56(SP), DI
+	MOVQ end-64(SP), AX
+	SUBQ $16, AX
+round8:
+	CMPQ         SI, AX
+	JGE          round4
+	VMOVUPS      (SI), Y2
+	VANDPS       Y15, Y2, Y3
+	VORPS        Y14, Y3, Y3
+	VADDPS       Y3, Y2, Y2
+	VMINPS       Y13, Y2, Y2
+	VMAXPS       Y12, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VPACKSSDW    X3, X2, X2
+	VMOVDQU      X2, (DI)
+	ADDQ         $32, SI
+	ADDQ         $16, DI
+	JMP          round8
+round4:
+	CMPQ    SI, end-64(SP)
+	JGE     rounded
+	VMOVUPS (SI), X2
+	ROUND
+	VMOVQ   X2, (DI)
+	ADDQ    $8, DI
+rounded:
+	MOVQ DI, dstp-56(SP)
+	JMP  chunk
+
+single:
+	MOVQ  dstp-56(SP), R8
+	TESTQ R9, R9
+	JEQ   done
+one:
+	ROW(SI, R12)
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   nbb-24(SP), CX
+	TESTQ  CX, CX
+	JEQ    oquads
+oblock:
+	BLOCK(SI, R12, Y0, Y1, Y8, Y9)
+	ADDQ $64, CX
+	JNE  oblock
+oquads:
+	CMPQ CX, qb-32(SP)
+	JGE  oreduce
+oquad:
+	QUAD(SI, R12, Y0, X8, Y8)
+	ADDQ $16, CX
+	CMPQ CX, qb-32(SP)
+	JLT  oquad
+oreduce:
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VEXTRACTF128 $1, Y1, X9
+	VADDPS       X9, X1, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X2
+	ROUND
+	VMOVQ        X2, AX
+	MOVW         AX, (R8)
+	ADDQ         $2, R8
+	DECQ         R9
+	JNE          one
+done:
+	VZEROUPPER
+	RET
+
+// func cpuHasAVX() bool
+TEXT ·cpuHasAVX(SB), NOSPLIT, $0-1
+	MOVL  $1, AX
+	XORL  CX, CX
+	CPUID
+	ANDL  $0x18000000, CX // OSXSAVE (bit 27) and AVX (bit 28)
+	CMPL  CX, $0x18000000
+	JNE   noavx
+	XORL  CX, CX
+	XGETBV                // XCR0 into DX:AX
+	ANDL  $6, AX          // XMM and YMM state enabled by the OS
+	CMPL  AX, $6
+	JNE   noavx
+	MOVB  $1, ret+0(FP)
+	RET
+noavx:
+	MOVB  $0, ret+0(FP)
 	RET

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -450,4 +451,61 @@ func TestResampleBitsPinned(t *testing.T) {
 			t.Errorf("Resample 24k→%d: output hash %s, pinned %s", to, got, pinned[to])
 		}
 	}
+}
+
+// TestResampleBitsPinnedConversions extends TestResampleBitsPinned to the
+// upsampling and other common conversions, with a loud input whose filtered
+// overshoot clips (so saturation is pinned too). The hashes were taken from
+// the original one-output-at-a-time SSE kernel; every kernel (SSE, AVX,
+// portable Go) must reproduce them exactly.
+func TestResampleBitsPinnedConversions(t *testing.T) {
+	pinned := map[[2]int]string{
+		{8000, 16000}: "f7e258a5aee2bf6a", {8000, 24000}: "3cd8f9131a5d2ce9", {8000, 44100}: "8c001fd19aaf1913",
+		{8000, 48000}: "4993f26944af7d68", {16000, 8000}: "9c5a490f10629dc5", {16000, 24000}: "b8ad692f33ea1784",
+		{22050, 16000}: "2cc26c4eccb841ba", {24000, 8000}: "3dae1aa462c414b7", {24000, 16000}: "0421e64b2accf04e",
+		{44100, 24000}: "dd6f614c213dcc90", {48000, 16000}: "4724549ec2cc95a1",
+	}
+	got := map[[2]int]string{}
+	for _, p := range [][2]int{
+		{Rate8k, Rate24k}, {Rate16k, Rate24k}, {Rate44k1, Rate24k}, {Rate48k, Rate16k}, {Rate24k, Rate16k},
+		{Rate24k, Rate8k}, {Rate8k, Rate16k}, {Rate16k, Rate8k}, {Rate8k, Rate44k1}, {Rate22k05, Rate16k}, {Rate8k, Rate48k},
+	} {
+		in := pinnedInput(p[0], p[0]/5)
+		out, err := Resample(Chunk{Rate: p[0], Samples: in}, p[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(out.Samples, 32767) || !slices.Contains(out.Samples, -32768) {
+			t.Errorf("Resample %d→%d: the loud input did not clip; the test no longer pins saturation", p[0], p[1])
+		}
+		sum := sha256.Sum256(out.Bytes())
+		got[p] = hex.EncodeToString(sum[:8])
+		if got[p] != pinned[p] {
+			t.Errorf("Resample %d→%d: output hash %s, pinned %s", p[0], p[1], got[p], pinned[p])
+		}
+	}
+	if t.Failed() {
+		t.Logf("hashes now: %#v", got)
+	}
+}
+
+// pinnedInput returns n samples of integer-only test audio: a square wave at
+// full scale for the first quarter (its filtered overshoot clips), then a
+// triangle wave plus seeded noise.
+func pinnedInput(rate, n int) []int16 {
+	rng := rand.New(rand.NewPCG(uint64(rate), 5))
+	s := make([]int16, n)
+	period := max(rate/300, 2)
+	for i := range s {
+		if i < n/4 {
+			s[i] = 32767
+			if i%period >= period/2 {
+				s[i] = -32768
+			}
+			continue
+		}
+		tri := i%110 - 55
+		s[i] = int16(tri*300 + int(rng.Int32N(4001)) - 2000)
+	}
+	return s
 }
