@@ -79,8 +79,10 @@ const realtimeAdapter = "openai-realtime"
 //
 // Interrupt sends response.cancel for the response in progress (a native
 // interrupt) and conversation.item.truncate for the assistant audio item
-// being played, cut at the audio played so far by the wall clock, as a
-// client that plays audio in real time does; the server answers with a
+// being played, cut at the audio played so far, as a client that plays
+// audio in real time does (each delta plays when it arrives or when the
+// one before has played, whichever is later, so a stalled stream does not
+// count as played); the server answers with a
 // cancelled response.done, which becomes AgentInterrupted.
 //
 // The server streams transcript deltas as the model generates them, ahead
@@ -638,12 +640,14 @@ type realtimeConn struct {
 
 	// Response state, written by the reader goroutine and read by
 	// Interrupt; guarded by mu.
-	mu         sync.Mutex
-	respID     string    // the response in progress, "" when none
-	item       string    // the assistant audio item being played
-	itemAudio  int       // its samples received (24 kHz)
-	itemFirst  time.Time // when its first audio arrived
-	itemTrunc  bool      // it was truncated already
+	mu        sync.Mutex
+	respID    string // the response in progress, "" when none
+	item      string // the assistant audio item being played
+	itemAudio int    // its samples received (24 kHz)
+	// itemEnd is when its audio received so far ends playing: each delta
+	// plays after the one before, or at once after a stall.
+	itemEnd    time.Time
+	itemTrunc  bool // it was truncated already
 	sessionSet bool
 
 	// Reader goroutine only.
@@ -836,7 +840,7 @@ func (c *realtimeConn) Interrupt(ctx context.Context) error {
 		return err
 	}
 	c.mu.Lock()
-	resp, item, n, first, trunc := c.respID, c.item, c.itemAudio, c.itemFirst, c.itemTrunc
+	resp, item, n, end, trunc := c.respID, c.item, c.itemAudio, c.itemEnd, c.itemTrunc
 	if item != "" && n > 0 {
 		c.itemTrunc = true
 	}
@@ -850,7 +854,7 @@ func (c *realtimeConn) Interrupt(ctx context.Context) error {
 	}
 	if item != "" && n > 0 && !trunc {
 		received := pcm.DurationOf(n, realtimeRate)
-		played := min(time.Since(first), received)
+		played := received - max(time.Until(end), 0) // what is queued has not played
 		if played < received {
 			return c.sendJSON(ctx, rtTruncate{Type: "conversation.item.truncate", ItemID: item, AudioEndMs: played.Milliseconds()})
 		}
@@ -980,13 +984,15 @@ func (c *realtimeConn) audioDelta(ev rtServerEvent) ([]voicetest.AgentEvent, err
 		return nil, fmt.Errorf("%s: %d bytes of audio: %w (PCM16 has 2 bytes a sample)", ev.Type, len(c.pcmBuf), err)
 	}
 	c.mu.Lock()
-	if c.itemAudio == 0 {
-		c.itemFirst = time.Now()
-	}
+	now := time.Now()
 	if ev.ItemID != "" && ev.ItemID != c.item {
-		c.item, c.itemAudio, c.itemTrunc, c.itemFirst = ev.ItemID, 0, false, time.Now()
+		c.item, c.itemAudio, c.itemTrunc = ev.ItemID, 0, false
+	}
+	if c.itemAudio == 0 || c.itemEnd.Before(now) {
+		c.itemEnd = now
 	}
 	c.itemAudio += len(c.samples)
+	c.itemEnd = c.itemEnd.Add(pcm.DurationOf(len(c.samples), realtimeRate))
 	c.mu.Unlock()
 	if c.down == nil {
 		return []voicetest.AgentEvent{audioEvent(c.rate, c.samples)}, nil

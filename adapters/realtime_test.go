@@ -218,6 +218,37 @@ func TestRealtimeServerVAD(t *testing.T) {
 
 func TestRealtimeBargeIn(t *testing.T) {
 	long := strings.Repeat("la ", 20) // 8 s of audio, streamed over about 1.6 s
+	t.Run("truncate after a stall", func(t *testing.T) {
+		// 100 ms deltas every 400 ms: each plays out before the next
+		// arrives. Interrupted 50 ms into the third delta, the client
+		// has played 250 ms of the 300 ms received (a clock since the
+		// first audio would say 850 ms, i.e. all of it, and truncate
+		// nothing).
+		peer := realtimepeer.New(t, realtimepeer.Config{Greeting: long, ChunkDelay: 400 * time.Millisecond})
+		a := realtimeAgent(peer)
+		a.Greeting = true
+		ctx := t.Context()
+		conn := dialRealtime(t, a, session(t, 24000))
+		var got time.Duration
+		for got < 300*time.Millisecond {
+			got += recvUntil(t, ctx, conn, isKind(voicetest.AgentAudio)).audio
+		}
+		time.Sleep(50 * time.Millisecond)
+		if err := conn.Interrupt(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		ss, err := peer.Wait(wctx, 0, func(s realtimepeer.Session) bool { return s.Cancels == 1 && len(s.Truncates) == 1 })
+		if err != nil {
+			t.Fatalf("no truncate after the stall (%d cancels, truncates %+v): %v", ss.Cancels, ss.Truncates, err)
+		}
+		// The delta in flight may have played a little more or less on a
+		// loaded machine: between the two deltas before it and all three.
+		if ms := ss.Truncates[0].AudioEndMs; ms <= 200 || ms >= 300 {
+			t.Errorf("truncated at %d ms, want about 250 ms (of %v received)", ms, got)
+		}
+	})
 	t.Run("native cancel", func(t *testing.T) {
 		peer := realtimepeer.New(t, realtimepeer.Config{Greeting: long, ChunkDelay: 20 * time.Millisecond, Turns: []realtimepeer.Turn{{Reply: "sorry go on"}}})
 		a := realtimeAgent(peer)
