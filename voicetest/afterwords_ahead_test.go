@@ -193,3 +193,34 @@ func TestAfterWordsTranscriptAheadLateText(t *testing.T) {
 		t.Errorf("barged in %v after the agent started, want 1.2s\n%s", got, res.TimelineText())
 	}
 }
+
+// Under PaceFast the runner does not wait for the agent's audio to play
+// before it calls a turn over, but words counted as their audio plays
+// (a transcript ahead of the audio, or words estimated from speech time)
+// need that playback: AfterWords(3) still barges in at the third word,
+// not with an error that the turn ended first.
+func TestAfterWordsPaceFast(t *testing.T) {
+	const reply = "one two three four five" // 2 s of speech
+	for _, tc := range []struct {
+		name  string
+		agent voicetest.Agent
+	}{
+		{"transcript ahead, audio at once", &replayAgent{caps: aheadCaps(false), events: aheadReply(reply, 0, false, false)}},
+		{"transcript ahead, audio in real time", &replayAgent{caps: aheadCaps(false), events: aheadReply(reply, 100*time.Millisecond, false, false)}},
+		{"audio only, words from speech time", fixtures.Fake(fixtures.FakeConfig{NoTranscripts: true, NoTurnEnd: true,
+			Replies: []fixtures.Reply{{Text: reply, Latency: 100 * time.Millisecond}}})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runVirtual(t, voicetest.Config{
+				Agent: tc.agent, UserVoice: &toneTTS{}, Pacing: voicetest.PaceFast,
+				Script: []voicetest.Step{voicetest.UserSays("hello"), voicetest.Interrupt("stop", voicetest.AfterWords(3))},
+			})
+			if err != nil {
+				t.Fatalf("Run: %v\n%s", err, res.TimelineText())
+			}
+			if got := bargeInOffset(t, res); got != ms(1200) {
+				t.Errorf("barged in %v after the agent started, want 1.2s (the third 400 ms word played)\n%s", got, res.TimelineText())
+			}
+		})
+	}
+}

@@ -2,7 +2,9 @@ package voicetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -276,10 +278,18 @@ func segmentFile(i int, s Segment) string {
 // Save writes the artifacts to dir (created if needed): one WAV per
 // segment under segments/, conversation.wav (the mix), manifest.json,
 // transcript.txt, timeline.txt and report.html (HTMLReport: one
-// self-contained page to open in a browser). manifest.json is written
-// last, so a directory with a manifest holds every artifact whole (an
-// interrupted Save leaves none).
+// self-contained page to open in a browser). It replaces what an earlier
+// Save wrote there: it first removes manifest.json and segments/, and
+// writes manifest.json last (atomically), so an interrupted Save leaves no
+// manifest and the artifacts of two runs are never mixed. Only the
+// manifest is synced to disk.
 func (res *Result) Save(dir string) error {
+	if err := os.Remove(filepath.Join(dir, "manifest.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("voicetest: saving artifacts: removing the old manifest: %w", err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "segments")); err != nil {
+		return fmt.Errorf("voicetest: saving artifacts: removing the old segments: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "segments"), 0o755); err != nil {
 		return fmt.Errorf("voicetest: saving artifacts: %w", err)
 	}
@@ -326,10 +336,7 @@ func (res *Result) Save(dir string) error {
 		return err
 	}
 	// Last, and whole or not at all: the manifest marks a complete set.
-	if err := writeFileAtomic(filepath.Join(dir, "manifest.json"), man); err != nil {
-		return fmt.Errorf("voicetest: saving artifact manifest.json: %w", err)
-	}
-	return nil
+	return writeFileAtomic(filepath.Join(dir, "manifest.json"), man)
 }
 
 // TranscriptText renders the transcript as "role: text" lines, one per

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -129,7 +130,8 @@ func (r *runner) decide(success bool, reason string) {
 // receive runs Conn.Recv in a loop and forwards what it returns, with the
 // time it returned, until ctx is done, the agent hangs up or Recv fails.
 // listen holds 1 + the offset at which it last called Recv while it waits
-// in Recv, and 0 while it holds an event the runner has not taken.
+// in Recv, and 0 from Recv's return until the event is in out (while the
+// queue is full, the agent goes unheard).
 func receive(ctx context.Context, conn Conn, start time.Time, listen *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
@@ -473,6 +475,13 @@ func (r *runner) transcribe(ctx context.Context, turn int, audio pcm.Chunk, msg,
 	stt, req, limit := r.cfg.AgentSTT, TranscriptionRequest{Audio: audio, Language: r.cfg.Language}, r.cfg.Timeouts.Engine
 	go func() {
 		defer close(j.done)
+		defer func() {
+			// A panicking engine fails the scenario, not the whole test
+			// binary from a goroutine no test owns.
+			if p := recover(); p != nil {
+				j.err = fmt.Errorf("transcribing the agent's turn %d: Config.AgentSTT panicked: %v\n%s", turn, p, debug.Stack())
+			}
+		}()
 		if prev != nil {
 			select {
 			case <-prev:
@@ -1010,6 +1019,12 @@ func (r *runner) interrupt(ctx context.Context, u Utterance, when InterruptWhen)
 		}
 		deadline = func() time.Duration {
 			d := r.quietDeadline(begin)
+			if r.estimatesWords() || r.countsHeard() {
+				// Words are counted as the audio plays: the turn is not
+				// over before what has arrived has played, whatever the
+				// pacing (PaceFast does not wait for playback otherwise).
+				d = max(d, r.playEnd)
+			}
 			if r.estimatesWords() {
 				// The estimate grows with playback: wake when it reaches n.
 				need := r.seg.start + time.Duration(when.words)*time.Minute/time.Duration(r.cfg.WordsPerMinute)
@@ -1366,12 +1381,17 @@ func (r *runner) finishedEarly(when InterruptWhen) error {
 	if r.countsHeard() {
 		// The turn is over, so every word of its text was said.
 		said = r.textWords()
-		if _, total := r.playedAudio(r.now()); said >= when.words && total > 0 {
+		played, total := r.playedAudio(r.now())
+		rate := scale(int64(said), int64(time.Minute), int64(max(total, 1)))
+		if said >= when.words && total > 0 && rate > int64(r.cfg.WordsPerMinute) {
 			// The estimate of words heard lagged: the agent speaks
 			// faster than Config.WordsPerMinute.
-			rate := scale(int64(said), int64(time.Minute), int64(total))
 			return fmt.Errorf("the agent finished its turn of %d words (%v of audio) before voicetest reckoned %d of them heard: the %s adapter's transcript runs ahead of its audio, so the words heard are estimated from the audio played at no more than Config.WordsPerMinute (%d), and this agent spoke about %d words a minute; set Config.WordsPerMinute to the agent's rate, or use After(d)",
 				said, total, when.words, r.adapter(), r.cfg.WordsPerMinute, rate)
+		}
+		if said >= when.words {
+			return fmt.Errorf("the agent's turn of %d words ended after %v of its %v of audio had played, before %d of them were heard (the %s adapter's transcript runs ahead of its audio, so words count as their audio plays); interrupt a longer answer or use After(d)",
+				said, played, total, when.words, r.adapter())
 		}
 	}
 	return fmt.Errorf("the agent finished its turn after %d words, before the %d that %v waits for; lower the count or interrupt a longer answer", said, when.words, when)

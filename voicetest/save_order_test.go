@@ -49,4 +49,29 @@ func TestSaveWritesTheManifestLast(t *testing.T) {
 	if tmp, _ := filepath.Glob(filepath.Join(ok, ".*")); len(tmp) != 0 {
 		t.Errorf("temporary files left: %v", tmp)
 	}
+	// A second Save into the directory replaces the first: a segment of
+	// another run left there is gone, and a failed re-save leaves no
+	// manifest next to half-replaced files.
+	stray := filepath.Join(ok, "segments", "99-agent-123ms.wav")
+	if err := os.WriteFile(stray, []byte("old run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Save(ok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stray); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a segment of an earlier run is still there after Save: %v", err)
+	}
+	if err := os.Remove(filepath.Join(ok, "report.html")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ok, "report.html", "blocker"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Save(ok); err == nil {
+		t.Fatal("Save over a blocked report.html succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(ok, "manifest.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("manifest.json of the earlier Save survived a failed re-save: %v", err)
+	}
 }

@@ -168,6 +168,20 @@ func TestAgentSTTFailures(t *testing.T) {
 			t.Errorf("err = %v, want it reported by the Verdict step, the first to read the transcript", err)
 		}
 	})
+	t.Run("panic", func(t *testing.T) {
+		// A panicking engine runs on the runner's goroutine for STT: the
+		// panic becomes the scenario's error, not a crash of the binary.
+		stt := voicetest.STT(sttFunc(func(ctx context.Context, req voicetest.TranscriptionRequest) (voicetest.Transcription, error) {
+			panic("engine bug")
+		}))
+		_, err := runVirtual(t, voicetest.Config{
+			Agent: audioOnlyTwoTurns(), UserVoice: &toneTTS{}, AgentSTT: stt,
+			Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},
+		})
+		if err == nil || !strings.Contains(err.Error(), "transcribing the agent's turn 1: Config.AgentSTT panicked: engine bug") {
+			t.Fatalf("err = %v, want the panic as an error naming turn 1", err)
+		}
+	})
 	t.Run("cancelled", func(t *testing.T) {
 		// The test's context ends while a transcription runs: Run returns
 		// and the STT goroutine is gone (leakcheck in TestMain).

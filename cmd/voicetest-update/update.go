@@ -243,7 +243,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch {
-	case len(stale) > 0 && !o.check && !o.prune:
+	case len(stale) > 0 && !o.prune:
 		fmt.Fprintf(stdout, "%d stale temporary file(s) left by interrupted writers kept (-prune=false):\n", len(stale))
 		for _, f := range stale {
 			fmt.Fprintf(stdout, "  ? %s\n", rel(f))

@@ -265,6 +265,8 @@ func TestEndToEnd(t *testing.T) {
 	setAge(t, staleGolden, staleTempAge+time.Minute)
 	out = update(t, exitOK, "-prune=false")
 	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "1 temporary file(s) newer than 10m0s kept", "voicetest-update: ok")
+	out = update(t, exitOK, "-check", "-prune=false")
+	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "voicetest-update: ok")
 	out = update(t, exitOK, "-check")
 	mustContain(t, out, "golden and testdata files: 0 added, 0 changed, 0 removed", "cache files: 0 added, 0 changed, 0 removed",
 		"removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):",
