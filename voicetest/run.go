@@ -196,7 +196,7 @@ func (r *runner) runScript(ctx context.Context) error {
 		if r.ended != "" || r.decided {
 			break
 		}
-		serr := error(nil)
+		var serr error
 		if !steps[i].blind {
 			serr = r.settle(ctx)
 		}
