@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/internal/elevenpeer"
-	"github.com/voicetest-go/voicetest/internal/layercodepeer"
-	"github.com/voicetest-go/voicetest/internal/realtimepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
+	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )

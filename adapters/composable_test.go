@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/fakeopenai"
+	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"

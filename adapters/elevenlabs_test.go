@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/elevenpeer"
+	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/layercodepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -160,7 +160,7 @@ func BenchmarkLayerCodeTurnMinimalPeer(b *testing.B) {
 }
 
 // BenchmarkLayerCodeTurn measures the same turn against
-// internal/layercodepeer (JSON parsing, base64, energy detection and reply
+// internal/peers/layercodepeer (JSON parsing, base64, energy detection and reply
 // synthesis in the peer); the reply is 20 ms of audio.
 func BenchmarkLayerCodeTurn(b *testing.B) {
 	peer := layercodepeer.New(b, layercodepeer.Config{WordDuration: 10 * time.Millisecond})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/realtimepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -128,7 +128,7 @@ func BenchmarkRealtimeTurnMinimalPeer(b *testing.B) {
 	}
 }
 
-// BenchmarkRealtimeTurn is the same turn against internal/realtimepeer,
+// BenchmarkRealtimeTurn is the same turn against internal/peers/realtimepeer,
 // which validates every event, keeps the input buffer and streams a
 // one-word (400 ms) reply in 100 ms deltas with transcript deltas: an
 // upper bound, since the server runs in the same process.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/realtimepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"

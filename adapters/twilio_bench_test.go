@@ -13,7 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/twiliobot"
+	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -117,7 +117,7 @@ func BenchmarkTwilioRecvFrame(b *testing.B) {
 }
 
 // BenchmarkTwilioTurn measures one whole conversational turn on loopback
-// with Fast pacing against internal/twiliobot: 300 ms of user speech and
+// with Fast pacing against internal/peers/twiliobot: 300 ms of user speech and
 // 300 ms of silence (30 media frames), the bot's end-of-speech detection,
 // its 20 ms reply and mark, the mark echo, and receiving all of it. The bot
 // runs in the same process, so this is an upper bound of the harness's

@@ -10,8 +10,8 @@ import (
 
 	"github.com/voicetest-go/voicetest/adapters"
 	"github.com/voicetest-go/voicetest/internal/leakcheck"
-	"github.com/voicetest-go/voicetest/internal/twiliobot"
-	"github.com/voicetest-go/voicetest/internal/wsbot"
+	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
+	"github.com/voicetest-go/voicetest/internal/peers/wsbot"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/wsbot"
+	"github.com/voicetest-go/voicetest/internal/peers/wsbot"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -31,7 +31,7 @@ func BenchmarkWebSocketSendFrame(b *testing.B) {
 	}
 }
 
-// BenchmarkWebSocketJSONTurn measures one turn against internal/wsbot in
+// BenchmarkWebSocketJSONTurn measures one turn against internal/peers/wsbot in
 // JSON mode on loopback: a text message sent, then the bot's 20 ms reply
 // audio, transcript and turn_end received. The bot runs in the same
 // process, so this is an upper bound of the harness's overhead per turn.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/wsbot"
+	"github.com/voicetest-go/voicetest/internal/peers/wsbot"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 

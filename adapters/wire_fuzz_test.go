@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters"
-	"github.com/voicetest-go/voicetest/internal/elevenpeer"
-	"github.com/voicetest-go/voicetest/internal/layercodepeer"
-	"github.com/voicetest-go/voicetest/internal/realtimepeer"
-	"github.com/voicetest-go/voicetest/internal/twiliobot"
+	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
+	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voicetest-go/voicetest/internal/fakeopenai"
+	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/judges"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"

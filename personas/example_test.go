@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/internal/fakeopenai"
+	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/personas"
 	"github.com/voicetest-go/voicetest/voicetest"

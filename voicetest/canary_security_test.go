@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/internal/fakeopenai"
+	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"

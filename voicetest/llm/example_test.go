@@ -7,7 +7,7 @@ import (
 	"log"
 	"testing"
 
-	"github.com/voicetest-go/voicetest/internal/fakeopenai"
+	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 	"github.com/voicetest-go/voicetest/voicetest/llm"

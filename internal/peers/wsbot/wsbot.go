@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/voicetest-go/voicetest/internal/peerkit"
+	"github.com/voicetest-go/voicetest/internal/peers/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
 )
 

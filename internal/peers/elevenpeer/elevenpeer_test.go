@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/voicetest-go/voicetest/internal/elevenpeer"
-	"github.com/voicetest-go/voicetest/internal/peerkit"
+	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
+	"github.com/voicetest-go/voicetest/internal/peers/peerkit"
 )
 
 func dial(t *testing.T, url string, header http.Header) *peerkit.Client {

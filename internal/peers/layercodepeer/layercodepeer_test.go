@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/voicetest-go/voicetest/internal/layercodepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 )
 
 // authorize asks the peer for a session and returns its key.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/voicetest-go/voicetest/internal/peerkit"
-	"github.com/voicetest-go/voicetest/internal/realtimepeer"
+	"github.com/voicetest-go/voicetest/internal/peers/peerkit"
+	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
 )
 
 // client is a raw Realtime client for checking the double itself.
