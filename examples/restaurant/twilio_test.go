@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/twilio"
 	"github.com/voicetest-go/voicetest/examples/restaurant"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -78,7 +78,7 @@ func (b *bot) call(t *testing.T) restaurant.CallRecord {
 
 // config is the scenario configuration every phone test shares.
 func (b *bot) config(script ...voicetest.Step) voicetest.Config {
-	agent := adapters.Twilio(b.url)
+	agent := twilio.Twilio(b.url)
 	agent.Seed = 1 // stable call and stream SIDs
 	return voicetest.Config{
 		Agent: agent,
