@@ -26,22 +26,22 @@ const (
 
 // realtimeAgent, elevenAgent and lcAgent return the adapters pointed at
 // their peers.
-func realtimeAgent(peer *realtimepeer.Server) *realtime.RealtimeAgent {
-	a := realtime.OpenAIRealtime("gpt-realtime")
+func realtimeAgent(peer *realtimepeer.Server) *realtime.Agent {
+	a := realtime.New("gpt-realtime")
 	a.URL = peer.URL
 	a.APIKey = "sk-test"
 	return a
 }
 
-func elevenAgent(peer *elevenpeer.Server) *elevenlabs.ElevenLabsAgent {
-	a := elevenlabs.ElevenLabs("agent_test")
+func elevenAgent(peer *elevenpeer.Server) *elevenlabs.Agent {
+	a := elevenlabs.New("agent_test")
 	a.URL = peer.URL
 	a.APIKey = "xi-test"
 	return a
 }
 
-func lcAgent(peer *layercodepeer.Peer) *layercode.LayerCodeAgent {
-	a := layercode.LayerCode(peer.AuthorizeURL, "agent-test")
+func lcAgent(peer *layercodepeer.Peer) *layercode.Agent {
+	a := layercode.New(peer.AuthorizeURL, "agent-test")
 	a.WebSocketURL = peer.WebSocketURL
 	return a
 }

@@ -92,19 +92,19 @@ func TestCanaryKeyThroughTheAdapters(t *testing.T) {
 	}{
 		{"realtime", func(t *testing.T) voicetest.Agent {
 			peer := realtimepeer.New(t, realtimepeer.Config{APIKey: adapterCanary, Greeting: "Hello there"})
-			a := realtime.OpenAIRealtime("gpt-realtime")
+			a := realtime.New("gpt-realtime")
 			a.URL, a.APIKey, a.Greeting = peer.URL, adapterCanary, true
 			return a
 		}},
 		{"elevenlabs", func(t *testing.T) voicetest.Agent {
 			peer := elevenpeer.New(t, elevenpeer.Config{APIKey: adapterCanary, FirstMessage: "Hello there"})
-			a := elevenlabs.ElevenLabs("agent_test")
+			a := elevenlabs.New("agent_test")
 			a.URL, a.APIKey = peer.URL, adapterCanary
 			return a
 		}},
 		{"layercode", func(t *testing.T) voicetest.Agent {
 			peer := layercodepeer.New(t, layercodepeer.Config{Token: adapterCanary, Greeting: "Hello there"})
-			a := layercode.LayerCode(peer.AuthorizeURL, "agent-test")
+			a := layercode.New(peer.AuthorizeURL, "agent-test")
 			a.WebSocketURL = peer.WebSocketURL
 			a.AuthorizeHeader = http.Header{"Authorization": {"Bearer " + adapterCanary}}
 			return a
@@ -150,7 +150,7 @@ func TestCanaryKeyInRejectedHandshakes(t *testing.T) {
 	// The agent rejects the key (HTTP 401): the error says so without
 	// repeating the key.
 	peer := realtimepeer.New(t, realtimepeer.Config{APIKey: "sk-the-right-one"})
-	a := realtime.OpenAIRealtime("gpt-realtime")
+	a := realtime.New("gpt-realtime")
 	a.URL, a.APIKey = peer.URL+"?api_key="+adapterCanary, adapterCanary
 	var log canaryLog
 	_, err := voicetest.Run(t.Context(), voicetest.Config{Agent: a, Logf: log.logf, Script: []voicetest.Step{voicetest.AgentTurn()}})
@@ -162,7 +162,7 @@ func TestCanaryKeyInRejectedHandshakes(t *testing.T) {
 	}
 
 	eleven := elevenpeer.New(t, elevenpeer.Config{APIKey: "xi-the-right-one"})
-	e := elevenlabs.ElevenLabs("agent_test")
+	e := elevenlabs.New("agent_test")
 	e.URL, e.APIKey = eleven.URL, adapterCanary
 	if _, err := voicetest.Run(t.Context(), voicetest.Config{Agent: e, Logf: log.logf, Script: []voicetest.Step{voicetest.AgentTurn()}}); err == nil || strings.Contains(err.Error(), adapterCanary) {
 		t.Errorf("elevenlabs with a wrong key: %v", err)

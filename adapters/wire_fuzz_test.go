@@ -108,7 +108,7 @@ func FuzzTwilioFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame string) {
 		bot := twiliobot.New(t, twiliobot.Config{Send: []string{frame, `{"event":"mark","streamSid":"{sid}","mark":{"name":"fuzz-sentinel"}}`}})
-		a := twilio.Twilio(bot.URL)
+		a := twilio.New(bot.URL)
 		a.Pacing = twilio.Fast
 		conn := connectFuzz(t, a)
 		drainFuzz(t, conn, func(ev voicetest.AgentEvent) bool {
@@ -136,7 +136,7 @@ func FuzzRealtimeEvent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame string) {
 		peer := realtimepeer.New(t, realtimepeer.Config{APIKey: "sk-fuzz", Send: []string{frame,
 			`{"type":"conversation.item.input_audio_transcription.completed","item_id":"x","content_index":0,"transcript":"fuzz-sentinel"}`}})
-		a := realtime.OpenAIRealtime("gpt-realtime")
+		a := realtime.New("gpt-realtime")
 		a.URL = peer.URL
 		a.APIKey = "sk-fuzz"
 		conn := connectFuzz(t, a)
@@ -161,7 +161,7 @@ func FuzzElevenLabsMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame string) {
 		peer := elevenpeer.New(t, elevenpeer.Config{APIKey: "xi-fuzz", Send: []string{frame,
 			`{"type":"user_transcript","user_transcription_event":{"user_transcript":"fuzz-sentinel"}}`}})
-		a := elevenlabs.ElevenLabs("agent_test")
+		a := elevenlabs.New("agent_test")
 		a.URL = peer.URL
 		a.APIKey = "xi-fuzz"
 		conn := connectFuzz(t, a)
@@ -184,7 +184,7 @@ func FuzzLayerCodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame string) {
 		peer := layercodepeer.New(t, layercodepeer.Config{Send: []string{frame, `{"type":"user.transcript","content":"fuzz-sentinel"}`}})
-		a := layercode.LayerCode(peer.AuthorizeURL, "agent-test")
+		a := layercode.New(peer.AuthorizeURL, "agent-test")
 		a.WebSocketURL = peer.WebSocketURL
 		conn := connectFuzz(t, a)
 		drainFuzz(t, conn, isUserTranscript("fuzz-sentinel"))

@@ -22,7 +22,7 @@ import (
 
 func TestLeakCheckSeesOpenConns(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{})
-	conn, err := twilio.Twilio(bot.URL).Connect(t.Context(), adaptertest.Session(t, 24000))
+	conn, err := twilio.New(bot.URL).Connect(t.Context(), adaptertest.Session(t, 24000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ func TestLeakCheckSeesOpenConns(t *testing.T) {
 func TestDialTimeout(t *testing.T) {
 	url := adaptertest.BlackHole(t)
 	for _, agent := range []voicetest.Agent{
-		&twilio.TwilioAgent{URL: url, WSOptions: wire.WSOptions{DialTimeout: 100 * time.Millisecond}},
-		&wscodec.WebSocketAgent{URL: url, Codec: wscodec.RawPCM(16000), WSOptions: wire.WSOptions{DialTimeout: 100 * time.Millisecond}},
+		&twilio.Agent{URL: url, WSOptions: wire.WSOptions{DialTimeout: 100 * time.Millisecond}},
+		&wscodec.Agent{URL: url, Codec: wscodec.RawPCM(16000), WSOptions: wire.WSOptions{DialTimeout: 100 * time.Millisecond}},
 	} {
 		_, err := agent.Connect(t.Context(), adaptertest.Session(t, 24000))
 		var te *voicetest.TimeoutError
@@ -61,14 +61,14 @@ func TestDialRefused(t *testing.T) {
 	}
 	url := "ws://" + ln.Addr().String()
 	ln.Close()
-	_, err = twilio.Twilio(url).Connect(t.Context(), adaptertest.Session(t, 24000))
+	_, err = twilio.New(url).Connect(t.Context(), adaptertest.Session(t, 24000))
 	if err == nil || !strings.Contains(err.Error(), "dial "+url) {
 		t.Fatalf("Connect to a closed port: %v, want a dial error naming the URL", err)
 	}
 }
 
 func TestBadSessionRate(t *testing.T) {
-	for _, agent := range []voicetest.Agent{twilio.Twilio("ws://127.0.0.1:1"), wscodec.WebSocket("ws://127.0.0.1:1", wscodec.RawPCM(16000))} {
+	for _, agent := range []voicetest.Agent{twilio.New("ws://127.0.0.1:1"), wscodec.New("ws://127.0.0.1:1", wscodec.RawPCM(16000))} {
 		_, err := agent.Connect(t.Context(), adaptertest.Session(t, 0))
 		if !errors.Is(err, pcm.ErrBadRate) {
 			t.Errorf("Connect with rate 0: %v, want ErrBadRate", err)
@@ -82,11 +82,11 @@ func TestRequireTLSRefusesBeforeDialing(t *testing.T) {
 	on := wire.WSOptions{RequireTLS: true}
 	s := voicetest.Session{Name: "tls", Rate: 24000, Logf: t.Logf}
 	for name, a := range map[string]voicetest.Agent{
-		"twilio":     &twilio.TwilioAgent{URL: "ws://agent.example.com/media", WSOptions: on},
-		"websocket":  &wscodec.WebSocketAgent{URL: "ws://agent.example.com/ws", Codec: wscodec.RawPCM(24000), WSOptions: on},
-		"realtime":   &realtime.RealtimeAgent{URL: "ws://realtime.example.com/v1/realtime", APIKey: "sk-test", Model: "m", WSOptions: on},
-		"layercode":  &layercode.LayerCodeAgent{AuthorizeURL: "http://backend.example.com/authorize", AgentID: "a", WSOptions: on},
-		"elevenlabs": &elevenlabs.ElevenLabsAgent{URL: "ws://convai.example.com/v1/convai/conversation", AgentID: "a", WSOptions: on},
+		"twilio":     &twilio.Agent{URL: "ws://agent.example.com/media", WSOptions: on},
+		"websocket":  &wscodec.Agent{URL: "ws://agent.example.com/ws", Codec: wscodec.RawPCM(24000), WSOptions: on},
+		"realtime":   &realtime.Agent{URL: "ws://realtime.example.com/v1/realtime", APIKey: "sk-test", Model: "m", WSOptions: on},
+		"layercode":  &layercode.Agent{AuthorizeURL: "http://backend.example.com/authorize", AgentID: "a", WSOptions: on},
+		"elevenlabs": &elevenlabs.Agent{URL: "ws://convai.example.com/v1/convai/conversation", AgentID: "a", WSOptions: on},
 	} {
 		c, err := a.Connect(t.Context(), s)
 		if err == nil {

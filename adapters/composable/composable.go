@@ -13,15 +13,15 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// Defaults of ComposableAgent.
+// Defaults of Agent.
 const (
-	// DefaultComposableEndOfSpeech is how much silence after speech the
+	// DefaultEndOfSpeech is how much silence after speech the
 	// composable agent's energy VAD takes as the end of an utterance,
 	// when nothing calls EndUtterance.
-	DefaultComposableEndOfSpeech = 800 * time.Millisecond
-	// DefaultComposableToolRounds bounds the LLM calls of one turn.
-	DefaultComposableToolRounds = 4
-	// EndCallTool is the name of the tool ComposableAgent.EndCall offers.
+	DefaultEndOfSpeech = 800 * time.Millisecond
+	// DefaultToolRounds bounds the LLM calls of one turn.
+	DefaultToolRounds = 4
+	// EndCallTool is the name of the tool Agent.EndCall offers.
 	EndCallTool = "end_call"
 )
 
@@ -30,12 +30,12 @@ const (
 // EndUtterance.
 const compVoicedRMS = 200
 
-// ComposableToolHandler runs a tool the model called and returns its result
+// ToolHandler runs a tool the model called and returns its result
 // as JSON. An error is sent to the model as the result (with IsError set),
 // not treated as a failure of the agent.
-type ComposableToolHandler func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error)
+type ToolHandler func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error)
 
-// ComposableAgent is a voice agent built in process from three engines:
+// Agent is a voice agent built in process from three engines:
 // speech to text, a chat model and text to speech. It is a reference agent
 // for examples and for testing voicetest itself, and a quick way to try a
 // prompt as a voice agent before building the real one.
@@ -80,9 +80,9 @@ type ComposableToolHandler func(ctx context.Context, call voicetest.ToolCall) (j
 // while a goroutine waits on I/O, and an HTTP client's idle connections
 // would outlive the bubble.
 //
-// Set the fields before the first Connect; a ComposableAgent may then
+// Set the fields before the first Connect; an Agent may then
 // serve parallel scenarios.
-type ComposableAgent struct {
+type Agent struct {
 	// STT, LLM and TTS are the engines. STT may be nil for an agent that
 	// only takes text.
 	STT voicetest.STT
@@ -105,7 +105,7 @@ type ComposableAgent struct {
 	// Tools are offered to the model; ToolHandler runs them. A tool call
 	// with no handler gets an error result.
 	Tools       []voicetest.ToolSpec
-	ToolHandler ComposableToolHandler
+	ToolHandler ToolHandler
 	// EndCall offers the model the end_call tool, with which it hangs up
 	// after its answer.
 	EndCall bool
@@ -119,24 +119,24 @@ type ComposableAgent struct {
 	VirtualClock bool
 }
 
-// Composable returns an STT → LLM → TTS agent. See ComposableAgent for the
+// New returns an STT → LLM → TTS agent. See Agent for the
 // fields that tune it.
-func Composable(stt voicetest.STT, llm voicetest.LLM, tts voicetest.TTS) *ComposableAgent {
-	return &ComposableAgent{STT: stt, LLM: llm, TTS: tts}
+func New(stt voicetest.STT, llm voicetest.LLM, tts voicetest.TTS) *Agent {
+	return &Agent{STT: stt, LLM: llm, TTS: tts}
 }
 
 // VirtualTime reports VirtualClock, for voicetest.Scenario.
-func (a *ComposableAgent) VirtualTime() bool { return a.VirtualClock }
+func (a *Agent) VirtualTime() bool { return a.VirtualClock }
 
 // Connect starts a conversation; the agent says its Greeting first, if any.
-func (a *ComposableAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	switch {
 	case s.Rate < pcm.MinVADRate:
 		return nil, fmt.Errorf("adapters: composable: session rate %d Hz; the agent needs at least %d Hz", s.Rate, pcm.MinVADRate)
 	case a.LLM == nil:
-		return nil, errors.New("adapters: composable: no LLM; pass one to adapters.Composable")
+		return nil, errors.New("adapters: composable: no LLM; pass one to composable.New")
 	case a.TTS == nil:
-		return nil, errors.New("adapters: composable: no TTS; pass one to adapters.Composable")
+		return nil, errors.New("adapters: composable: no TTS; pass one to composable.New")
 	case a.MaxToolRounds < 0:
 		return nil, fmt.Errorf("adapters: composable: MaxToolRounds %d is negative", a.MaxToolRounds)
 	case a.EndOfSpeech < 0:
@@ -148,7 +148,7 @@ func (a *ComposableAgent) Connect(ctx context.Context, s voicetest.Session) (voi
 	vcfg := pcm.DefaultVADConfig()
 	vcfg.Hangover = a.EndOfSpeech
 	if vcfg.Hangover == 0 {
-		vcfg.Hangover = DefaultComposableEndOfSpeech
+		vcfg.Hangover = DefaultEndOfSpeech
 	}
 	vad, err := pcm.NewVAD(s.Rate, vcfg)
 	if err != nil {
@@ -168,7 +168,7 @@ func (a *ComposableAgent) Connect(ctx context.Context, s voicetest.Session) (voi
 		ended:  make(chan struct{}),
 	}
 	if c.a.MaxToolRounds == 0 {
-		c.a.MaxToolRounds = DefaultComposableToolRounds
+		c.a.MaxToolRounds = DefaultToolRounds
 	}
 	c.a.Tools = append([]voicetest.ToolSpec(nil), a.Tools...)
 	if a.EndCall {
@@ -191,9 +191,9 @@ type compInput struct {
 	text  string    // text (SendText, SendDTMF)
 }
 
-// compConn is one conversation with a ComposableAgent.
+// compConn is one conversation with an Agent.
 type compConn struct {
-	a    ComposableAgent
+	a    Agent
 	rate int
 	logf func(string, ...any)
 
@@ -255,7 +255,7 @@ func (c *compConn) closedErr() error {
 func (c *compConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if c.a.STT == nil {
 		return &voicetest.UnsupportedError{Adapter: "composable", Capability: "audio input",
-			Alternative: "the agent has no STT: send text, or pass an STT to adapters.Composable"}
+			Alternative: "the agent has no STT: send text, or pass an STT to composable.New"}
 	}
 	if ch.Rate != c.rate {
 		return fmt.Errorf("adapters: composable: SendAudio got %d Hz audio, the session rate is %d Hz; resample it first (pcm.Resample)", ch.Rate, c.rate)
@@ -568,7 +568,7 @@ func (c *compConn) think(ctx context.Context) (answer string, hangUp bool, err e
 			c.history = append(c.history, voicetest.ChatMessage{Role: voicetest.ChatTool, ToolCallID: call.ID, Content: string(res.Result)})
 		}
 	}
-	return "", false, fmt.Errorf("the LLM was still calling tools after %d calls in one turn; raise ComposableAgent.MaxToolRounds or check the tools' results", c.a.MaxToolRounds)
+	return "", false, fmt.Errorf("the LLM was still calling tools after %d calls in one turn; raise composable.Agent.MaxToolRounds or check the tools' results", c.a.MaxToolRounds)
 }
 
 // runTool runs one tool call and returns its result.

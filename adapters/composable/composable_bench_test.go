@@ -27,7 +27,7 @@ func (benchTTS) Synthesize(_ context.Context, req voicetest.SpeechRequest) (pcm.
 // AgentTurnEnd. Wall time includes the 20 ms the audio takes to play;
 // cpu-ns/op is the agent's own cost.
 func BenchmarkComposableTextTurn(b *testing.B) {
-	conn := adaptertest.BenchConn(b, composable.Composable(fixtures.FakeSTT(), echoLLM(), benchTTS{}), 24000)
+	conn := adaptertest.BenchConn(b, composable.New(fixtures.FakeSTT(), echoLLM(), benchTTS{}), 24000)
 	adaptertest.BenchTurns(b, conn, func(ctx context.Context) error { return conn.SendText(ctx, "Hello.") },
 		adaptertest.IsKind(voicetest.AgentTurnEnd))
 }

@@ -22,8 +22,8 @@ func (repeatModel) Complete(_ context.Context, req voicetest.ChatRequest) (voice
 // A composable agent is built from three engines. Here the fake speech
 // pair of package fixtures (tone codes, not speech) stands in for real STT
 // and TTS engines, such as speech.Flite and pocketsphinx.
-func ExampleComposable() {
-	agent := composable.Composable(fixtures.FakeSTT(), repeatModel{}, fixtures.FakeTTS())
+func ExampleNew() {
+	agent := composable.New(fixtures.FakeSTT(), repeatModel{}, fixtures.FakeTTS())
 	agent.SystemPrompt = "You take table bookings."
 	agent.Greeting = "Hello."
 	ctx := context.Background()

@@ -133,7 +133,7 @@ func TestComposableConnConversation(t *testing.T) {
 			}
 			return voicetest.ChatResponse{Message: voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: "Booked for " + lastUser(req)}}, nil
 		}}
-		a := composable.Composable(fixtures.FakeSTT(), model, fixtures.FakeTTS())
+		a := composable.New(fixtures.FakeSTT(), model, fixtures.FakeTTS())
 		a.SystemPrompt = "You book tables."
 		a.Greeting = "Hello."
 		a.Tools = []voicetest.ToolSpec{{Name: "book", Parameters: json.RawMessage(`{"type":"object"}`)}}
@@ -203,7 +203,7 @@ func TestComposableInterrupt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const rate = 16000
 		model := echoLLM()
-		a := composable.Composable(fixtures.FakeSTT(), model, fixtures.FakeTTS())
+		a := composable.New(fixtures.FakeSTT(), model, fixtures.FakeTTS())
 		a.Greeting = "Welcome to the longest greeting anyone has ever heard on a phone line."
 		conn, err := a.Connect(t.Context(), adaptertest.Session(t, rate))
 		if err != nil {
@@ -270,7 +270,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 				}
 				return voicetest.ChatResponse{Message: voicetest.ChatMessage{Content: "Goodbye."}}, nil
 			}}
-			a := composable.Composable(fixtures.FakeSTT(), model, fixtures.FakeTTS())
+			a := composable.New(fixtures.FakeSTT(), model, fixtures.FakeTTS())
 			a.EndCall = true
 			conn, err := a.Connect(t.Context(), adaptertest.Session(t, 16000))
 			if err != nil {
@@ -295,7 +295,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 			model := &scriptLLM{reply: func(int, voicetest.ChatRequest) (voicetest.ChatResponse, error) {
 				return voicetest.ChatResponse{}, errors.New("model overloaded")
 			}}
-			conn, err := composable.Composable(nil, model, fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
+			conn, err := composable.New(nil, model, fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +317,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 			model := &scriptLLM{reply: func(int, voicetest.ChatRequest) (voicetest.ChatResponse, error) {
 				return voicetest.ChatResponse{Message: voicetest.ChatMessage{ToolCalls: []voicetest.ToolCall{{Name: "again"}}}}, nil
 			}}
-			a := composable.Composable(nil, model, fixtures.FakeTTS())
+			a := composable.New(nil, model, fixtures.FakeTTS())
 			a.MaxToolRounds = 2
 			conn, err := a.Connect(t.Context(), adaptertest.Session(t, 16000))
 			if err != nil {
@@ -337,7 +337,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 	})
 	t.Run("recv timeout", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			conn, err := composable.Composable(nil, echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
+			conn, err := composable.New(nil, echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -364,7 +364,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 				}
 				return voicetest.ChatResponse{Message: voicetest.ChatMessage{Content: "Done."}}, nil
 			}}
-			a := composable.Composable(nil, model, fixtures.FakeTTS())
+			a := composable.New(nil, model, fixtures.FakeTTS())
 			a.ToolHandler = func(_ context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
 				switch call.Name {
 				case "fails":
@@ -396,7 +396,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 	})
 	t.Run("short utterance", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			conn, err := composable.Composable(fixtures.FakeSTT(), echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
+			conn, err := composable.New(fixtures.FakeSTT(), echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -409,7 +409,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 	})
 	t.Run("close while thinking", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			conn, err := composable.Composable(nil, &scriptLLM{block: true}, fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
+			conn, err := composable.New(nil, &scriptLLM{block: true}, fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, 16000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -427,13 +427,13 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 	})
 	t.Run("bad config", func(t *testing.T) {
 		for _, tc := range []struct {
-			a    *composable.ComposableAgent
+			a    *composable.Agent
 			rate int
 			want string
 		}{
-			{composable.Composable(nil, nil, fixtures.FakeTTS()), 16000, "no LLM"},
-			{composable.Composable(nil, echoLLM(), nil), 16000, "no TTS"},
-			{composable.Composable(nil, echoLLM(), fixtures.FakeTTS()), 4000, "at least 8000 Hz"},
+			{composable.New(nil, nil, fixtures.FakeTTS()), 16000, "no LLM"},
+			{composable.New(nil, echoLLM(), nil), 16000, "no TTS"},
+			{composable.New(nil, echoLLM(), fixtures.FakeTTS()), 4000, "at least 8000 Hz"},
 		} {
 			if _, err := tc.a.Connect(t.Context(), adaptertest.Session(t, tc.rate)); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Connect: %v, want %q", err, tc.want)
@@ -447,7 +447,7 @@ func TestComposableHangUpAndErrors(t *testing.T) {
 func TestComposableVADEndsUtterance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const rate = 16000
-		conn, err := composable.Composable(fixtures.FakeSTT(), echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, rate))
+		conn, err := composable.New(fixtures.FakeSTT(), echoLLM(), fixtures.FakeTTS()).Connect(t.Context(), adaptertest.Session(t, rate))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,8 +519,8 @@ agent: Noted: A table for two.
 user: At seven.
 agent: Noted: At seven.
 `
-	build := func(m cache.Mode, virtual bool) *composable.ComposableAgent {
-		a := composable.Composable(fixtures.FakeSTT(), composableLLM(t, srv, dir, m), fixtures.FakeTTS())
+	build := func(m cache.Mode, virtual bool) *composable.Agent {
+		a := composable.New(fixtures.FakeSTT(), composableLLM(t, srv, dir, m), fixtures.FakeTTS())
 		a.SystemPrompt = "You take table bookings."
 		a.Greeting = "Hi, this is the booking line."
 		a.VirtualClock = virtual
@@ -568,7 +568,7 @@ func TestComposableLocalEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := composable.Composable(stt, echoLLM(), speech.Flite())
+	a := composable.New(stt, echoLLM(), speech.Flite())
 	const rate = 16000
 	conn, err := a.Connect(t.Context(), adaptertest.Session(t, rate))
 	if err != nil {
@@ -623,7 +623,7 @@ func TestComposableScenarioVirtual(t *testing.T) {
 		}
 		return answer("Sorry?")
 	}}
-	a := composable.Composable(fixtures.FakeSTT(), model, fixtures.FakeTTS())
+	a := composable.New(fixtures.FakeSTT(), model, fixtures.FakeTTS())
 	a.Greeting = "Hello, how can I help?"
 	a.Tools = []voicetest.ToolSpec{{Name: "book"}}
 	a.ToolHandler = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {

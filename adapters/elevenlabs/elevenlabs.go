@@ -20,18 +20,18 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// DefaultElevenLabsURL is ElevenLabs' Conversational AI (Agents Platform)
+// DefaultURL is ElevenLabs' Conversational AI (Agents Platform)
 // WebSocket endpoint.
-const DefaultElevenLabsURL = "wss://api.elevenlabs.io/v1/convai/conversation"
+const DefaultURL = "wss://api.elevenlabs.io/v1/convai/conversation"
 
-// DefaultElevenLabsEndSilence is the silence ElevenLabsAgent.EndUtterance
+// DefaultEndSilence is the silence Agent.EndUtterance
 // sends by default: about the 16000 zero bytes at 24 kHz that langwatch
 // found the hosted service needs to close a scripted turn (prior-art §6.4).
-const DefaultElevenLabsEndSilence = 330 * time.Millisecond
+const DefaultEndSilence = 330 * time.Millisecond
 
 const elevenAdapter = "elevenlabs"
 
-// ElevenLabsAgent reaches an ElevenLabs Conversational AI agent (Agents
+// Agent reaches an ElevenLabs Conversational AI agent (Agents
 // Platform) over its WebSocket. voicetest plays the client: it sends
 // conversation_initiation_client_data (with the overrides and dynamic
 // variables set here), waits for conversation_initiation_metadata, which
@@ -83,10 +83,10 @@ const elevenAdapter = "elevenlabs"
 // The API key travels only in the xi-api-key header, and a signed URL's
 // signature is redacted from captures, logs and errors.
 //
-// Set the fields before the first Connect; an ElevenLabsAgent may then serve
+// Set the fields before the first Connect; an Agent may then serve
 // parallel scenarios.
-type ElevenLabsAgent struct {
-	// URL is the endpoint (ws:// or wss://), default DefaultElevenLabsURL;
+type Agent struct {
+	// URL is the endpoint (ws:// or wss://), default DefaultURL;
 	// AgentID is added as the agent_id query parameter.
 	URL string
 	// AgentID is the agent to talk to. Required unless URL or SignedURL
@@ -110,7 +110,7 @@ type ElevenLabsAgent struct {
 	DynamicVariables map[string]any
 	// EndSilence is the silence EndUtterance sends after the user's speech
 	// so that the agent's turn detection hears the pause. Zero means
-	// DefaultElevenLabsEndSilence; negative sends none.
+	// DefaultEndSilence; negative sends none.
 	EndSilence time.Duration
 	// OnToolCall, when set, answers the agent's client tool calls (see
 	// ToolHandler). Without it calls are reported and left unanswered.
@@ -120,18 +120,18 @@ type ElevenLabsAgent struct {
 	wire.WSOptions
 }
 
-// ElevenLabs returns an agent that talks to the ElevenLabs Conversational AI
-// agent agentID at DefaultElevenLabsURL. See ElevenLabsAgent for the fields
+// New returns an agent that talks to the ElevenLabs Conversational AI
+// agent agentID at DefaultURL. See Agent for the fields
 // that tune it.
-func ElevenLabs(agentID string) *ElevenLabsAgent { return &ElevenLabsAgent{AgentID: agentID} }
+func New(agentID string) *Agent { return &Agent{AgentID: agentID} }
 
-// ElevenLabsConn is the Conn an ElevenLabsAgent returns, with the ConvAI
+// Conn is the Conn an Agent returns, with the ConvAI
 // client messages that voicetest.Conn has no method for. Reach it with a
 // type assertion, e.g. in a voicetest.Check step that holds the Conn, or
 // when driving the Conn directly:
 //
-//	conn.(adapters.ElevenLabsConn).SendContextualUpdate(ctx, "The caller is on the VIP list.")
-type ElevenLabsConn interface {
+//	conn.(elevenlabs.Conn).SendContextualUpdate(ctx, "The caller is on the VIP list.")
+type Conn interface {
 	voicetest.Conn
 	// SendContextualUpdate sends contextual_update: information the agent
 	// takes into account without answering it.
@@ -145,7 +145,7 @@ type ElevenLabsConn interface {
 	SendEvent(ctx context.Context, event json.RawMessage) error
 }
 
-var _ ElevenLabsConn = (*elevenConn)(nil)
+var _ Conn = (*elevenConn)(nil)
 
 // elevenFormat is an audio format named in the initiation metadata.
 type elevenFormat struct {
@@ -301,7 +301,7 @@ type elevenConn struct {
 
 // Connect opens the ConvAI WebSocket, sends the initiation data and waits
 // for the initiation metadata.
-func (a *ElevenLabsAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: %s: session rate %d: %w", elevenAdapter, s.Rate, pcm.ErrBadRate)
 	}
@@ -336,7 +336,7 @@ func (a *ElevenLabsAgent) Connect(ctx context.Context, s voicetest.Session) (voi
 	silence := a.EndSilence
 	switch {
 	case silence == 0:
-		silence = DefaultElevenLabsEndSilence
+		silence = DefaultEndSilence
 	case silence < 0:
 		silence = 0
 	}
@@ -365,12 +365,12 @@ func (a *ElevenLabsAgent) Connect(ctx context.Context, s voicetest.Session) (voi
 }
 
 // dialURL returns the URL to dial.
-func (a *ElevenLabsAgent) dialURL() (string, error) {
+func (a *Agent) dialURL() (string, error) {
 	raw := a.SignedURL
 	if raw == "" {
 		raw = a.URL
 		if raw == "" {
-			raw = DefaultElevenLabsURL
+			raw = DefaultURL
 		}
 	}
 	u, err := neturl.Parse(raw)
@@ -389,7 +389,7 @@ func (a *ElevenLabsAgent) dialURL() (string, error) {
 		q.Set("agent_id", a.AgentID)
 		u.RawQuery = q.Encode()
 	case q.Get("agent_id") == "":
-		return "", fmt.Errorf("adapters: %s: no agent: set ElevenLabsAgent.AgentID (or SignedURL for a private agent)", elevenAdapter)
+		return "", fmt.Errorf("adapters: %s: no agent: set elevenlabs.Agent.AgentID (or SignedURL for a private agent)", elevenAdapter)
 	}
 	return u.String(), nil
 }

@@ -54,7 +54,7 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 // the user_audio_chunk message and the loopback write. Bytes are the PCM16
 // input.
 func BenchmarkElevenLabsSendFrame(b *testing.B) {
-	conn := adaptertest.BenchConn(b, &elevenlabs.ElevenLabsAgent{URL: minimalEleven(b, 1<<30)}, 24000)
+	conn := adaptertest.BenchConn(b, &elevenlabs.Agent{URL: minimalEleven(b, 1<<30)}, 24000)
 	adaptertest.BenchSendFrame(b, conn, adaptertest.Tone(24000, 440, 20*time.Millisecond, 9000))
 }
 
@@ -65,7 +65,7 @@ func BenchmarkElevenLabsSendFrame(b *testing.B) {
 // of its own. ns/op is wall time; cpu-ns/op is the CPU time of the whole
 // process (adapter and server) per turn.
 func BenchmarkElevenLabsTurnMinimalPeer(b *testing.B) {
-	conn := adaptertest.BenchConn(b, &elevenlabs.ElevenLabsAgent{URL: minimalEleven(b, 34)}, 24000)
+	conn := adaptertest.BenchConn(b, &elevenlabs.Agent{URL: minimalEleven(b, 34)}, 24000)
 	frames := adaptertest.BenchTurnFrames(24000)
 	adaptertest.BenchTurns(b, conn, func(ctx context.Context) error { return adaptertest.SendUtterance(ctx, conn, frames) },
 		adaptertest.IsKind(voicetest.AgentAudio))

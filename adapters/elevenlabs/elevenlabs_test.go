@@ -46,14 +46,14 @@ func recvQuiet(t testing.TB, conn voicetest.Conn, quiet time.Duration) adapterte
 	}
 }
 
-func elevenAgent(peer *elevenpeer.Server) *elevenlabs.ElevenLabsAgent {
-	a := elevenlabs.ElevenLabs("agent_test")
+func elevenAgent(peer *elevenpeer.Server) *elevenlabs.Agent {
+	a := elevenlabs.New("agent_test")
 	a.URL = peer.URL
 	a.APIKey = "xi-test"
 	return a
 }
 
-func dialEleven(t testing.TB, a *elevenlabs.ElevenLabsAgent, s voicetest.Session) voicetest.Conn {
+func dialEleven(t testing.TB, a *elevenlabs.Agent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
 	return adaptertest.DialAgent(t, a, s)
 }
@@ -154,7 +154,7 @@ func TestElevenLabsConversation(t *testing.T) {
 			inRate := parseRate(tc.in)
 			// Each utterance: 800 ms of speech and the default 330 ms of
 			// silence, at the input rate.
-			if got, want := len(c.Audio), 2*(pcm.SamplesFor(inRate, 800*time.Millisecond)+pcm.SamplesFor(inRate, elevenlabs.DefaultElevenLabsEndSilence)); got != want {
+			if got, want := len(c.Audio), 2*(pcm.SamplesFor(inRate, 800*time.Millisecond)+pcm.SamplesFor(inRate, elevenlabs.DefaultEndSilence)); got != want {
 				t.Errorf("server got %d samples of user audio, want %d", got, want)
 			}
 		})
@@ -351,7 +351,7 @@ func TestElevenLabsConnect(t *testing.T) {
 		adaptertest.CheckNoLeak(t)
 	})
 	t.Run("metadata never comes", func(t *testing.T) {
-		a := elevenlabs.ElevenLabs("agent_x")
+		a := elevenlabs.New("agent_x")
 		a.URL = adaptertest.SilentServer(t)
 		a.DialTimeout = 200 * time.Millisecond
 		_, err := a.Connect(ctx, s)
@@ -366,7 +366,7 @@ func TestElevenLabsConnect(t *testing.T) {
 		capture := &adaptertest.SyncBuffer{}
 		s := adaptertest.Session(t, 24000)
 		s.Capture = capture
-		a := &elevenlabs.ElevenLabsAgent{SignedURL: url + "?agent_id=a&conversation_signature=SECRETSIG", WSOptions: wire.WSOptions{DialTimeout: 100 * time.Millisecond}}
+		a := &elevenlabs.Agent{SignedURL: url + "?agent_id=a&conversation_signature=SECRETSIG", WSOptions: wire.WSOptions{DialTimeout: 100 * time.Millisecond}}
 		_, err := a.Connect(ctx, s)
 		if err == nil || strings.Contains(err.Error(), "SECRETSIG") || strings.Contains(string(capture.Bytes()), "SECRETSIG") {
 			t.Errorf("dial error %v / capture %s shows the signature", err, capture.Bytes())
@@ -377,7 +377,7 @@ func TestElevenLabsConnect(t *testing.T) {
 		}
 	})
 	t.Run("bad options", func(t *testing.T) {
-		for name, a := range map[string]*elevenlabs.ElevenLabsAgent{
+		for name, a := range map[string]*elevenlabs.Agent{
 			"no agent":   {},
 			"http URL":   {AgentID: "a", URL: "http://127.0.0.1:1/"},
 			"bad signed": {SignedURL: "https://example.invalid/?conversation_signature=x"},
@@ -389,7 +389,7 @@ func TestElevenLabsConnect(t *testing.T) {
 				t.Errorf("%s: error shows the signature: %v", name, err)
 			}
 		}
-		if _, err := elevenlabs.ElevenLabs("a").Connect(ctx, adaptertest.Session(t, 0)); !errors.Is(err, pcm.ErrBadRate) {
+		if _, err := elevenlabs.New("a").Connect(ctx, adaptertest.Session(t, 0)); !errors.Is(err, pcm.ErrBadRate) {
 			t.Errorf("rate 0: %v", err)
 		}
 	})
@@ -593,7 +593,7 @@ func TestElevenLabsScenario(t *testing.T) {
 // A conversation with a loopback ConvAI server: the agent's first message,
 // one spoken turn (the server detects its end from the silence
 // EndUtterance sends), and the agent hanging up after its reply.
-func ExampleElevenLabs() {
+func ExampleNew() {
 	server := elevenpeer.Start(elevenpeer.Config{
 		FirstMessage: "Hi how can I help",
 		Turns:        []elevenpeer.Turn{{UserTranscript: "what time is it", Reply: "It is noon goodbye"}},
@@ -601,7 +601,7 @@ func ExampleElevenLabs() {
 	})
 	defer server.Close()
 
-	agent := elevenlabs.ElevenLabs("agent_test")
+	agent := elevenlabs.New("agent_test")
 	agent.URL = server.URL // default: ElevenLabs' endpoint
 	agent.DynamicVariables = map[string]any{"caller": "Ada"}
 	ctx := context.Background()
@@ -664,7 +664,7 @@ func ExampleElevenLabs() {
 func TestElevenLabsExtraMessages(t *testing.T) {
 	peer := elevenpeer.New(t, elevenpeer.Config{})
 	ctx := t.Context()
-	conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 16000)).(elevenlabs.ElevenLabsConn)
+	conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 16000)).(elevenlabs.Conn)
 	if err := conn.SendContextualUpdate(ctx, "The caller is on the VIP list."); err != nil {
 		t.Fatal(err)
 	}

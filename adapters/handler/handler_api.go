@@ -9,7 +9,7 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// HandlerFunc is an in-process voice agent written as an event handler, in
+// Func is an in-process voice agent written as an event handler, in
 // the style of VoiceRun agent functions: it is called once per input event,
 // one event at a time, and answers through the Call (Say, Play, ToolCall,
 // HangUp …). The outputs of one call are emitted in the order it makes them.
@@ -24,17 +24,17 @@ import (
 // barge-in.
 //
 // ctx is cancelled when the conversation closes. A returned error ends the
-// conversation: Recv reports it as a *HandlerError. Returning an error that
+// conversation: Recv reports it as an *Error. Returning an error that
 // wraps ErrInterrupted or ErrCallEnded (what Say returns after a barge-in or a
 // hang-up) is not a failure, so `return c.Say(...)` is always correct.
-type HandlerFunc func(ctx context.Context, ev Event, c *Call) error
+type Func func(ctx context.Context, ev Event, c *Call) error
 
 // TaskFunc is a background task started with Call.Go. It gets its own view of
 // the conversation, c, whose outputs follow the ordering rule documented on
 // Call.Go. ctx is cancelled when the conversation closes.
 type TaskFunc func(ctx context.Context, c *Call) error
 
-// Event is an input event for a HandlerFunc: one of StartEvent, TextEvent,
+// Event is an input event for a Func: one of StartEvent, TextEvent,
 // TimeoutEvent, DTMFEvent, CustomEvent, InterruptEvent or StopEvent. Use a
 // type switch.
 type Event interface {
@@ -145,10 +145,10 @@ var ErrInterrupted = errors.New("adapters: agent speech interrupted by the user"
 // handler may return it: that is not a failure.
 var ErrCallEnded = errors.New("adapters: conversation has ended")
 
-// HandlerError reports that a handler call or a background task failed
+// Error reports that a handler call or a background task failed
 // (returned an error or panicked). Recv returns it, and the conversation is
 // over.
-type HandlerError struct {
+type Error struct {
 	// Agent is the agent's name (WithName), "" if unnamed.
 	Agent string
 	// Event names the event being handled ("TextEvent"); empty for a task.
@@ -162,7 +162,7 @@ type HandlerError struct {
 }
 
 // Error describes the failure: the agent, the event or task, and the cause.
-func (e *HandlerError) Error() string {
+func (e *Error) Error() string {
 	who := "handler agent"
 	if e.Agent != "" {
 		who = fmt.Sprintf("handler agent %q", e.Agent)
@@ -178,10 +178,10 @@ func (e *HandlerError) Error() string {
 }
 
 // Unwrap returns the handler's error.
-func (e *HandlerError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// HandlerOption configures Handler.
-type HandlerOption func(*handlerConfig)
+// Option configures New.
+type Option func(*handlerConfig)
 
 type handlerConfig struct {
 	name        string
@@ -209,7 +209,7 @@ const DefaultStopTimeout = 5 * time.Second
 // arrive with Conn.SendText, and Say sends AgentTranscript events whose
 // Speech is the time the words take at the speaking rate
 // (WithWordsPerMinute). No TTS or STT is involved.
-func TextMode() HandlerOption {
+func TextMode() Option {
 	return func(c *handlerConfig) { c.audio, c.tts, c.stt = false, nil, nil }
 }
 
@@ -222,7 +222,7 @@ func TextMode() HandlerOption {
 // Conn.SendAudio is buffered and, at Conn.EndUtterance, transcribed through
 // stt into a TextEvent with Source "speech". User speech arriving while the
 // agent speaks is a barge-in.
-func AudioMode(tts voicetest.TTS, stt voicetest.STT) HandlerOption {
+func AudioMode(tts voicetest.TTS, stt voicetest.STT) Option {
 	return func(c *handlerConfig) {
 		if tts == nil || stt == nil {
 			c.errs = append(c.errs, errors.New("AudioMode needs a TTS and an STT, got nil (use fixtures.FakeTTS() and fixtures.FakeSTT() in tests)"))
@@ -233,13 +233,13 @@ func AudioMode(tts voicetest.TTS, stt voicetest.STT) HandlerOption {
 }
 
 // WithName names the agent in errors and logs.
-func WithName(name string) HandlerOption {
+func WithName(name string) Option {
 	return func(c *handlerConfig) { c.name = name }
 }
 
 // WithVoice sets the TTS voice of Say in audio mode; SayOptions.Voice
 // overrides it for one utterance.
-func WithVoice(voice string) HandlerOption {
+func WithVoice(voice string) Option {
 	return func(c *handlerConfig) { c.voice = voice }
 }
 
@@ -253,7 +253,7 @@ func WithVoice(voice string) HandlerOption {
 // wins and no TimeoutEvent is sent; a TimeoutEvent that does fire is
 // delivered 1 ns after the deadline (the agent waits for that instant to be
 // settled on virtual time). TimeoutEvent.SinceInput is exact.
-func WithInactivityTimeout(d time.Duration) HandlerOption {
+func WithInactivityTimeout(d time.Duration) Option {
 	return func(c *handlerConfig) {
 		if d < 0 {
 			c.errs = append(c.errs, fmt.Errorf("WithInactivityTimeout(%v): the timeout must not be negative (0 disables it)", d))
@@ -265,7 +265,7 @@ func WithInactivityTimeout(d time.Duration) HandlerOption {
 
 // WithWordsPerMinute sets the text-mode speaking rate (default 150): a Say
 // of n words lasts n × 60 s / wpm. Words are runs of non-space characters.
-func WithWordsPerMinute(wpm float64) HandlerOption {
+func WithWordsPerMinute(wpm float64) Option {
 	return func(c *handlerConfig) {
 		if !(wpm > 0) || wpm > 10000 {
 			c.errs = append(c.errs, fmt.Errorf("WithWordsPerMinute(%v): want a rate in (0, 10000] words per minute", wpm))
@@ -278,7 +278,7 @@ func WithWordsPerMinute(wpm float64) HandlerOption {
 // WithThinkTime delays every handler call by d after its event is taken from
 // the queue, as a model's latency would; on virtual time it costs nothing.
 // A handler can also sleep itself, per event.
-func WithThinkTime(d time.Duration) HandlerOption {
+func WithThinkTime(d time.Duration) Option {
 	return func(c *handlerConfig) {
 		if d < 0 {
 			c.errs = append(c.errs, fmt.Errorf("WithThinkTime(%v): the think time must not be negative", d))
@@ -290,7 +290,7 @@ func WithThinkTime(d time.Duration) HandlerOption {
 
 // WithStopTimeout bounds how long Close waits for the handler's StopEvent
 // call and the background tasks to return (default DefaultStopTimeout).
-func WithStopTimeout(d time.Duration) HandlerOption {
+func WithStopTimeout(d time.Duration) Option {
 	return func(c *handlerConfig) {
 		if d <= 0 {
 			c.errs = append(c.errs, fmt.Errorf("WithStopTimeout(%v): the timeout must be positive", d))
@@ -303,7 +303,7 @@ func WithStopTimeout(d time.Duration) HandlerOption {
 // WithSessionData sets the session data every conversation starts with (the
 // parameters an outbound call would pass), readable with Call.Get. The map is
 // copied at each Connect.
-func WithSessionData(data map[string]any) HandlerOption {
+func WithSessionData(data map[string]any) Option {
 	return func(c *handlerConfig) {
 		c.data = make(map[string]any, len(data))
 		for k, v := range data {
@@ -312,7 +312,7 @@ func WithSessionData(data map[string]any) HandlerOption {
 	}
 }
 
-// Handler returns an in-process voice agent that runs fn, for
+// New returns an in-process voice agent that runs fn, for
 // voicetest.Scenario or direct use of its Conn.
 //
 // Each Connect starts a conversation: fn receives a StartEvent, then a
@@ -323,7 +323,7 @@ func WithSessionData(data map[string]any) HandlerOption {
 // goroutine it started.
 //
 // Bad options are reported by Connect.
-func Handler(fn HandlerFunc, opts ...HandlerOption) voicetest.Agent {
+func New(fn Func, opts ...Option) voicetest.Agent {
 	cfg := handlerConfig{wpm: DefaultWordsPerMinute, stopTimeout: DefaultStopTimeout}
 	for _, o := range opts {
 		if o != nil {
@@ -331,14 +331,14 @@ func Handler(fn HandlerFunc, opts ...HandlerOption) voicetest.Agent {
 		}
 	}
 	if fn == nil {
-		cfg.errs = append(cfg.errs, errors.New("Handler(nil): pass the HandlerFunc that implements the agent"))
+		cfg.errs = append(cfg.errs, errors.New("handler.New(nil): pass the handler.Func that implements the agent"))
 	}
 	return &handlerAgent{fn: fn, cfg: cfg}
 }
 
-// handlerAgent is the voicetest.Agent Handler returns.
+// handlerAgent is the voicetest.Agent New returns.
 type handlerAgent struct {
-	fn  HandlerFunc
+	fn  Func
 	cfg handlerConfig
 }
 
@@ -346,7 +346,7 @@ type handlerAgent struct {
 // only, so the runner may run it on virtual time (testing/synctest).
 func (a *handlerAgent) VirtualTime() bool { return true }
 
-// Connect starts a conversation; see Handler.
+// Connect starts a conversation; see New.
 func (a *handlerAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if err := errors.Join(a.cfg.errs...); err != nil {
 		return nil, fmt.Errorf("adapters: Handler: %w", err)

@@ -225,7 +225,7 @@ func (c *Call) Set(key string, v any) {
 // concurrently with the handler, with its own Call view; it should honour
 // ctx, which is cancelled at Close. A task that returns an error (other than
 // ErrInterrupted, ErrCallEnded or, after Close, the context's error) or
-// panics ends the conversation with a *HandlerError naming it.
+// panics ends the conversation with an *Error naming it.
 //
 // Ordering rule: the agent has one voice and one output stream. While a
 // handler call is in progress, the outputs of background tasks are held; they

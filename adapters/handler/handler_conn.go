@@ -140,11 +140,11 @@ type callState struct {
 	stop        bool
 }
 
-// handlerConn is the voicetest.Conn of a Handler agent. All conversation
+// handlerConn is the voicetest.Conn of a handler agent. All conversation
 // state lives in the loop goroutine; other goroutines talk to it through
 // msgs.
 type handlerConn struct {
-	fn   HandlerFunc
+	fn   Func
 	cfg  handlerConfig
 	sess voicetest.Session
 	caps voicetest.Capabilities
@@ -271,7 +271,7 @@ func (c *handlerConn) Capabilities() voicetest.Capabilities { return c.caps }
 func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if !c.cfg.audio {
 		return &voicetest.UnsupportedError{Adapter: c.caps.Adapter, Capability: "audio input",
-			Alternative: "the agent is in text mode: send text, or build it with adapters.AudioMode(tts, stt)"}
+			Alternative: "the agent is in text mode: send text, or build it with handler.AudioMode(tts, stt)"}
 	}
 	if ch.Rate != c.sess.Rate {
 		return fmt.Errorf("adapters: handler agent: SendAudio got %d Hz audio, the session rate is %d Hz (convert it before sending)", ch.Rate, c.sess.Rate)
@@ -316,7 +316,7 @@ func (c *handlerConn) EndUtterance(ctx context.Context) error {
 func (c *handlerConn) SendText(ctx context.Context, text string) error {
 	if c.cfg.audio {
 		return &voicetest.UnsupportedError{Adapter: c.caps.Adapter, Capability: "text input",
-			Alternative: "the agent is in audio mode: send audio, or build it with adapters.TextMode()"}
+			Alternative: "the agent is in audio mode: send audio, or build it with handler.TextMode()"}
 	}
 	return c.input(ctx, message{kind: msgInput, user: true, ev: TextEvent{Text: text, Source: SourceText}})
 }

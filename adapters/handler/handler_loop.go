@@ -196,7 +196,7 @@ func (l *agentLoop) handle(m message, now time.Time) {
 		if l.benign(m.err) {
 			return
 		}
-		herr := &HandlerError{Agent: l.c.cfg.name, Task: m.text, Err: m.err, Stack: m.stack}
+		herr := &Error{Agent: l.c.cfg.name, Task: m.text, Err: m.err, Stack: m.stack}
 		l.fail(herr)
 	case msgClose:
 		l.beginClose(now)
@@ -330,7 +330,7 @@ func (l *agentLoop) pump(now time.Time) {
 			cs := l.call
 			l.call = nil
 			if !l.benign(cs.err) {
-				l.fail(&HandlerError{Agent: l.c.cfg.name, Event: eventName(cs.ev), Err: cs.err, Stack: cs.stack})
+				l.fail(&Error{Agent: l.c.cfg.name, Event: eventName(cs.ev), Err: cs.err, Stack: cs.stack})
 				return
 			}
 			if cs.spoke || (answersUser(cs.ev) && !cs.interrupted) {
@@ -618,7 +618,7 @@ func (l *agentLoop) startTask(name string, fn TaskFunc) {
 // are cancelled.
 func (l *agentLoop) beginClose(now time.Time) {
 	failed := false
-	var herr *HandlerError
+	var herr *Error
 	if errors.As(l.term, &herr) {
 		failed = true
 	}
@@ -649,7 +649,7 @@ func (l *agentLoop) closeStep(now time.Time) bool {
 	if cs := l.call; cs != nil {
 		l.call = nil
 		if !l.benign(cs.err) && !(cs.stop && errors.Is(cs.err, context.DeadlineExceeded)) {
-			l.closeErrs = append(l.closeErrs, &HandlerError{Agent: l.c.cfg.name, Event: eventName(cs.ev), Err: cs.err, Stack: cs.stack})
+			l.closeErrs = append(l.closeErrs, &Error{Agent: l.c.cfg.name, Event: eventName(cs.ev), Err: cs.err, Stack: cs.stack})
 		}
 	}
 	if !l.stopSent {

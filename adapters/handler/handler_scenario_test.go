@@ -48,7 +48,7 @@ func checkText(t *testing.T, what, got, want string) {
 // inactivity timeout during a Sleep step, and DTMF.
 func TestHandlerScenarioText(t *testing.T) {
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: handler.Handler(booking, handler.WithThinkTime(200*time.Millisecond), handler.WithInactivityTimeout(4*time.Second)),
+		Agent: handler.New(booking, handler.WithThinkTime(200*time.Millisecond), handler.WithInactivityTimeout(4*time.Second)),
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two at seven, please."),
@@ -92,7 +92,7 @@ agent: You pressed 1#.
 // the user barges in after two words.
 func TestHandlerScenarioAudio(t *testing.T) {
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     handler.Handler(booking, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())),
+		Agent:     handler.New(booking, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())),
 		UserVoice: fixtures.FakeTTS(),
 		Rate:      pcm.Rate16k,
 		Script: []voicetest.Step{

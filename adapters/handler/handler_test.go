@@ -124,7 +124,7 @@ func echo(ctx context.Context, ev handler.Event, c *handler.Call) error {
 
 func TestHandlerConversation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := connect(t, handler.Handler(echo, handler.WithThinkTime(300*time.Millisecond)), pcm.Rate16k)
+		h := connect(t, handler.New(echo, handler.WithThinkTime(300*time.Millisecond)), pcm.Rate16k)
 		// 5 words at 150 wpm = 2 s.
 		check(t, h.until(voicetest.AgentTurnEnd), []string{
 			`300ms agent_transcript "Hello, how can I help?" 2s`,
@@ -166,7 +166,7 @@ func TestHandlerConversation(t *testing.T) {
 // for the handler call in progress.
 func TestHandlerQueuedInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := connect(t, handler.Handler(echo), pcm.Rate16k)
+		h := connect(t, handler.New(echo), pcm.Rate16k)
 		first := h.recv()
 		time.Sleep(500 * time.Millisecond)
 		if err := h.conn.SendText(t.Context(), "hi"); err != nil {
@@ -183,7 +183,7 @@ func TestHandlerQueuedInput(t *testing.T) {
 
 func TestHandlerWordsPerMinute(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := connect(t, handler.Handler(echo, handler.WithWordsPerMinute(100)), pcm.Rate16k)
+		h := connect(t, handler.New(echo, handler.WithWordsPerMinute(100)), pcm.Rate16k)
 		check(t, h.until(voicetest.AgentTurnEnd), []string{
 			`0s agent_transcript "Hello, how can I help?" 3s`,
 			`3s agent_turn_end`,
@@ -194,7 +194,7 @@ func TestHandlerWordsPerMinute(t *testing.T) {
 func TestHandlerInactivityTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var got []handler.TimeoutEvent
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			switch ev := ev.(type) {
 			case handler.StartEvent:
 				return c.Say("Hi.")
@@ -245,7 +245,7 @@ func TestHandlerInputWinsTimeoutTie(t *testing.T) {
 	for range 20 {
 		synctest.Test(t, func(t *testing.T) {
 			var timeouts atomic.Int32
-			h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+			h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 				switch ev := ev.(type) {
 				case handler.StartEvent:
 					return c.Say("Hi.")
@@ -275,7 +275,7 @@ func TestHandlerInputWinsTimeoutTie(t *testing.T) {
 
 func TestHandlerBackgroundTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			switch ev := ev.(type) {
 			case handler.StartEvent:
 				c.Set("status", "pending")
@@ -332,7 +332,7 @@ func TestHandlerBackgroundTask(t *testing.T) {
 // call in progress.
 func TestHandlerTaskHeldDuringCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			if _, ok := ev.(handler.StartEvent); !ok {
 				return nil
 			}
@@ -362,7 +362,7 @@ func TestHandlerTaskHeldDuringCall(t *testing.T) {
 
 func TestHandlerTools(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			te, ok := ev.(handler.TextEvent)
 			if !ok {
 				return nil
@@ -406,7 +406,7 @@ func TestHandlerInterrupt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sayErrs []error
 		var interrupt handler.InterruptEvent
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			switch ev := ev.(type) {
 			case handler.StartEvent:
 				sayErrs = append(sayErrs, c.Say("one two three four five six seven eight nine ten"))
@@ -472,7 +472,7 @@ func TestHandlerErrors(t *testing.T) {
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name string
-		fn   handler.HandlerFunc
+		fn   handler.Func
 		want string
 	}{
 		{"error", func(ctx context.Context, ev handler.Event, c *handler.Call) error {
@@ -497,14 +497,14 @@ func TestHandlerErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := connect(t, handler.Handler(tc.fn, handler.WithName("bot")), pcm.Rate16k)
+				h := connect(t, handler.New(tc.fn, handler.WithName("bot")), pcm.Rate16k)
 				if got := h.recv(); got != "0s agent_turn_end" {
 					t.Fatalf("first event %s", got)
 				}
 				if err := h.conn.SendText(t.Context(), "go"); err != nil {
 					t.Fatal(err)
 				}
-				var herr *handler.HandlerError
+				var herr *handler.Error
 				var err error
 				for err == nil { // a failing task may let the call's turn end first
 					var ev voicetest.AgentEvent
@@ -539,7 +539,7 @@ func TestHandlerClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stopped := make(chan string, 1)
 		var taskErr atomic.Value
-		a := handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		a := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			switch ev.(type) {
 			case handler.StartEvent:
 				if err := c.Go("forever", func(ctx context.Context, c *handler.Call) error {
@@ -593,7 +593,7 @@ func TestHandlerClose(t *testing.T) {
 func TestHandlerCloseStuck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		a := handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		a := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			if _, ok := ev.(handler.StartEvent); ok {
 				<-release
 			}
@@ -618,7 +618,7 @@ func TestHandlerCloseStuck(t *testing.T) {
 func TestHandlerMisuse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		kept := make(chan *handler.Call, 1)
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			if _, ok := ev.(handler.StartEvent); ok {
 				kept <- c
 			}
@@ -650,12 +650,12 @@ func TestHandlerMisuse(t *testing.T) {
 
 func TestHandlerOptionsErrors(t *testing.T) {
 	for _, a := range []voicetest.Agent{
-		handler.Handler(nil),
-		handler.Handler(echo, handler.WithWordsPerMinute(0)),
-		handler.Handler(echo, handler.WithInactivityTimeout(-1)),
-		handler.Handler(echo, handler.AudioMode(nil, nil)),
-		handler.Handler(echo, handler.WithThinkTime(-time.Second)),
-		handler.Handler(echo, handler.WithStopTimeout(0)),
+		handler.New(nil),
+		handler.New(echo, handler.WithWordsPerMinute(0)),
+		handler.New(echo, handler.WithInactivityTimeout(-1)),
+		handler.New(echo, handler.AudioMode(nil, nil)),
+		handler.New(echo, handler.WithThinkTime(-time.Second)),
+		handler.New(echo, handler.WithStopTimeout(0)),
 	} {
 		if _, err := a.Connect(context.Background(), voicetest.Session{Rate: 16000}); err == nil {
 			t.Errorf("Connect succeeded for a bad option")
@@ -663,13 +663,13 @@ func TestHandlerOptionsErrors(t *testing.T) {
 			t.Log(err)
 		}
 	}
-	if _, err := handler.Handler(echo, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())).Connect(context.Background(), voicetest.Session{}); err == nil {
+	if _, err := handler.New(echo, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())).Connect(context.Background(), voicetest.Session{}); err == nil {
 		t.Error("audio mode without a rate: no error")
 	}
 }
 
 func TestHandlerCapabilities(t *testing.T) {
-	a := handler.Handler(echo)
+	a := handler.New(echo)
 	if vt, ok := a.(interface{ VirtualTime() bool }); !ok || !vt.VirtualTime() {
 		t.Error("the agent does not report VirtualTime")
 	}
@@ -680,7 +680,7 @@ func TestHandlerCapabilities(t *testing.T) {
 		if text != want {
 			t.Errorf("text mode capabilities %+v, want %+v", text, want)
 		}
-		audio := connect(t, handler.Handler(echo, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), 8000).conn.Capabilities()
+		audio := connect(t, handler.New(echo, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), 8000).conn.Capabilities()
 		want.Text, want.Audio = false, true
 		want.InputFormat = voicetest.AudioFormat{Encoding: "pcm16", Rate: 8000}
 		want.OutputFormat = want.InputFormat
@@ -696,7 +696,7 @@ func TestHandlerDeterministic(t *testing.T) {
 	run := func() []string {
 		var got []string
 		synctest.Test(t, func(t *testing.T) {
-			h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+			h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 				switch ev := ev.(type) {
 				case handler.StartEvent:
 					return c.Go("ticker", func(ctx context.Context, c *handler.Call) error {
@@ -745,7 +745,7 @@ func TestHandlerAudioMode(t *testing.T) {
 		tts, stt := fixtures.FakeTTS(), fixtures.FakeSTT()
 		var heard []handler.TextEvent
 		interrupted := make(chan handler.InterruptEvent, 10)
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			switch ev := ev.(type) {
 			case handler.StartEvent:
 				return c.Say("Hello, how can I help?")
@@ -914,7 +914,7 @@ func TestHandlerAudioMode(t *testing.T) {
 
 func TestHandlerAudioErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			if _, ok := ev.(handler.StartEvent); ok {
 				if err := c.Say("café"); err == nil || !errors.Is(err, fixtures.ErrCannotEncode) {
 					return fmt.Errorf("Say of an unencodable text = %v", err)
@@ -953,7 +953,7 @@ func TestHandlerAudioErrors(t *testing.T) {
 // that Close leaves no goroutine behind.
 func TestHandlerNoLeakRealTime(t *testing.T) {
 	before := runtime.NumGoroutine()
-	a := handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+	a := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 		switch ev.(type) {
 		case handler.StartEvent:
 			if err := c.Go("bg", func(ctx context.Context, c *handler.Call) error {
@@ -993,8 +993,8 @@ func TestHandlerNoLeakRealTime(t *testing.T) {
 	}
 }
 
-func ExampleHandler() {
-	agent := handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+func ExampleNew() {
+	agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 		switch ev := ev.(type) {
 		case handler.StartEvent:
 			return c.Say("Hi! What can I book for you?")
@@ -1064,7 +1064,7 @@ func ExampleHandler() {
 // the real clock: SendText, a handler call that logs, and the AgentLog and
 // AgentTurnEnd events through Recv.
 func BenchmarkHandlerTextTurn(b *testing.B) {
-	a := handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+	a := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 		if te, ok := ev.(handler.TextEvent); ok {
 			return c.Log(te.Text)
 		}
@@ -1107,7 +1107,7 @@ func TestHandlerPlayAndSilence(t *testing.T) {
 	}
 	t.Run("text", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := connect(t, handler.Handler(greet), pcm.Rate16k)
+			h := connect(t, handler.New(greet), pcm.Rate16k)
 			check(t, h.until(voicetest.AgentTurnEnd), []string{
 				`0s agent_log "playing 1s of audio (text mode: no audio is sent)"`,
 				`1.5s agent_transcript "Welcome." 400ms`,
@@ -1117,7 +1117,7 @@ func TestHandlerPlayAndSilence(t *testing.T) {
 	})
 	t.Run("audio", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			h := connect(t, handler.Handler(greet, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), pcm.Rate16k)
+			h := connect(t, handler.New(greet, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), pcm.Rate16k)
 			var silent time.Duration
 			var rest []string
 			for {
@@ -1157,7 +1157,7 @@ func TestHandlerPlayAndSilence(t *testing.T) {
 func TestHandlerTaskInterruptAndHangUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var got []handler.InterruptEvent
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			switch ev := ev.(type) {
 			case handler.StartEvent:
 				return c.Go("reader", func(ctx context.Context, c *handler.Call) error {
@@ -1206,7 +1206,7 @@ func (r recordingTTS) Synthesize(ctx context.Context, req voicetest.SpeechReques
 func TestHandlerVoice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tts := recordingTTS{TTS: fixtures.FakeTTS(), reqs: make(chan voicetest.SpeechRequest, 2)}
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			if _, ok := ev.(handler.StartEvent); !ok {
 				return nil
 			}
@@ -1233,7 +1233,7 @@ func TestHandlerVoice(t *testing.T) {
 func TestHandlerTurnEndRule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var timeouts atomic.Int32
-		h := connect(t, handler.Handler(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		h := connect(t, handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 			switch ev.(type) {
 			case handler.TimeoutEvent:
 				if timeouts.Add(1) == 2 {

@@ -21,36 +21,36 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// Defaults of LayerCodeAgent.
+// Defaults of Agent.
 const (
-	// DefaultLayerCodeWebSocketURL is LayerCode's frontend WebSocket.
-	DefaultLayerCodeWebSocketURL = "wss://api.layercode.com/v1/agents/web/websocket"
-	// DefaultLayerCodeInputRate is the rate of client.audio (the browser
+	// DefaultWebSocketURL is LayerCode's frontend WebSocket.
+	DefaultWebSocketURL = "wss://api.layercode.com/v1/agents/web/websocket"
+	// DefaultInputRate is the rate of client.audio (the browser
 	// SDK records at 8 kHz).
-	DefaultLayerCodeInputRate = 8000
-	// DefaultLayerCodeOutputRate is the rate of response.audio (the
+	DefaultInputRate = 8000
+	// DefaultOutputRate is the rate of response.audio (the
 	// browser SDK plays at 16 kHz).
-	DefaultLayerCodeOutputRate = 16000
-	// DefaultLayerCodeChunk is the length of each client.audio message
+	DefaultOutputRate = 16000
+	// DefaultChunk is the length of each client.audio message
 	// (LayerCode Gym's chunk_ms).
-	DefaultLayerCodeChunk = 100 * time.Millisecond
-	// DefaultLayerCodeAckDelay is how long the agent's audio must have
+	DefaultChunk = 100 * time.Millisecond
+	// DefaultAckDelay is how long the agent's audio must have
 	// stopped before the adapter acknowledges its playback. Agents stream
 	// their speech about as fast as it plays, so the player runs dry for a
 	// moment between chunks; the delay keeps such a gap from being taken
 	// for the end of the response.
-	DefaultLayerCodeAckDelay = 250 * time.Millisecond
+	DefaultAckDelay = 250 * time.Millisecond
 )
 
 // layerCodeVoicedRMS is the RMS level (int16 units) above which user audio
 // counts as speech, starting an utterance (vad_start or trigger.turn.start).
 const layerCodeVoicedRMS = 200
 
-// LayerCodeAuthRequest is what the authorize hook is asked for: the body
+// AuthRequest is what the authorize hook is asked for: the body
 // the LayerCode browser SDK posts to the customer backend's authorize
 // endpoint, plus that endpoint and the extra headers.
-type LayerCodeAuthRequest struct {
-	// URL is LayerCodeAgent.AuthorizeURL.
+type AuthRequest struct {
+	// URL is Agent.AuthorizeURL.
 	URL string
 	// AgentID is the LayerCode agent (the body's agent_id).
 	AgentID string
@@ -64,8 +64,8 @@ type LayerCodeAuthRequest struct {
 	Extra map[string]any
 }
 
-// LayerCodeAuth is what authorizing a session returns.
-type LayerCodeAuth struct {
+// Auth is what authorizing a session returns.
+type Auth struct {
 	// SessionKey is the client_session_key that opens the WebSocket. It is
 	// a secret: the adapter keeps it out of captures, logs and errors.
 	SessionKey string
@@ -77,7 +77,7 @@ type LayerCodeAuth struct {
 	Trigger string
 }
 
-// LayerCodeAgent reaches a voice agent hosted on LayerCode through its
+// Agent reaches a voice agent hosted on LayerCode through its
 // frontend WebSocket, playing the browser SDK's side:
 //
 //  1. Authorize: POST {"agent_id","metadata","conversation_id"?} (plus
@@ -140,9 +140,9 @@ type LayerCodeAuth struct {
 //   - Missing turn_id and delta_id are tolerated: the acknowledgement then
 //     omits them.
 //
-// Set the fields before the first Connect; a LayerCodeAgent may then serve
+// Set the fields before the first Connect; an Agent may then serve
 // parallel scenarios.
-type LayerCodeAgent struct {
+type Agent struct {
 	// AuthorizeURL is the customer backend's authorize endpoint, e.g.
 	// "http://127.0.0.1:3000/api/authorize".
 	AuthorizeURL string
@@ -163,12 +163,12 @@ type LayerCodeAgent struct {
 	// Authorize, when set, replaces the HTTP authorize request: it returns
 	// the session for req (e.g. by calling LayerCode's authorize_session
 	// API directly with an API key).
-	Authorize func(ctx context.Context, req LayerCodeAuthRequest) (LayerCodeAuth, error)
+	Authorize func(ctx context.Context, req AuthRequest) (Auth, error)
 	// HTTPClient makes the authorize request (default http.DefaultClient).
 	// The request is bounded by WSOptions.DialTimeout.
 	HTTPClient *http.Client
 	// WebSocketURL is LayerCode's WebSocket (default
-	// DefaultLayerCodeWebSocketURL).
+	// DefaultWebSocketURL).
 	WebSocketURL string
 	// WSOptions are the transport settings (headers, keepalive, limits).
 	wire.WSOptions
@@ -180,7 +180,7 @@ type LayerCodeAgent struct {
 	Chunk time.Duration
 	// PlaybackAckDelay is how long playback must have run dry before the
 	// adapter sends replay_finished (LayerCode Gym waits 0.4 s). Zero means
-	// DefaultLayerCodeAckDelay.
+	// DefaultAckDelay.
 	PlaybackAckDelay time.Duration
 	// TextInput makes the adapter declare text input only
 	// (client.response.text), as LayerCode Gym's send_as_text does, so the
@@ -188,37 +188,37 @@ type LayerCodeAgent struct {
 	TextInput bool
 }
 
-// LayerCode returns an agent that reaches the LayerCode agent agentID,
+// New returns an agent that reaches the LayerCode agent agentID,
 // authorizing through the customer backend at authorizeURL. See
-// LayerCodeAgent for the fields that tune it.
-func LayerCode(authorizeURL, agentID string) *LayerCodeAgent {
-	return &LayerCodeAgent{AuthorizeURL: authorizeURL, AgentID: agentID}
+// Agent for the fields that tune it.
+func New(authorizeURL, agentID string) *Agent {
+	return &Agent{AuthorizeURL: authorizeURL, AgentID: agentID}
 }
 
 // Connect authorizes a session, opens the WebSocket and sends client.ready.
-func (a *LayerCodeAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: layercode: session rate %d: %w", s.Rate, pcm.ErrBadRate)
 	}
 	inRate, outRate, chunk := a.InputRate, a.OutputRate, a.Chunk
 	if inRate == 0 {
-		inRate = DefaultLayerCodeInputRate
+		inRate = DefaultInputRate
 	}
 	if outRate == 0 {
-		outRate = DefaultLayerCodeOutputRate
+		outRate = DefaultOutputRate
 	}
 	if chunk == 0 {
-		chunk = DefaultLayerCodeChunk
+		chunk = DefaultChunk
 	}
 	ackDelay := a.PlaybackAckDelay
 	if ackDelay == 0 {
-		ackDelay = DefaultLayerCodeAckDelay
+		ackDelay = DefaultAckDelay
 	}
 	switch {
 	case inRate < 0 || outRate < 0:
 		return nil, fmt.Errorf("adapters: layercode: InputRate %d / OutputRate %d: %w; leave them 0 for 8000 and 16000", inRate, outRate, pcm.ErrBadRate)
 	case chunk < 0:
-		return nil, fmt.Errorf("adapters: layercode: Chunk %v is negative; leave it 0 for %v", chunk, DefaultLayerCodeChunk)
+		return nil, fmt.Errorf("adapters: layercode: Chunk %v is negative; leave it 0 for %v", chunk, DefaultChunk)
 	case a.PlaybackAckDelay < 0:
 		return nil, fmt.Errorf("adapters: layercode: PlaybackAckDelay %v is negative", a.PlaybackAckDelay)
 	case a.Authorize == nil && a.AuthorizeURL == "":
@@ -274,7 +274,7 @@ func (a *LayerCodeAgent) Connect(ctx context.Context, s voicetest.Session) (voic
 
 	wsURL := a.WebSocketURL
 	if wsURL == "" {
-		wsURL = DefaultLayerCodeWebSocketURL
+		wsURL = DefaultWebSocketURL
 	}
 	u, err := url.Parse(wsURL)
 	if err != nil {
@@ -310,12 +310,12 @@ func (a *LayerCodeAgent) Connect(ctx context.Context, s voicetest.Session) (voic
 }
 
 // authorize gets a session from the hook or the authorize endpoint.
-func (a *LayerCodeAgent) authorize(ctx context.Context, timeout time.Duration, capture *wire.CaptureWriter) (LayerCodeAuth, error) {
-	req := LayerCodeAuthRequest{URL: a.AuthorizeURL, AgentID: a.AgentID, ConversationID: a.ConversationID,
+func (a *Agent) authorize(ctx context.Context, timeout time.Duration, capture *wire.CaptureWriter) (Auth, error) {
+	req := AuthRequest{URL: a.AuthorizeURL, AgentID: a.AgentID, ConversationID: a.ConversationID,
 		Metadata: a.Metadata, Header: a.AuthorizeHeader, Extra: a.AuthorizeExtra}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var auth LayerCodeAuth
+	var auth Auth
 	var err error
 	if a.Authorize != nil {
 		capture.Note("authorize", "calling the Authorize hook")
@@ -336,19 +336,19 @@ func (a *LayerCodeAgent) authorize(ctx context.Context, timeout time.Duration, c
 			err = (&redactor{keys: []string{auth.SessionKey}}).redactErr(err)
 		}
 		capture.Note("error", err.Error())
-		return LayerCodeAuth{}, err
+		return Auth{}, err
 	}
 	if auth.SessionKey == "" {
 		err := errors.New("adapters: layercode: authorization returned no client session key; the authorize endpoint must answer with client_session_key")
 		capture.Note("error", err.Error())
-		return LayerCodeAuth{}, err
+		return Auth{}, err
 	}
 	capture.Note("authorized", "conversation "+auth.ConversationID+" (client session key withheld)")
 	return auth, nil
 }
 
 // authorizeHTTP posts the SDK's authorize body to req.URL.
-func (a *LayerCodeAgent) authorizeHTTP(ctx context.Context, req LayerCodeAuthRequest) (LayerCodeAuth, error) {
+func (a *Agent) authorizeHTTP(ctx context.Context, req AuthRequest) (Auth, error) {
 	body := make(map[string]any, len(req.Extra)+3)
 	for k, v := range req.Extra {
 		body[k] = v
@@ -362,11 +362,11 @@ func (a *LayerCodeAgent) authorizeHTTP(ctx context.Context, req LayerCodeAuthReq
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return LayerCodeAuth{}, fmt.Errorf("adapters: layercode: encoding the authorize request (is Metadata JSON-encodable?): %w", err)
+		return Auth{}, fmt.Errorf("adapters: layercode: encoding the authorize request (is Metadata JSON-encodable?): %w", err)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(b))
 	if err != nil {
-		return LayerCodeAuth{}, fmt.Errorf("adapters: layercode: AuthorizeURL %q: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: AuthorizeURL %q: %w", req.URL, err)
 	}
 	for k, vs := range req.Header {
 		for _, v := range vs {
@@ -380,15 +380,15 @@ func (a *LayerCodeAgent) authorizeHTTP(ctx context.Context, req LayerCodeAuthReq
 	}
 	resp, err := client.Do(hr)
 	if err != nil {
-		return LayerCodeAuth{}, fmt.Errorf("adapters: layercode: authorize request to %s: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: authorize request to %s: %w", req.URL, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return LayerCodeAuth{}, fmt.Errorf("adapters: layercode: reading the authorize response from %s: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: reading the authorize response from %s: %w", req.URL, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return LayerCodeAuth{}, fmt.Errorf("adapters: layercode: authorize request to %s: HTTP %s: %s; check AgentID and AuthorizeHeader", req.URL, resp.Status, wire.Excerpt(bytes.TrimSpace(raw)))
+		return Auth{}, fmt.Errorf("adapters: layercode: authorize request to %s: HTTP %s: %s; check AgentID and AuthorizeHeader", req.URL, resp.Status, wire.Excerpt(bytes.TrimSpace(raw)))
 	}
 	var ans struct {
 		Key1   string `json:"client_session_key"`
@@ -402,12 +402,12 @@ func (a *LayerCodeAgent) authorizeHTTP(ctx context.Context, req LayerCodeAuthReq
 		} `json:"config"`
 	}
 	if err := json.Unmarshal(raw, &ans); err != nil {
-		return LayerCodeAuth{}, fmt.Errorf("adapters: layercode: the authorize response from %s is not the expected JSON object: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: the authorize response from %s is not the expected JSON object: %w", req.URL, err)
 	}
-	auth := LayerCodeAuth{SessionKey: cmpOr(ans.Key1, ans.Key2), ConversationID: cmpOr(ans.Conv1, ans.Conv2, req.ConversationID),
+	auth := Auth{SessionKey: cmpOr(ans.Key1, ans.Key2), ConversationID: cmpOr(ans.Conv1, ans.Conv2, req.ConversationID),
 		Trigger: ans.Config.Transcription.Trigger}
 	if auth.SessionKey == "" {
-		return LayerCodeAuth{}, fmt.Errorf("adapters: layercode: the authorize response from %s has no client_session_key (or clientSessionKey); check the backend's authorize endpoint", req.URL)
+		return Auth{}, fmt.Errorf("adapters: layercode: the authorize response from %s has no client_session_key (or clientSessionKey); check the backend's authorize endpoint", req.URL)
 	}
 	return auth, nil
 }

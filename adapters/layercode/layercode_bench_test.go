@@ -74,7 +74,7 @@ func newLCBenchPeer(b *testing.B) *lcBenchPeer {
 
 func (p *lcBenchPeer) connect(b *testing.B) voicetest.Conn {
 	b.Helper()
-	a := layercode.LayerCode(p.authorizeURL, "bench")
+	a := layercode.New(p.authorizeURL, "bench")
 	a.WebSocketURL = p.wsURL
 	return adaptertest.BenchConn(b, a, 24000)
 }
@@ -164,7 +164,7 @@ func BenchmarkLayerCodeTurnMinimalPeer(b *testing.B) {
 // synthesis in the peer); the reply is 20 ms of audio.
 func BenchmarkLayerCodeTurn(b *testing.B) {
 	peer := layercodepeer.New(b, layercodepeer.Config{WordDuration: 10 * time.Millisecond})
-	a := layercode.LayerCode(peer.AuthorizeURL, "agent-test")
+	a := layercode.New(peer.AuthorizeURL, "agent-test")
 	a.WebSocketURL = peer.WebSocketURL
 	conn, err := a.Connect(context.Background(), adaptertest.BenchSession(24000))
 	if err != nil {

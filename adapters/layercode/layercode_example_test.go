@@ -15,11 +15,11 @@ import (
 // A LayerCode agent is reached through the customer backend's authorize
 // endpoint and LayerCode's WebSocket. Here a loopback test double of both
 // plays LayerCode: it greets, answers one utterance and hangs up.
-func ExampleLayerCode() {
+func ExampleNew() {
 	peer := layercodepeer.Start(layercodepeer.Config{Greeting: "Hello there.", HangUpAfter: 2})
 	defer peer.Close()
 
-	agent := layercode.LayerCode(peer.AuthorizeURL, "agent-test")
+	agent := layercode.New(peer.AuthorizeURL, "agent-test")
 	agent.WebSocketURL = peer.WebSocketURL // default: LayerCode's own
 	agent.Metadata = map[string]any{"caller": "example"}
 	ctx := context.Background()

@@ -22,15 +22,15 @@ import (
 )
 
 // lcAgent returns a LayerCode adapter pointed at peer.
-func lcAgent(peer *layercodepeer.Peer) *layercode.LayerCodeAgent {
-	a := layercode.LayerCode(peer.AuthorizeURL, "agent-test")
+func lcAgent(peer *layercodepeer.Peer) *layercode.Agent {
+	a := layercode.New(peer.AuthorizeURL, "agent-test")
 	a.WebSocketURL = peer.WebSocketURL
 	return a
 }
 
 // lcDial connects a to its peer and closes the Conn (checking for leaks)
 // when the test ends.
-func lcDial(t testing.TB, a *layercode.LayerCodeAgent, s voicetest.Session) voicetest.Conn {
+func lcDial(t testing.TB, a *layercode.Agent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
 	return adaptertest.DialAgent(t, a, s)
 }
@@ -317,33 +317,33 @@ func TestLayerCodeAuthorizeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		cfg   layercodepeer.Config
-		agent func(*layercode.LayerCodeAgent)
+		agent func(*layercode.Agent)
 		want  string
 		is    error
 	}{
 		{name: "401", cfg: layercodepeer.Config{Fault: layercodepeer.AuthFail}, want: "HTTP 401 Unauthorized"},
 		{name: "token", cfg: layercodepeer.Config{Token: "t0ken"}, want: "missing or wrong bearer token"},
-		{name: "agent", agent: func(a *layercode.LayerCodeAgent) { a.AgentID = "nope" }, want: `unknown agent_id "nope"`},
+		{name: "agent", agent: func(a *layercode.Agent) { a.AgentID = "nope" }, want: `unknown agent_id "nope"`},
 		{name: "nokey", cfg: layercodepeer.Config{Fault: layercodepeer.NoSessionKey}, want: "has no client_session_key"},
 		{name: "stall", cfg: layercodepeer.Config{Fault: layercodepeer.StallAuthorize},
-			agent: func(a *layercode.LayerCodeAgent) { a.DialTimeout = 200 * time.Millisecond }, want: "authorizing a LayerCode session", is: voicetest.ErrTimeout},
-		{name: "hook", agent: func(a *layercode.LayerCodeAgent) {
-			a.Authorize = func(context.Context, layercode.LayerCodeAuthRequest) (layercode.LayerCodeAuth, error) {
-				return layercode.LayerCodeAuth{}, errors.New("vault sealed")
+			agent: func(a *layercode.Agent) { a.DialTimeout = 200 * time.Millisecond }, want: "authorizing a LayerCode session", is: voicetest.ErrTimeout},
+		{name: "hook", agent: func(a *layercode.Agent) {
+			a.Authorize = func(context.Context, layercode.AuthRequest) (layercode.Auth, error) {
+				return layercode.Auth{}, errors.New("vault sealed")
 			}
 		}, want: "Authorize hook: vault sealed"},
-		{name: "hookkey", agent: func(a *layercode.LayerCodeAgent) {
-			a.Authorize = func(context.Context, layercode.LayerCodeAuthRequest) (layercode.LayerCodeAuth, error) {
-				return layercode.LayerCodeAuth{SessionKey: "made-up"}, nil
+		{name: "hookkey", agent: func(a *layercode.Agent) {
+			a.Authorize = func(context.Context, layercode.AuthRequest) (layercode.Auth, error) {
+				return layercode.Auth{SessionKey: "made-up"}, nil
 			}
 		}, want: "HTTP 403"},
-		{name: "trigger", agent: func(a *layercode.LayerCodeAgent) {
-			a.Authorize = func(context.Context, layercode.LayerCodeAuthRequest) (layercode.LayerCodeAuth, error) {
-				return layercode.LayerCodeAuth{SessionKey: "k", Trigger: "telepathy"}, nil
+		{name: "trigger", agent: func(a *layercode.Agent) {
+			a.Authorize = func(context.Context, layercode.AuthRequest) (layercode.Auth, error) {
+				return layercode.Auth{SessionKey: "k", Trigger: "telepathy"}, nil
 			}
 		}, want: `turn trigger is "telepathy"`},
-		{name: "nourl", agent: func(a *layercode.LayerCodeAgent) { a.AuthorizeURL = "" }, want: "no AuthorizeURL"},
-		{name: "rate", agent: func(a *layercode.LayerCodeAgent) { a.InputRate = -8000 }, want: "InputRate"},
+		{name: "nourl", agent: func(a *layercode.Agent) { a.AuthorizeURL = "" }, want: "no AuthorizeURL"},
+		{name: "rate", agent: func(a *layercode.Agent) { a.InputRate = -8000 }, want: "InputRate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			peer := layercodepeer.New(t, tc.cfg)

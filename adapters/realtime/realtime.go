@@ -19,13 +19,13 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// Defaults of RealtimeAgent.
+// Defaults of Agent.
 const (
-	// DefaultRealtimeURL is OpenAI's Realtime WebSocket endpoint.
-	DefaultRealtimeURL = "wss://api.openai.com/v1/realtime"
-	// DefaultRealtimeModel is the model asked for when RealtimeAgent.Model
+	// DefaultURL is OpenAI's Realtime WebSocket endpoint.
+	DefaultURL = "wss://api.openai.com/v1/realtime"
+	// DefaultModel is the model asked for when Agent.Model
 	// is empty.
-	DefaultRealtimeModel = "gpt-realtime"
+	DefaultModel = "gpt-realtime"
 )
 
 // realtimeRate is the rate of Realtime's audio/pcm (beta "pcm16") format.
@@ -34,7 +34,7 @@ const realtimeRate = pcm.Rate24k
 // realtimeAdapter names the adapter in errors and capabilities.
 const realtimeAdapter = "openai-realtime"
 
-// RealtimeAgent reaches an agent that speaks the OpenAI Realtime protocol
+// Agent reaches an agent that speaks the OpenAI Realtime protocol
 // over WebSocket: OpenAI's own speech-to-speech models, or any server that
 // implements the protocol. voicetest plays the client: it configures the
 // session (session.update), streams the user's speech as
@@ -62,8 +62,8 @@ const realtimeAdapter = "openai-realtime"
 //   - response.done: AgentTurnEnd when completed (or incomplete, with an
 //     AgentLog saying why); AgentInterrupted when cancelled (by Interrupt or
 //     by the server's own turn detection); when failed, AgentTurnEnd and
-//     then a *RealtimeError from Recv.
-//   - error: a *RealtimeError from Recv; the Conn stays usable.
+//     then an *Error from Recv.
+//   - error: an *Error from Recv; the Conn stays usable.
 //   - the server closing the WebSocket normally: AgentHangUp.
 //   - every other documented event is consumed silently; an event type the
 //     adapter does not know is logged once and skipped (the protocol grows
@@ -101,18 +101,18 @@ const realtimeAdapter = "openai-realtime"
 // The API key is sent only in the Authorization header: it never appears in
 // the wire capture (which holds frames, not headers) or in logs.
 //
-// Set the fields before the first Connect; a RealtimeAgent may then serve
+// Set the fields before the first Connect; an Agent may then serve
 // parallel scenarios.
-type RealtimeAgent struct {
+type Agent struct {
 	// URL is the Realtime WebSocket endpoint (ws:// or wss://), default
-	// DefaultRealtimeURL. A "model" query parameter is added when the URL
+	// DefaultURL. A "model" query parameter is added when the URL
 	// has none.
 	URL string
 	// APIKey is sent as "Authorization: Bearer <key>". Empty means the
 	// OPENAI_API_KEY environment variable; a connection to OpenAI's own
 	// host without either is an error. Other servers may need none.
 	APIKey string
-	// Model is the model to ask for (default DefaultRealtimeModel).
+	// Model is the model to ask for (default DefaultModel).
 	Model string
 	// Instructions are the session's system instructions.
 	Instructions string
@@ -120,7 +120,7 @@ type RealtimeAgent struct {
 	// server's default.
 	Voice string
 	// Tools are the functions the model may call.
-	Tools []RealtimeTool
+	Tools []Tool
 	// ToolChoice is "auto" (the default when Tools are set), "none" or
 	// "required".
 	ToolChoice string
@@ -152,8 +152,8 @@ type RealtimeAgent struct {
 	wire.WSOptions
 }
 
-// RealtimeTool is a function the Realtime model may call.
-type RealtimeTool struct {
+// Tool is a function the Realtime model may call.
+type Tool struct {
 	// Name is the function's name.
 	Name string
 	// Description tells the model when to call it.
@@ -180,10 +180,10 @@ type TurnDetection struct {
 	Eagerness string
 }
 
-// RealtimeError is an error the Realtime server reported: an "error" event,
+// Error is an error the Realtime server reported: an "error" event,
 // or a response that ended with status "failed". Recv returns it; the
 // conversation can go on.
-type RealtimeError struct {
+type Error struct {
 	// Type is the error's type, e.g. "invalid_request_error" or
 	// "server_error".
 	Type string
@@ -201,7 +201,7 @@ type RealtimeError struct {
 
 // Error returns the server's error with its type, code, parameter and
 // client event.
-func (e *RealtimeError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("adapters: openai-realtime: server error")
 	if e.Type != "" {
@@ -220,11 +220,11 @@ func (e *RealtimeError) Error() string {
 	return b.String()
 }
 
-// RealtimeConn is the Conn a RealtimeAgent returns, with a way to send the
+// Conn is the Conn an Agent returns, with a way to send the
 // client events that voicetest.Conn has no method for (a mid-call
 // session.update, a system message through conversation.item.create, …).
-// Reach it with a type assertion: conn.(adapters.RealtimeConn).
-type RealtimeConn interface {
+// Reach it with a type assertion: conn.(realtime.Conn).
+type Conn interface {
 	voicetest.Conn
 	// SendEvent sends a client event as it is: one JSON object with its
 	// "type". It is captured like every other frame. Events that change
@@ -235,18 +235,18 @@ type RealtimeConn interface {
 	SendEvent(ctx context.Context, event json.RawMessage) error
 }
 
-var _ RealtimeConn = (*realtimeConn)(nil)
+var _ Conn = (*realtimeConn)(nil)
 
-// OpenAIRealtime returns an agent that speaks the OpenAI Realtime protocol
-// to OpenAI with model (DefaultRealtimeModel when empty). Set URL to reach
-// another server, and the other fields of RealtimeAgent to configure the
+// New returns an agent that speaks the OpenAI Realtime protocol
+// to OpenAI with model (DefaultModel when empty). Set URL to reach
+// another server, and the other fields of Agent to configure the
 // session.
-func OpenAIRealtime(model string) *RealtimeAgent { return &RealtimeAgent{Model: model} }
+func New(model string) *Agent { return &Agent{Model: model} }
 
 // Connect opens the Realtime WebSocket, configures the session and waits
 // until the server confirms it (session.updated). A session.update the
-// server rejects fails Connect with the server's *RealtimeError.
-func (a *RealtimeAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+// server rejects fails Connect with the server's *Error.
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: %s: session rate %d: %w", realtimeAdapter, s.Rate, pcm.ErrBadRate)
 	}
@@ -270,7 +270,7 @@ func (a *RealtimeAgent) Connect(ctx context.Context, s voicetest.Session) (voice
 	if key != "" {
 		opts.Header.Set("Authorization", "Bearer "+key)
 	} else if u, _ := neturl.Parse(url); u != nil && u.Hostname() == "api.openai.com" {
-		return nil, fmt.Errorf("adapters: %s: no API key for %s; set RealtimeAgent.APIKey or the OPENAI_API_KEY environment variable", realtimeAdapter, u.Host)
+		return nil, fmt.Errorf("adapters: %s: no API key for %s; set realtime.Agent.APIKey or the OPENAI_API_KEY environment variable", realtimeAdapter, u.Host)
 	}
 	if a.Beta {
 		opts.Header.Set("OpenAI-Beta", "realtime=v1")
@@ -323,10 +323,10 @@ func (a *RealtimeAgent) Connect(ctx context.Context, s voicetest.Session) (voice
 }
 
 // dialURL returns the endpoint with its model parameter.
-func (a *RealtimeAgent) dialURL() (string, error) {
+func (a *Agent) dialURL() (string, error) {
 	raw := a.URL
 	if raw == "" {
-		raw = DefaultRealtimeURL
+		raw = DefaultURL
 	}
 	u, err := neturl.Parse(raw)
 	if err != nil {
@@ -343,15 +343,15 @@ func (a *RealtimeAgent) dialURL() (string, error) {
 	return u.String(), nil
 }
 
-func (a *RealtimeAgent) model() string {
+func (a *Agent) model() string {
 	if a.Model == "" {
-		return DefaultRealtimeModel
+		return DefaultModel
 	}
 	return a.Model
 }
 
 // endSilence returns the silence EndUtterance appends under server VAD.
-func (a *RealtimeAgent) endSilence() time.Duration {
+func (a *Agent) endSilence() time.Duration {
 	switch {
 	case a.EndSilence < 0:
 		return 0
@@ -465,7 +465,7 @@ const (
 )
 
 // sessionUpdate builds the session.update event, checking the options.
-func (a *RealtimeAgent) sessionUpdate() ([]byte, error) {
+func (a *Agent) sessionUpdate() ([]byte, error) {
 	td := json.RawMessage(`null`)
 	if d := a.TurnDetection; d != nil {
 		t := rtTurnDetection{Type: d.Type, Eagerness: d.Eagerness, CreateResponse: true, InterruptResponse: true}
@@ -888,7 +888,7 @@ func (c *realtimeConn) decode(typ websocket.MessageType, data []byte) ([]voicete
 			return nil, errors.New(`error event without an "error" object`)
 		}
 		e := ev.Error
-		return nil, wire.AgentError{Err: &RealtimeError{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, EventID: e.EventID}}
+		return nil, wire.AgentError{Err: &Error{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, EventID: e.EventID}}
 	case "response.created":
 		if ev.Response == nil || ev.Response.ID == "" {
 			return nil, errors.New("response.created without response.id")
@@ -1073,9 +1073,9 @@ func (c *realtimeConn) responseDone(ev rtServerEvent) ([]voicetest.AgentEvent, e
 			voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd}), nil
 	case "failed":
 		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
-		re := &RealtimeError{Type: "response_failed", Message: "the response failed"}
+		re := &Error{Type: "response_failed", Message: "the response failed"}
 		if d := r.StatusDetails; d != nil && d.Error != nil {
-			re = &RealtimeError{Type: d.Error.Type, Code: d.Error.Code, Message: "response failed: " + d.Error.Message}
+			re = &Error{Type: d.Error.Type, Code: d.Error.Code, Message: "response failed: " + d.Error.Message}
 		}
 		return evs, wire.AgentError{Err: re}
 	}

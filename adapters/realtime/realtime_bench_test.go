@@ -63,7 +63,7 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 
 func benchRealtimeConn(b *testing.B, url string, rate int) voicetest.Conn {
 	b.Helper()
-	a := realtime.OpenAIRealtime("gpt-realtime")
+	a := realtime.New("gpt-realtime")
 	a.URL, a.APIKey = url, "sk-bench"
 	return adaptertest.BenchConn(b, a, rate)
 }

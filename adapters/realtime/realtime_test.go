@@ -20,15 +20,15 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-func dialRealtime(t testing.TB, a *realtime.RealtimeAgent, s voicetest.Session) voicetest.Conn {
+func dialRealtime(t testing.TB, a *realtime.Agent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
 	return adaptertest.DialAgent(t, a, s)
 }
 
 // realtimeAgent returns an agent for the peer, with a key that the
 // environment cannot override.
-func realtimeAgent(peer *realtimepeer.Server) *realtime.RealtimeAgent {
-	a := realtime.OpenAIRealtime("gpt-realtime")
+func realtimeAgent(peer *realtimepeer.Server) *realtime.Agent {
+	a := realtime.New("gpt-realtime")
 	a.URL = peer.URL
 	a.APIKey = "sk-test"
 	return a
@@ -293,7 +293,7 @@ func TestRealtimeBargeIn(t *testing.T) {
 
 func TestRealtimeToolCalls(t *testing.T) {
 	turns := []realtimepeer.Turn{{ToolCall: &realtimepeer.ToolCall{Name: "book", Arguments: `{"party":2,"time":"19:00"}`}, Reply: "Booked"}}
-	tools := []realtime.RealtimeTool{{Name: "book", Description: "Books a table", Parameters: json.RawMessage(`{"type":"object","properties":{"party":{"type":"integer"}}}`)}}
+	tools := []realtime.Tool{{Name: "book", Description: "Books a table", Parameters: json.RawMessage(`{"type":"object","properties":{"party":{"type":"integer"}}}`)}}
 	t.Run("answered", func(t *testing.T) {
 		peer := realtimepeer.New(t, realtimepeer.Config{Turns: turns})
 		a := realtimeAgent(peer)
@@ -425,7 +425,7 @@ func TestRealtimeMalformedFrames(t *testing.T) {
 		frames = append(frames, c.frame)
 	}
 	// Unknown events are skipped (logged once); a server error is a
-	// RealtimeError, not a frame error.
+	// *realtime.Error, not a frame error.
 	frames = append(frames, `{"type":"response.dance"}`, `{"type":"response.dance"}`,
 		`{"type":"error","event_id":"ev_1","error":{"type":"server_error","code":null,"message":"The server had an error","param":null,"event_id":null}}`)
 	peer := realtimepeer.New(t, realtimepeer.Config{Send: frames, Greeting: "hi"})
@@ -443,9 +443,9 @@ func TestRealtimeMalformedFrames(t *testing.T) {
 		}
 	}
 	_, err := conn.Recv(t.Context())
-	var re *realtime.RealtimeError
+	var re *realtime.Error
 	if !errors.As(err, &re) || re.Type != "server_error" || re.Message != "The server had an error" {
-		t.Errorf("Recv: %v, want the server's RealtimeError", err)
+		t.Errorf("Recv: %v, want the server's *realtime.Error", err)
 	}
 	var fe *wire.FrameError
 	if errors.As(err, &fe) {
@@ -498,7 +498,7 @@ func TestRealtimeServerErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := conn.Recv(ctx)
-	var re *realtime.RealtimeError
+	var re *realtime.Error
 	if !errors.As(err, &re) || re.Code != "input_audio_buffer_commit_empty" {
 		t.Fatalf("Recv: %v, want the server's input_audio_buffer_commit_empty error", err)
 	}
@@ -543,7 +543,7 @@ func TestRealtimeConnectErrors(t *testing.T) {
 		a.APIKey = "sk-right"
 		a.Header = http.Header{"Openai-Beta": {"realtime=v1"}}
 		_, err := a.Connect(ctx, s)
-		var re *realtime.RealtimeError
+		var re *realtime.Error
 		if !errors.As(err, &re) || re.Code != "unknown_parameter" || !strings.Contains(err.Error(), "configuring the session") {
 			t.Fatalf("Connect: %v, want the server's unknown_parameter error", err)
 		}
@@ -551,29 +551,29 @@ func TestRealtimeConnectErrors(t *testing.T) {
 	})
 	t.Run("no key for OpenAI", func(t *testing.T) {
 		t.Setenv("OPENAI_API_KEY", "")
-		_, err := realtime.OpenAIRealtime("").Connect(ctx, s)
+		_, err := realtime.New("").Connect(ctx, s)
 		if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 			t.Fatalf("Connect without a key: %v, want an error naming OPENAI_API_KEY", err)
 		}
 	})
 	t.Run("key from the environment", func(t *testing.T) {
 		t.Setenv("OPENAI_API_KEY", "sk-right")
-		a := realtime.OpenAIRealtime("")
+		a := realtime.New("")
 		a.URL = peer.URL
 		conn := dialRealtime(t, a, s)
 		_ = conn
-		if ss := peer.Sessions(); ss[len(ss)-1].Model != realtime.DefaultRealtimeModel {
+		if ss := peer.Sessions(); ss[len(ss)-1].Model != realtime.DefaultModel {
 			t.Errorf("model %q, want the default", ss[len(ss)-1].Model)
 		}
 	})
 	t.Run("bad options", func(t *testing.T) {
-		for name, a := range map[string]*realtime.RealtimeAgent{
+		for name, a := range map[string]*realtime.Agent{
 			"http URL":    {URL: "http://127.0.0.1:1/v1/realtime"},
 			"VAD type":    {TurnDetection: &realtime.TurnDetection{Type: "psychic"}},
 			"eagerness":   {TurnDetection: &realtime.TurnDetection{Type: "semantic_vad", Eagerness: "frantic"}},
 			"threshold":   {TurnDetection: &realtime.TurnDetection{Threshold: 2}},
-			"tool name":   {Tools: []realtime.RealtimeTool{{}}},
-			"tool schema": {Tools: []realtime.RealtimeTool{{Name: "x", Parameters: json.RawMessage(`{`)}}},
+			"tool name":   {Tools: []realtime.Tool{{}}},
+			"tool schema": {Tools: []realtime.Tool{{Name: "x", Parameters: json.RawMessage(`{`)}}},
 			"tool choice": {ToolChoice: "sometimes"},
 		} {
 			if _, err := a.Connect(ctx, s); err == nil {
@@ -588,7 +588,7 @@ func TestRealtimeConnectErrors(t *testing.T) {
 
 func TestRealtimeTimeouts(t *testing.T) {
 	t.Run("session never confirmed", func(t *testing.T) {
-		a := realtime.OpenAIRealtime("")
+		a := realtime.New("")
 		a.URL = adaptertest.SilentServer(t)
 		a.DialTimeout = 200 * time.Millisecond
 		_, err := a.Connect(t.Context(), adaptertest.Session(t, 24000))
@@ -742,7 +742,7 @@ func TestRealtimeScenario(t *testing.T) {
 	a := realtimeAgent(peer)
 	a.Greeting = true
 	a.InputTranscription = "whisper-1"
-	a.Tools = []realtime.RealtimeTool{{Name: "book"}}
+	a.Tools = []realtime.Tool{{Name: "book"}}
 	a.OnToolCall = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {
 		return json.RawMessage(`{"ok":true}`), nil
 	}
@@ -796,14 +796,14 @@ func TestRealtimeScenario(t *testing.T) {
 
 // A whole conversation with a loopback Realtime server: the greeting, one
 // spoken turn committed by EndUtterance, and the server's reply.
-func ExampleOpenAIRealtime() {
+func ExampleNew() {
 	server := realtimepeer.Start(realtimepeer.Config{
 		Greeting: "Hello how can I help",
 		Turns:    []realtimepeer.Turn{{UserTranscript: "what time is it", Reply: "It is noon"}},
 	})
 	defer server.Close()
 
-	agent := realtime.OpenAIRealtime("gpt-realtime")
+	agent := realtime.New("gpt-realtime")
 	agent.URL = server.URL // default: OpenAI's endpoint
 	agent.APIKey = "sk-example"
 	agent.Greeting = true                  // the agent speaks first
@@ -882,7 +882,7 @@ func TestRealtimeScenarioTimeout(t *testing.T) {
 func TestRealtimeSendEvent(t *testing.T) {
 	peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "You said {heard}"}}})
 	ctx := t.Context()
-	conn := dialRealtime(t, realtimeAgent(peer), adaptertest.Session(t, 24000)).(realtime.RealtimeConn)
+	conn := dialRealtime(t, realtimeAgent(peer), adaptertest.Session(t, 24000)).(realtime.Conn)
 	for _, ev := range []string{
 		`{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello raw"}]}}`,
 		`{"type":"response.create"}`,

@@ -33,7 +33,7 @@ const (
 	// in real time. SendAudio returns once its audio is on the wire.
 	RealTime Pacing = iota
 	// Fast sends user audio as soon as SendAudio is called, sends nothing
-	// between utterances (except TwilioAgent.EndSilence after each), and
+	// between utterances (except Agent.EndSilence after each), and
 	// echoes the bot's marks at once, as if its audio had played
 	// instantly. A bot that detects the end of speech from silence frames
 	// then needs EndSilence, or silence the runner sends
@@ -67,7 +67,7 @@ const (
 	twilioLineHold = time.Second
 )
 
-// TwilioAgent reaches a bot that serves the Twilio Media Streams protocol
+// Agent reaches a bot that serves the Twilio Media Streams protocol
 // (the WebSocket a <Connect><Stream url="wss://…"/> TwiML verb opens).
 // voicetest plays Twilio's side of the call: it connects to the bot, sends
 // "connected" and "start" (with stream, call and account SIDs, custom
@@ -104,9 +104,9 @@ const (
 //   - The caller cannot send text: SendText is unsupported.
 //   - start.tracks is ["inbound"], as for every bidirectional stream.
 //
-// Set the fields before the first Connect; a TwilioAgent may then serve
+// Set the fields before the first Connect; an Agent may then serve
 // parallel scenarios.
-type TwilioAgent struct {
+type Agent struct {
 	// URL is the bot's Media Streams WebSocket, e.g. "ws://127.0.0.1:8080/media".
 	URL string
 	// WSOptions are the transport settings (headers, keepalive, limits).
@@ -141,9 +141,9 @@ type TwilioAgent struct {
 	EndSilence time.Duration
 }
 
-// Twilio returns an agent that speaks Twilio Media Streams to the bot at url.
-// See TwilioAgent for the fields that tune it.
-func Twilio(url string) *TwilioAgent { return &TwilioAgent{URL: url} }
+// New returns an agent that speaks Twilio Media Streams to the bot at url.
+// See Agent for the fields that tune it.
+func New(url string) *Agent { return &Agent{URL: url} }
 
 // twilioCaps returns the capabilities of a Twilio Conn.
 func twilioCaps(callerMarks bool) voicetest.Capabilities {
@@ -158,12 +158,12 @@ func twilioCaps(callerMarks bool) voicetest.Capabilities {
 }
 
 // Connect opens the Media Streams WebSocket and sends "connected" and "start".
-func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: twilio: session rate %d: %w", s.Rate, pcm.ErrBadRate)
 	}
 	if a.Pacing > Fast {
-		return nil, fmt.Errorf("adapters: twilio: unknown pacing %v; use adapters.RealTime or adapters.Fast", a.Pacing)
+		return nil, fmt.Errorf("adapters: twilio: unknown pacing %v; use twilio.RealTime or twilio.Fast", a.Pacing)
 	}
 	account, call, stream, err := a.sids(s.Name)
 	if err != nil {
@@ -234,7 +234,7 @@ func (a *TwilioAgent) Connect(ctx context.Context, s voicetest.Session) (voicete
 }
 
 // sids returns the account, call and stream SIDs of a new stream.
-func (a *TwilioAgent) sids(name string) (account, call, stream string, err error) {
+func (a *Agent) sids(name string) (account, call, stream string, err error) {
 	for _, f := range []struct{ field, val, prefix string }{
 		{"AccountSid", a.AccountSid, "AC"}, {"CallSid", a.CallSid, "CA"},
 	} {

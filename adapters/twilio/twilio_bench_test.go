@@ -78,7 +78,7 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 // loopback write. Bytes are the PCM16 input.
 func BenchmarkTwilioSendFrame(b *testing.B) {
 	p := newBenchPeer(b, 0)
-	a := twilio.Twilio(p.url)
+	a := twilio.New(p.url)
 	a.Pacing = twilio.Fast
 	adaptertest.BenchSendFrame(b, adaptertest.BenchConn(b, a, 24000), adaptertest.Tone(24000, 440, 20*time.Millisecond, 9000))
 }
@@ -88,7 +88,7 @@ func BenchmarkTwilioSendFrame(b *testing.B) {
 // resampling to 24 kHz and the event queue.
 func BenchmarkTwilioRecvFrame(b *testing.B) {
 	p := newBenchPeer(b, 0)
-	a := twilio.Twilio(p.url)
+	a := twilio.New(p.url)
 	a.Pacing = twilio.Fast
 	ctx := context.Background()
 	conn, err := a.Connect(ctx, adaptertest.BenchSession(24000))
@@ -120,7 +120,7 @@ func BenchmarkTwilioRecvFrame(b *testing.B) {
 // overhead per turn.
 func BenchmarkTwilioTurn(b *testing.B) {
 	bot := twiliobot.New(b, twiliobot.Config{ReplyDuration: 20 * time.Millisecond})
-	a := twilio.Twilio(bot.URL)
+	a := twilio.New(bot.URL)
 	a.Pacing = twilio.Fast
 	conn := adaptertest.BenchConn(b, a, 24000)
 	frames := adaptertest.BenchTurnFrames(24000)
@@ -144,7 +144,7 @@ func BenchmarkTwilioTurn(b *testing.B) {
 func BenchmarkTwilioTurnMinimalPeer(b *testing.B) {
 	const turnFrames = 30
 	p := newBenchPeer(b, turnFrames)
-	a := twilio.Twilio(p.url)
+	a := twilio.New(p.url)
 	a.Pacing = twilio.Fast
 	conn := adaptertest.BenchConn(b, a, 24000)
 	frames := adaptertest.BenchTurnFrames(24000)

@@ -62,7 +62,7 @@ func TestFaultTwilioBotThroughTheRunner(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			leakcheck.Check(t)
 			bot := twiliobot.New(t, twiliobot.Config{Fault: tc.fault, Greeting: 200 * time.Millisecond})
-			a := twilio.Twilio(bot.URL)
+			a := twilio.New(bot.URL)
 			a.Pacing = twilio.Fast
 			a.PingInterval = 200 * time.Millisecond
 			a.PongTimeout = time.Second

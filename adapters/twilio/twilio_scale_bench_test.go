@@ -25,7 +25,7 @@ func BenchmarkTwilio50Concurrent(b *testing.B) {
 	const n = 50
 	bot := twiliobot.New(b, twiliobot.Config{Greeting: 300 * time.Millisecond, ReplyDuration: 300 * time.Millisecond})
 	cfg := func() voicetest.Config {
-		a := twilio.Twilio(bot.URL)
+		a := twilio.New(bot.URL)
 		a.Pacing = twilio.Fast
 		a.EndSilence = 200 * time.Millisecond
 		return voicetest.Config{

@@ -21,7 +21,7 @@ func TestTwilioScenario(t *testing.T) {
 		for _, line := range []twilio.Pacing{twilio.RealTime, twilio.Fast} {
 			t.Run(pace.String()+"/"+line.String(), func(t *testing.T) {
 				bot := twiliobot.New(t, twiliobot.Config{Greeting: 300 * time.Millisecond, HangUpAfter: 3, ReplyDuration: 300 * time.Millisecond})
-				a := twilio.Twilio(bot.URL)
+				a := twilio.New(bot.URL)
 				a.Pacing = line
 				// Used by the Fast line only: the 10 silent frames the bot's
 				// VAD waits for, and no more, so that its reply cannot start
@@ -96,7 +96,7 @@ func TestTwilioScenario(t *testing.T) {
 func TestTwilioScenarioBargeIn(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 3 * time.Second, ReplyDuration: 300 * time.Millisecond})
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: twilio.Twilio(bot.URL), UserVoice: adaptertest.ToneTTS{},
+		Agent: twilio.New(bot.URL), UserVoice: adaptertest.ToneTTS{},
 		// Where the runner places the greeting's stop depends on when the
 		// bot's clear crosses the user's audio on the wire, which varies by
 		// a few ms: the barge-in is asserted below instead of in a golden.

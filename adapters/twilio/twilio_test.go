@@ -32,7 +32,7 @@ func speak(t testing.TB, ctx context.Context, conn voicetest.Conn, rate int, pac
 	}
 }
 
-func dialTwilio(t testing.TB, a *twilio.TwilioAgent, s voicetest.Session) voicetest.Conn {
+func dialTwilio(t testing.TB, a *twilio.Agent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
 	return adaptertest.DialAgent(t, a, s)
 }
@@ -41,7 +41,7 @@ func TestTwilioConversation(t *testing.T) {
 	for _, pacing := range []twilio.Pacing{twilio.Fast, twilio.RealTime} {
 		t.Run(pacing.String(), func(t *testing.T) {
 			bot := twiliobot.New(t, twiliobot.Config{Greeting: 200 * time.Millisecond, ReplyDuration: 300 * time.Millisecond})
-			a := twilio.Twilio(bot.URL)
+			a := twilio.New(bot.URL)
 			a.Pacing = pacing
 			a.CustomParameters = map[string]string{"caller": "+15550100", "lang": "en"}
 			const rate = 24000
@@ -104,7 +104,7 @@ func TestTwilioConversation(t *testing.T) {
 
 func TestTwilioEndSilence(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 100 * time.Millisecond})
-	a := twilio.Twilio(bot.URL)
+	a := twilio.New(bot.URL)
 	a.Pacing = twilio.Fast
 	a.EndSilence = 190 * time.Millisecond // 10 frames, what the bot's VAD needs
 	ctx := t.Context()
@@ -118,7 +118,7 @@ func TestTwilioEndSilence(t *testing.T) {
 	if call.Media != 15+10 || len(call.Errors) > 0 {
 		t.Errorf("bot got %d media frames (errors %q), want 15 of speech and 10 of silence", call.Media, call.Errors)
 	}
-	if _, err := (&twilio.TwilioAgent{URL: bot.URL, EndSilence: -1}).Connect(ctx, adaptertest.Session(t, 24000)); err == nil {
+	if _, err := (&twilio.Agent{URL: bot.URL, EndSilence: -1}).Connect(ctx, adaptertest.Session(t, 24000)); err == nil {
 		t.Error("negative EndSilence accepted")
 	}
 }
@@ -129,7 +129,7 @@ func TestTwilioEndSilence(t *testing.T) {
 // at this level to about 38 dB.
 func TestTwilioAudioFidelity(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
-	a := twilio.Twilio(bot.URL)
+	a := twilio.New(bot.URL)
 	a.Pacing = twilio.Fast
 	ctx := t.Context()
 	conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
@@ -165,7 +165,7 @@ func TestTwilioCallerMarks(t *testing.T) {
 	for _, pacing := range []twilio.Pacing{twilio.Fast, twilio.RealTime} {
 		t.Run(pacing.String(), func(t *testing.T) {
 			bot := twiliobot.New(t, twiliobot.Config{CallerMarks: true, SilenceFrames: 1000, ReplyDuration: 60 * time.Millisecond})
-			a := twilio.Twilio(bot.URL)
+			a := twilio.New(bot.URL)
 			a.Pacing, a.CallerMarks = pacing, true
 			ctx := t.Context()
 			conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
@@ -194,7 +194,7 @@ func TestTwilioCallerMarks(t *testing.T) {
 func TestTwilioLineBridgesLateAudio(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 60 * time.Millisecond})
 	ctx := t.Context()
-	conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 	adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 100*time.Millisecond, 9000))
 	time.Sleep(300 * time.Millisecond) // longer than the bot's 200 ms silence window
 	adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 100*time.Millisecond, 9000))
@@ -213,7 +213,7 @@ func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 	capture := &adaptertest.SyncBuffer{}
 	s := adaptertest.Session(t, 16000)
 	s.Capture = capture
-	conn := dialTwilio(t, twilio.Twilio(bot.URL), s)
+	conn := dialTwilio(t, twilio.New(bot.URL), s)
 	adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsMark("greeting"))
 	if _, err := bot.WaitCall(t.Context(), 0, func(c twiliobot.Call) bool { return len(c.Echoes) == 1 }); err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 func TestTwilioBargeIn(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 3 * time.Second})
 	ctx := t.Context()
-	conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 	adaptertest.RecvUntil(t, ctx, conn, func(ev voicetest.AgentEvent) bool { return ev.Kind == voicetest.AgentAudio })
 	// Speak over the greeting: the bot hears speech while its mark is
 	// pending and clears its audio.
@@ -274,7 +274,7 @@ func TestTwilioDTMF(t *testing.T) {
 	for _, pacing := range []twilio.Pacing{twilio.Fast, twilio.RealTime} {
 		t.Run(pacing.String(), func(t *testing.T) {
 			bot := twiliobot.New(t, twiliobot.Config{})
-			a := twilio.Twilio(bot.URL)
+			a := twilio.New(bot.URL)
 			a.Pacing = pacing
 			ctx := t.Context()
 			conn := dialTwilio(t, a, adaptertest.Session(t, pcm.Rate8k))
@@ -312,7 +312,7 @@ func TestTwilioDTMF(t *testing.T) {
 
 func TestTwilioAgentHangUp(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{HangUpAfter: 1, ReplyDuration: 100 * time.Millisecond})
-	a := twilio.Twilio(bot.URL)
+	a := twilio.New(bot.URL)
 	a.Pacing = twilio.Fast
 	ctx := t.Context()
 	conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
@@ -362,7 +362,7 @@ func TestTwilioMalformedFrames(t *testing.T) {
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			bot := twiliobot.New(t, twiliobot.Config{Fault: tc.fault, Greeting: 100 * time.Millisecond})
-			conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+			conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 			_, err := conn.Recv(t.Context())
 			var fe *wire.FrameError
 			if !errors.As(err, &fe) || fe.Adapter != "twilio" || !strings.Contains(err.Error(), tc.want) {
@@ -390,7 +390,7 @@ func TestTwilioMalformedMessages(t *testing.T) {
 		frames = append(frames, c.frame)
 	}
 	bot := twiliobot.New(t, twiliobot.Config{Send: frames, Greeting: 40 * time.Millisecond})
-	conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 	for _, c := range cases {
 		_, err := conn.Recv(t.Context())
 		var fe *wire.FrameError
@@ -403,7 +403,7 @@ func TestTwilioMalformedMessages(t *testing.T) {
 
 func TestTwilioCloseUnblocksRecv(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{})
-	conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := conn.Recv(context.Background())
@@ -430,7 +430,7 @@ func TestTwilioCloseUnblocksRecv(t *testing.T) {
 
 func TestTwilioOversizedFrame(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Fault: twiliobot.HugeFrame})
-	conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 	_, err := conn.Recv(t.Context())
 	if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "MaxFrameBytes") {
 		t.Fatalf("Recv: %v, want a transport error naming MaxFrameBytes", err)
@@ -440,7 +440,7 @@ func TestTwilioOversizedFrame(t *testing.T) {
 func TestTwilioTimeouts(t *testing.T) {
 	t.Run("recv deadline leaves the conn usable", func(t *testing.T) {
 		bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 100 * time.Millisecond})
-		a := twilio.Twilio(bot.URL)
+		a := twilio.New(bot.URL)
 		a.Pacing = twilio.Fast
 		conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -453,7 +453,7 @@ func TestTwilioTimeouts(t *testing.T) {
 	})
 	t.Run("stalled bot is declared dead by keepalive", func(t *testing.T) {
 		bot := twiliobot.New(t, twiliobot.Config{Fault: twiliobot.Stall})
-		a := twilio.Twilio(bot.URL)
+		a := twilio.New(bot.URL)
 		a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
 		conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -465,7 +465,7 @@ func TestTwilioTimeouts(t *testing.T) {
 	})
 	t.Run("slow bot that answers pings is not killed", func(t *testing.T) {
 		bot := twiliobot.New(t, twiliobot.Config{ReplyDelay: 600 * time.Millisecond, ReplyDuration: 100 * time.Millisecond})
-		a := twilio.Twilio(bot.URL)
+		a := twilio.New(bot.URL)
 		a.Pacing = twilio.Fast
 		a.PingInterval, a.PongTimeout = 20*time.Millisecond, 100*time.Millisecond
 		conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
@@ -474,7 +474,7 @@ func TestTwilioTimeouts(t *testing.T) {
 	})
 	t.Run("aborted connection is a transport error, not a hang-up", func(t *testing.T) {
 		bot := twiliobot.New(t, twiliobot.Config{Fault: twiliobot.Abort})
-		conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+		conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 		ev, err := conn.Recv(t.Context())
 		if !errors.Is(err, voicetest.ErrTransportClosed) {
 			t.Fatalf("Recv: %+v, %v; want ErrTransportClosed", ev, err)
@@ -488,7 +488,7 @@ func TestTwilioTimeouts(t *testing.T) {
 
 func TestTwilioUnsupported(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{})
-	conn := dialTwilio(t, twilio.Twilio(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
 	caps := conn.Capabilities()
 	want := voicetest.Capabilities{ // NativeVAD: Twilio sends no end-of-speech message
 		Adapter: "twilio", Audio: true, NativeVAD: true, DTMF: true,
@@ -515,7 +515,7 @@ func TestTwilioUnsupported(t *testing.T) {
 
 func TestTwilioSids(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{})
-	connect := func(a *twilio.TwilioAgent, name string) twiliobot.StartInfo {
+	connect := func(a *twilio.Agent, name string) twiliobot.StartInfo {
 		t.Helper()
 		n := len(bot.Calls())
 		s := adaptertest.Session(t, 24000)
@@ -531,7 +531,7 @@ func TestTwilioSids(t *testing.T) {
 		}
 		return c.Start
 	}
-	seeded := &twilio.TwilioAgent{URL: bot.URL, Seed: 42}
+	seeded := &twilio.Agent{URL: bot.URL, Seed: 42}
 	a1, a2, b := connect(seeded, "A"), connect(seeded, "A"), connect(seeded, "B")
 	if a1.StreamSid != a2.StreamSid || a1.CallSid != a2.CallSid || a1.AccountSid != a2.AccountSid {
 		t.Errorf("same seed and name gave different SIDs: %+v vs %+v", a1, a2)
@@ -539,11 +539,11 @@ func TestTwilioSids(t *testing.T) {
 	if a1.StreamSid == b.StreamSid || a1.CallSid == b.CallSid {
 		t.Errorf("different scenario names gave the same SIDs: %+v", a1)
 	}
-	r1, r2 := connect(twilio.Twilio(bot.URL), "A"), connect(twilio.Twilio(bot.URL), "A")
+	r1, r2 := connect(twilio.New(bot.URL), "A"), connect(twilio.New(bot.URL), "A")
 	if r1.StreamSid == r2.StreamSid {
 		t.Errorf("unseeded SIDs repeat: %s", r1.StreamSid)
 	}
-	fixed := &twilio.TwilioAgent{URL: bot.URL, AccountSid: "AC" + strings.Repeat("ab", 16), CallSid: "CA" + strings.Repeat("0f", 16)}
+	fixed := &twilio.Agent{URL: bot.URL, AccountSid: "AC" + strings.Repeat("ab", 16), CallSid: "CA" + strings.Repeat("0f", 16)}
 	if f := connect(fixed, "A"); f.AccountSid != fixed.AccountSid || f.CallSid != fixed.CallSid {
 		t.Errorf("fixed SIDs not used: %+v", f)
 	}
@@ -555,7 +555,7 @@ func TestTwilioSids(t *testing.T) {
 			t.Errorf("bot errors: %q", c.Errors)
 		}
 	}
-	_, err := (&twilio.TwilioAgent{URL: bot.URL, CallSid: "CA123"}).Connect(t.Context(), adaptertest.Session(t, 24000))
+	_, err := (&twilio.Agent{URL: bot.URL, CallSid: "CA123"}).Connect(t.Context(), adaptertest.Session(t, 24000))
 	if err == nil || !strings.Contains(err.Error(), "CallSid") {
 		t.Errorf("Connect with a malformed CallSid: %v, want an error naming CallSid", err)
 	}
@@ -563,7 +563,7 @@ func TestTwilioSids(t *testing.T) {
 
 func TestTwilioCapture(t *testing.T) {
 	bot := twiliobot.New(t, twiliobot.Config{Greeting: 40 * time.Millisecond})
-	a := twilio.Twilio(bot.URL)
+	a := twilio.New(bot.URL)
 	a.Pacing = twilio.Fast
 	capture := &adaptertest.SyncBuffer{}
 	s := adaptertest.Session(t, 24000)
@@ -626,11 +626,11 @@ func TestTwilioCapture(t *testing.T) {
 
 // A whole call against a loopback Twilio bot: the greeting, one user turn,
 // and the bot hanging up after its reply.
-func ExampleTwilio() {
+func ExampleNew() {
 	bot := twiliobot.Start(twiliobot.Config{Greeting: 200 * time.Millisecond, HangUpAfter: 1})
 	defer bot.Close()
 
-	agent := twilio.Twilio(bot.URL)
+	agent := twilio.New(bot.URL)
 	agent.Pacing = twilio.Fast                // no real-time phone line: no waiting
 	agent.EndSilence = 200 * time.Millisecond // so the bot hears the end of speech
 	agent.CustomParameters = map[string]string{"caller": "+15550100"}

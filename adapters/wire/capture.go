@@ -106,11 +106,13 @@ type CaptureWriter struct {
 	failed bool
 }
 
+// NewCaptureWriter returns a CaptureWriter that writes to w (nil for
+// none), timing records from now, and logs a write error with logf.
 func NewCaptureWriter(w io.Writer, logf func(string, ...any)) *CaptureWriter {
 	return &CaptureWriter{w: w, start: time.Now(), logf: logf}
 }
 
-// Frame records one WebSocket frame.
+// Frame records one WebSocket frame sent ("send") or received ("recv").
 func (c *CaptureWriter) Frame(dir string, typ websocket.MessageType, data []byte) {
 	if c == nil || c.w == nil {
 		return
@@ -140,7 +142,9 @@ func (c *CaptureWriter) Frame(dir string, typ websocket.MessageType, data []byte
 	c.flush(append(b, '}', '\n'))
 }
 
-// Note records an event of the connection itself.
+// Note records an event of the connection itself: kind is "open",
+// "close", "closed", "error" or an adapter's own (LayerCode's
+// "authorize").
 func (c *CaptureWriter) Note(kind, msg string) {
 	if c == nil || c.w == nil {
 		return

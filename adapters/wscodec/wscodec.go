@@ -21,7 +21,7 @@ type Frame struct {
 }
 
 // Codec converts between voicetest and one WebSocket protocol. A Codec is
-// a factory: WebSocketAgent calls Open once per conversation and uses the
+// a factory: Agent calls Open once per conversation and uses the
 // returned CodecSession for that conversation only, so one Codec value can
 // serve parallel scenarios. RawPCM and JSONBase64 are the built-in codecs.
 type Codec interface {
@@ -64,7 +64,7 @@ type CodecSession interface {
 	Decode(dst []voicetest.AgentEvent, f Frame) ([]voicetest.AgentEvent, error)
 }
 
-// WebSocketAgent reaches an agent that exchanges audio (and possibly text
+// Agent reaches an agent that exchanges audio (and possibly text
 // and control messages) over a plain WebSocket, in a format its Codec
 // describes: RawPCM for bare PCM16 binary frames, JSONBase64 for JSON
 // messages with base64 audio, or a Codec of your own.
@@ -73,9 +73,9 @@ type CodecSession interface {
 // (AgentHangUp, then ErrTransportClosed); any other end of the connection is
 // a *voicetest.TransportClosedError that says why. There is no reconnect.
 //
-// Set the fields before the first Connect; a WebSocketAgent may then serve
+// Set the fields before the first Connect; an Agent may then serve
 // parallel scenarios.
-type WebSocketAgent struct {
+type Agent struct {
 	// URL is the agent's WebSocket, e.g. "ws://127.0.0.1:8080/ws".
 	URL string
 	// Codec converts frames; required.
@@ -86,15 +86,15 @@ type WebSocketAgent struct {
 	wire.WSOptions
 }
 
-// WebSocket returns an agent reached at url whose frames codec converts.
-func WebSocket(url string, codec Codec) *WebSocketAgent {
-	return &WebSocketAgent{URL: url, Codec: codec}
+// New returns an agent reached at url whose frames codec converts.
+func New(url string, codec Codec) *Agent {
+	return &Agent{URL: url, Codec: codec}
 }
 
 // Connect opens the WebSocket and sends the codec's opening frames.
-func (a *WebSocketAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if a.Codec == nil {
-		return nil, errors.New("adapters: websocket: no Codec; use adapters.RawPCM(rate), adapters.JSONBase64(opts) or your own")
+		return nil, errors.New("adapters: websocket: no Codec; use wscodec.RawPCM(rate), wscodec.JSONBase64(opts) or your own")
 	}
 	if s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: websocket: session rate %d: %w", s.Rate, pcm.ErrBadRate)
@@ -122,7 +122,7 @@ func (a *WebSocketAgent) Connect(ctx context.Context, s voicetest.Session) (voic
 	return c, nil
 }
 
-// wsAgentConn is one conversation of a WebSocketAgent.
+// wsAgentConn is one conversation of an Agent.
 type wsAgentConn struct {
 	ws   *wire.Conn
 	cs   CodecSession

@@ -25,7 +25,7 @@ func BenchmarkWebSocketSendFrame(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			bot := wsbot.New(b, wsbot.Config{Mode: bc.mode})
-			conn := adaptertest.BenchConn(b, wscodec.WebSocket(bot.URL, bc.codec), 24000)
+			conn := adaptertest.BenchConn(b, wscodec.New(bot.URL, bc.codec), 24000)
 			// Silence, so that the raw bot's VAD never replies.
 			adaptertest.BenchSendFrame(b, conn, adaptertest.Tone(24000, 440, 20*time.Millisecond, 0))
 		})
@@ -38,7 +38,7 @@ func BenchmarkWebSocketSendFrame(b *testing.B) {
 // process, so this is an upper bound of the harness's overhead per turn.
 func BenchmarkWebSocketJSONTurn(b *testing.B) {
 	bot := wsbot.New(b, wsbot.Config{ReplyDuration: 20 * time.Millisecond})
-	conn := adaptertest.BenchConn(b, wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true})), 24000)
+	conn := adaptertest.BenchConn(b, wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true})), 24000)
 	adaptertest.BenchTurns(b, conn, func(ctx context.Context) error { return conn.SendText(ctx, "hello") },
 		adaptertest.IsKind(voicetest.AgentTurnEnd))
 }

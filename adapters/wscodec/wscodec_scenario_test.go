@@ -23,7 +23,7 @@ func TestWebSocketScenario(t *testing.T) {
 	for _, pace := range []voicetest.Pacing{voicetest.PaceRealTime, voicetest.PaceFast} {
 		t.Run(pace.String(), func(t *testing.T) {
 			bot := wsbot.New(t, wsbot.Config{Rate: 16000, Tools: true, HangUpAfter: 3, Paced: true, ReplyDuration: time.Second})
-			a := wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true}))
+			a := wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true}))
 			res := voicetest.Scenario(t, voicetest.Config{
 				Agent: a, UserVoice: adaptertest.ToneTTS{}, Pacing: pace,
 				// The protocol interrupt and the bot's paced reply cross on
@@ -70,7 +70,7 @@ func TestFaultOddPCMThroughTheRunner(t *testing.T) {
 			codec = wscodec.RawPCM(16000)
 		}
 		_, err := voicetest.Run(t.Context(), voicetest.Config{
-			Agent: wscodec.WebSocket(bot.URL, codec), UserVoice: adaptertest.ToneTTS{}, Pacing: voicetest.PaceFast,
+			Agent: wscodec.New(bot.URL, codec), UserVoice: adaptertest.ToneTTS{}, Pacing: voicetest.PaceFast,
 			Script:   []voicetest.Step{voicetest.AgentTurn()},
 			Timeouts: voicetest.Timeouts{FirstChunk: 3 * time.Second},
 		})

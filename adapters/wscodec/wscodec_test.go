@@ -18,7 +18,7 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-func dialWS(t testing.TB, a *wscodec.WebSocketAgent, s voicetest.Session) voicetest.Conn {
+func dialWS(t testing.TB, a *wscodec.Agent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
 	return adaptertest.DialAgent(t, a, s)
 }
@@ -38,7 +38,7 @@ func TestWebSocketJSONConversation(t *testing.T) {
 	bot := wsbot.New(t, wsbot.Config{Rate: wire, Tools: true})
 	codec := wscodec.JSONBase64(wscodec.JSONOptions{Rate: wire, TurnEnd: true, Transcripts: true, ToolEvents: true})
 	ctx := t.Context()
-	conn := dialWS(t, wscodec.WebSocket(bot.URL, codec), adaptertest.Session(t, 24000))
+	conn := dialWS(t, wscodec.New(bot.URL, codec), adaptertest.Session(t, 24000))
 	caps := conn.Capabilities()
 	if caps.Adapter != "websocket" || !caps.Audio || !caps.Text || !caps.DTMF || !caps.NativeInterrupt || !caps.TurnEnd || caps.NativeVAD ||
 		caps.InputFormat != (voicetest.AudioFormat{Encoding: "pcm16", Rate: wire}) {
@@ -106,7 +106,7 @@ func TestWebSocketRawConversation(t *testing.T) {
 	const wire = 16000
 	bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, Rate: wire})
 	ctx := t.Context()
-	conn := dialWS(t, wscodec.WebSocket(bot.URL, wscodec.RawPCM(wire)), adaptertest.Session(t, 24000))
+	conn := dialWS(t, wscodec.New(bot.URL, wscodec.RawPCM(wire)), adaptertest.Session(t, 24000))
 	want := voicetest.Capabilities{Adapter: "websocket", Audio: true, NativeVAD: true,
 		InputFormat: voicetest.AudioFormat{Encoding: "pcm16", Rate: wire}, OutputFormat: voicetest.AudioFormat{Encoding: "pcm16", Rate: wire}}
 	if got := conn.Capabilities(); got != want {
@@ -163,7 +163,7 @@ func TestWebSocketBargeIn(t *testing.T) {
 	t.Run("json native interrupt", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Paced: true, ReplyDuration: 3 * time.Second})
 		ctx := t.Context()
-		conn := dialWS(t, wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})), adaptertest.Session(t, 24000))
+		conn := dialWS(t, wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})), adaptertest.Session(t, 24000))
 		if err := conn.SendText(ctx, "tell me a long story"); err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestWebSocketBargeIn(t *testing.T) {
 	t.Run("raw overlapping audio", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, Paced: true, ReplyDuration: 3 * time.Second})
 		ctx := t.Context()
-		conn := dialWS(t, wscodec.WebSocket(bot.URL, wscodec.RawPCM(24000)), adaptertest.Session(t, 24000))
+		conn := dialWS(t, wscodec.New(bot.URL, wscodec.RawPCM(24000)), adaptertest.Session(t, 24000))
 		adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
 		adaptertest.SendPaced(t, ctx, conn, pcm.Silence(24000, 300*time.Millisecond))
 		adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio))
@@ -204,7 +204,7 @@ func TestWebSocketHangUp(t *testing.T) {
 	t.Run("json hangup message", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{HangUpAfter: 1})
 		ctx := t.Context()
-		conn := dialWS(t, wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})), adaptertest.Session(t, 24000))
+		conn := dialWS(t, wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})), adaptertest.Session(t, 24000))
 		if err := conn.SendText(ctx, "bye"); err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestWebSocketHangUp(t *testing.T) {
 	t.Run("raw close", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, HangUpAfter: 1, ReplyDuration: 40 * time.Millisecond})
 		ctx := t.Context()
-		conn := dialWS(t, wscodec.WebSocket(bot.URL, wscodec.RawPCM(24000)), adaptertest.Session(t, 24000))
+		conn := dialWS(t, wscodec.New(bot.URL, wscodec.RawPCM(24000)), adaptertest.Session(t, 24000))
 		adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
 		// The bot may hang up before all the silence is sent.
 		for _, f := range pcm.Silence(24000, 300*time.Millisecond).Frames(20 * time.Millisecond) {
@@ -263,7 +263,7 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 			if tc.mode == wsbot.Raw {
 				codec = wscodec.RawPCM(24000)
 			}
-			conn := dialWS(t, wscodec.WebSocket(bot.URL, codec), adaptertest.Session(t, 24000))
+			conn := dialWS(t, wscodec.New(bot.URL, codec), adaptertest.Session(t, 24000))
 			_, err := conn.Recv(t.Context())
 			var fe *wire.FrameError
 			if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
@@ -282,7 +282,7 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 	}
 	t.Run("unknown type as data", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Fault: wsbot.UnknownType})
-		conn := dialWS(t, wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{UnknownAsData: true})), adaptertest.Session(t, 24000))
+		conn := dialWS(t, wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{UnknownAsData: true})), adaptertest.Session(t, 24000))
 		ev, err := conn.Recv(t.Context())
 		if err != nil || ev.Kind != voicetest.AgentData || ev.Text != "dance" || string(ev.Data) != `{"type":"dance"}` {
 			t.Fatalf("Recv: %+v, %v; want the unknown message as data", ev, err)
@@ -290,7 +290,7 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 	})
 	t.Run("oversized frame", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, Fault: wsbot.HugeFrame})
-		a := wscodec.WebSocket(bot.URL, wscodec.RawPCM(24000))
+		a := wscodec.New(bot.URL, wscodec.RawPCM(24000))
 		a.MaxFrameBytes = 64 << 10
 		conn := dialWS(t, a, adaptertest.Session(t, 24000))
 		_, err := conn.Recv(t.Context())
@@ -303,7 +303,7 @@ func TestWebSocketMalformedFrames(t *testing.T) {
 func TestWebSocketTimeouts(t *testing.T) {
 	t.Run("recv deadline leaves the conn usable", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{})
-		conn := dialWS(t, wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})), adaptertest.Session(t, 24000))
+		conn := dialWS(t, wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})), adaptertest.Session(t, 24000))
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 		defer cancel()
 		if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -319,7 +319,7 @@ func TestWebSocketTimeouts(t *testing.T) {
 	})
 	t.Run("stalled agent is declared dead by keepalive", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Fault: wsbot.Stall})
-		a := wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{}))
+		a := wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{}))
 		a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
 		conn := dialWS(t, a, adaptertest.Session(t, 24000))
 		_, err := conn.Recv(t.Context())
@@ -329,7 +329,7 @@ func TestWebSocketTimeouts(t *testing.T) {
 	})
 	t.Run("agent that stops reading fails a write", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, Fault: wsbot.Stall})
-		a := wscodec.WebSocket(bot.URL, wscodec.RawPCM(24000))
+		a := wscodec.New(bot.URL, wscodec.RawPCM(24000))
 		a.PingInterval, a.WriteTimeout, a.CloseTimeout = -1, 100*time.Millisecond, 100*time.Millisecond
 		conn := dialWS(t, a, adaptertest.Session(t, 24000))
 		second := adaptertest.Tone(24000, 440, time.Second, 9000)
@@ -347,7 +347,7 @@ func TestWebSocketTimeouts(t *testing.T) {
 	})
 	t.Run("keepalive off", func(t *testing.T) {
 		bot := wsbot.New(t, wsbot.Config{Fault: wsbot.Stall})
-		a := wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{}))
+		a := wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{}))
 		a.PingInterval, a.CloseTimeout = -1, 100*time.Millisecond
 		conn := dialWS(t, a, adaptertest.Session(t, 24000))
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
@@ -364,7 +364,7 @@ func TestWebSocketCapture(t *testing.T) {
 	s := adaptertest.Session(t, 24000)
 	s.Capture = capture
 	ctx := t.Context()
-	conn, err := wscodec.WebSocket(bot.URL, wscodec.RawPCM(24000)).Connect(ctx, s)
+	conn, err := wscodec.New(bot.URL, wscodec.RawPCM(24000)).Connect(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,11 +422,11 @@ func TestReadCaptureErrors(t *testing.T) {
 }
 
 func TestWebSocketNoCodec(t *testing.T) {
-	_, err := (&wscodec.WebSocketAgent{URL: "ws://127.0.0.1:1"}).Connect(t.Context(), adaptertest.Session(t, 24000))
+	_, err := (&wscodec.Agent{URL: "ws://127.0.0.1:1"}).Connect(t.Context(), adaptertest.Session(t, 24000))
 	if err == nil || !strings.Contains(err.Error(), "Codec") {
 		t.Errorf("Connect without a codec: %v", err)
 	}
-	_, err = wscodec.WebSocket("ws://127.0.0.1:1", wscodec.RawPCM(-1)).Connect(t.Context(), adaptertest.Session(t, 24000))
+	_, err = wscodec.New("ws://127.0.0.1:1", wscodec.RawPCM(-1)).Connect(t.Context(), adaptertest.Session(t, 24000))
 	if !errors.Is(err, pcm.ErrBadRate) {
 		t.Errorf("RawPCM(-1): %v, want ErrBadRate", err)
 	}
@@ -452,7 +452,7 @@ func (p panicSession) Decode(dst []voicetest.AgentEvent, f wscodec.Frame) ([]voi
 
 func TestWebSocketCodecPanicIsAFrameError(t *testing.T) {
 	bot := wsbot.New(t, wsbot.Config{Mode: wsbot.Raw, ReplyDuration: 40 * time.Millisecond})
-	conn := dialWS(t, wscodec.WebSocket(bot.URL, panicCodec{wscodec.RawPCM(24000)}), adaptertest.Session(t, 24000))
+	conn := dialWS(t, wscodec.New(bot.URL, panicCodec{wscodec.RawPCM(24000)}), adaptertest.Session(t, 24000))
 	_, err := conn.Recv(t.Context())
 	var fe *wire.FrameError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "decoder panicked") {
@@ -465,11 +465,11 @@ func TestWebSocketCodecPanicIsAFrameError(t *testing.T) {
 }
 
 // A text turn with an agent that speaks the JSON protocol, on loopback.
-func ExampleWebSocket() {
+func ExampleNew() {
 	bot := wsbot.Start(wsbot.Config{Rate: 16000, Tools: true})
 	defer bot.Close()
 
-	agent := wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{
+	agent := wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{
 		Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true,
 	}))
 	ctx := context.Background()
@@ -518,7 +518,7 @@ func TestTwilioBotRejectsWrongOrder(t *testing.T) {
 	// The test double itself: a client that skips "connected" is refused,
 	// as Pipecat's runner refuses it.
 	bot := twiliobot.New(t, twiliobot.Config{})
-	conn, err := wscodec.WebSocket(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})).Connect(t.Context(), adaptertest.Session(t, 24000))
+	conn, err := wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{})).Connect(t.Context(), adaptertest.Session(t, 24000))
 	if err != nil {
 		t.Fatal(err)
 	}

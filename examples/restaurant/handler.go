@@ -13,13 +13,13 @@ import (
 const dialogueKey = "restaurant.dialogue"
 
 // HandlerFunc returns the restaurant's agent as an in-process event
-// handler for handler.Handler: the same Dialogue as the Server, with the
+// handler for handler.New: the same Dialogue as the Server, with the
 // adapter doing the speech (text mode, or audio mode with a TTS and an
 // STT). Bookings go to book through the book_table tool, which the
 // adapter reports as tool call and result events.
 //
 // Silence re-prompts need handler.WithInactivityTimeout; Agent sets it.
-func HandlerFunc(book *Book) handler.HandlerFunc {
+func HandlerFunc(book *Book) handler.Func {
 	return func(ctx context.Context, ev handler.Event, c *handler.Call) error {
 		if _, ok := ev.(handler.StartEvent); ok {
 			d := NewDialogue()
@@ -66,11 +66,11 @@ func act(c *handler.Call, book *Book, d *Dialogue, r Reply) error {
 }
 
 // Agent returns the restaurant's agent in process, for voicetest.Scenario
-// on virtual time: handler.Handler running HandlerFunc(book), named
+// on virtual time: handler.New running HandlerFunc(book), named
 // "bella-vista", re-prompting after DefaultSilenceTimeout of silence. Add
 // handler.AudioMode(tts, TelephoneSTT(stt, CallerPhrases())) to make it
 // speak and listen; without it, it exchanges text.
-func Agent(book *Book, opts ...handler.HandlerOption) voicetest.Agent {
-	base := []handler.HandlerOption{handler.WithName("bella-vista"), handler.WithInactivityTimeout(DefaultSilenceTimeout)}
-	return handler.Handler(HandlerFunc(book), append(base, opts...)...)
+func Agent(book *Book, opts ...handler.Option) voicetest.Agent {
+	base := []handler.Option{handler.WithName("bella-vista"), handler.WithInactivityTimeout(DefaultSilenceTimeout)}
+	return handler.New(HandlerFunc(book), append(base, opts...)...)
 }

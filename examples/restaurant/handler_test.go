@@ -1,6 +1,6 @@
 package restaurant_test
 
-// The restaurant agent in process, through adapters.Handler, on virtual
+// The restaurant agent in process, through handler.New, on virtual
 // time: every scenario below takes milliseconds of wall time however long
 // the conversation, and its timeline is the same on every run, so the
 // tests compare transcripts and timelines exactly.

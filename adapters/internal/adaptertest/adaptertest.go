@@ -173,12 +173,14 @@ type SyncBuffer struct {
 	b  bytes.Buffer
 }
 
+// Write appends p.
 func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
+// Bytes returns a copy of what was written.
 func (s *SyncBuffer) Bytes() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -357,6 +359,7 @@ func IsKind(k voicetest.EventKind) func(voicetest.AgentEvent) bool {
 // loopback bots' energy detectors.
 type ToneTTS struct{}
 
+// Synthesize returns 300 ms of tone at the default rate, whatever the text.
 func (ToneTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
 	return Tone(pcm.DefaultRate, 440, 300*time.Millisecond, 9000), nil
 }
