@@ -294,12 +294,12 @@ func marshalPayload(v any) (json.RawMessage, error) {
 }
 
 // runProtected calls f, turning a panic into an error and a stack.
-func runProtected(f func() error) (err error, stack []byte) {
+func runProtected(f func() error) (stack []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 			stack = debug.Stack()
 		}
 	}()
-	return f(), nil
+	return nil, f()
 }

@@ -585,7 +585,7 @@ func (l *agentLoop) startCall(ev Event, stop bool) {
 		think = 0
 	}
 	go func() {
-		err, stack := runProtected(func() error {
+		stack, err := runProtected(func() error {
 			if think > 0 {
 				t := time.NewTimer(think)
 				select {
@@ -609,7 +609,7 @@ func (l *agentLoop) startTask(name string, fn TaskFunc) {
 	l.tasks[rank] = true
 	view := &Call{c: c, ctx: c.ctx, task: name, rank: rank}
 	go func() {
-		err, stack := runProtected(func() error { return fn(c.ctx, view) })
+		stack, err := runProtected(func() error { return fn(c.ctx, view) })
 		_ = c.send(message{kind: msgTaskDone, text: name, callID: rank, err: err, stack: stack})
 	}()
 }

@@ -186,7 +186,7 @@ func (c *CaptureWriter) flush(b []byte) {
 // oneLineJSON reports whether data is valid JSON with no line breaks, so it
 // can stand verbatim inside a JSON line.
 func oneLineJSON(data []byte) bool {
-	return len(data) > 0 && bytes.IndexAny(data, "\r\n") < 0 && json.Valid(data)
+	return len(data) > 0 && !bytes.ContainsAny(data, "\r\n") && json.Valid(data)
 }
 
 // appendJSONString appends s as a JSON string (invalid UTF-8 becomes

@@ -259,7 +259,7 @@ type session struct {
 	ctx  context.Context
 	sid  string
 
-	seq, chunk, ts int
+	seq, chunk     int
 	voiced, silent int
 	inSpeech       bool
 	speaking       bool   // a reply's mark has not been echoed yet
