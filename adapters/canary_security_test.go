@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/adapters/realtime"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
@@ -41,24 +42,6 @@ func (l *canaryLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// lockedBuffer is a capture shared with the adapters' goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }
 
 // noCanaryUnder fails t for every file under dir that holds the canary.
@@ -113,7 +96,7 @@ func TestCanaryKeyThroughTheAdapters(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var log canaryLog
-			capture := &lockedBuffer{}
+			capture := &adaptertest.SyncBuffer{}
 			res, err := voicetest.Run(t.Context(), voicetest.Config{
 				Name: "canary", Agent: tc.agent(t), Capture: capture, Logf: log.logf,
 				Pacing:   voicetest.PaceFast,
