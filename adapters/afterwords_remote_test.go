@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
+	"github.com/voicetest-go/voicetest/adapters/layercode"
+	"github.com/voicetest-go/voicetest/adapters/realtime"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
@@ -20,6 +23,28 @@ const (
 	thirdWordPlayed = 1200 * time.Millisecond
 	replyLength     = 2400 * time.Millisecond
 )
+
+// realtimeAgent, elevenAgent and lcAgent return the adapters pointed at
+// their peers.
+func realtimeAgent(peer *realtimepeer.Server) *realtime.Agent {
+	a := realtime.New("gpt-realtime")
+	a.URL = peer.URL
+	a.APIKey = "sk-test"
+	return a
+}
+
+func elevenAgent(peer *elevenpeer.Server) *elevenlabs.Agent {
+	a := elevenlabs.New("agent_test")
+	a.URL = peer.URL
+	a.APIKey = "xi-test"
+	return a
+}
+
+func lcAgent(peer *layercodepeer.Peer) *layercode.Agent {
+	a := layercode.New(peer.AuthorizeURL, "agent-test")
+	a.WebSocketURL = peer.WebSocketURL
+	return a
+}
 
 // runAfterWords runs a scenario in which the user barges in on agent's
 // greeting with AfterWords(n), on the real clock, and returns its result

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/layercode"
+	"github.com/voicetest-go/voicetest/adapters/realtime"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
@@ -39,24 +42,6 @@ func (l *canaryLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// lockedBuffer is a capture shared with the adapters' goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }
 
 // noCanaryUnder fails t for every file under dir that holds the canary.
@@ -90,19 +75,19 @@ func TestCanaryKeyThroughTheAdapters(t *testing.T) {
 	}{
 		{"realtime", func(t *testing.T) voicetest.Agent {
 			peer := realtimepeer.New(t, realtimepeer.Config{APIKey: adapterCanary, Greeting: "Hello there"})
-			a := adapters.OpenAIRealtime("gpt-realtime")
+			a := realtime.New("gpt-realtime")
 			a.URL, a.APIKey, a.Greeting = peer.URL, adapterCanary, true
 			return a
 		}},
 		{"elevenlabs", func(t *testing.T) voicetest.Agent {
 			peer := elevenpeer.New(t, elevenpeer.Config{APIKey: adapterCanary, FirstMessage: "Hello there"})
-			a := adapters.ElevenLabs("agent_test")
+			a := elevenlabs.New("agent_test")
 			a.URL, a.APIKey = peer.URL, adapterCanary
 			return a
 		}},
 		{"layercode", func(t *testing.T) voicetest.Agent {
 			peer := layercodepeer.New(t, layercodepeer.Config{Token: adapterCanary, Greeting: "Hello there"})
-			a := adapters.LayerCode(peer.AuthorizeURL, "agent-test")
+			a := layercode.New(peer.AuthorizeURL, "agent-test")
 			a.WebSocketURL = peer.WebSocketURL
 			a.AuthorizeHeader = http.Header{"Authorization": {"Bearer " + adapterCanary}}
 			return a
@@ -111,7 +96,7 @@ func TestCanaryKeyThroughTheAdapters(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var log canaryLog
-			capture := &lockedBuffer{}
+			capture := &adaptertest.SyncBuffer{}
 			res, err := voicetest.Run(t.Context(), voicetest.Config{
 				Name: "canary", Agent: tc.agent(t), Capture: capture, Logf: log.logf,
 				Pacing:   voicetest.PaceFast,
@@ -148,7 +133,7 @@ func TestCanaryKeyInRejectedHandshakes(t *testing.T) {
 	// The agent rejects the key (HTTP 401): the error says so without
 	// repeating the key.
 	peer := realtimepeer.New(t, realtimepeer.Config{APIKey: "sk-the-right-one"})
-	a := adapters.OpenAIRealtime("gpt-realtime")
+	a := realtime.New("gpt-realtime")
 	a.URL, a.APIKey = peer.URL+"?api_key="+adapterCanary, adapterCanary
 	var log canaryLog
 	_, err := voicetest.Run(t.Context(), voicetest.Config{Agent: a, Logf: log.logf, Script: []voicetest.Step{voicetest.AgentTurn()}})
@@ -160,7 +145,7 @@ func TestCanaryKeyInRejectedHandshakes(t *testing.T) {
 	}
 
 	eleven := elevenpeer.New(t, elevenpeer.Config{APIKey: "xi-the-right-one"})
-	e := adapters.ElevenLabs("agent_test")
+	e := elevenlabs.New("agent_test")
 	e.URL, e.APIKey = eleven.URL, adapterCanary
 	if _, err := voicetest.Run(t.Context(), voicetest.Config{Agent: e, Logf: log.logf, Script: []voicetest.Step{voicetest.AgentTurn()}}); err == nil || strings.Contains(err.Error(), adapterCanary) {
 		t.Errorf("elevenlabs with a wrong key: %v", err)

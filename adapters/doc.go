@@ -1,5 +1,30 @@
-// Package adapters connects voicetest to the agent under test: in-process Go
-// handler agents, and agents reached over the protocols they already speak
-// (Twilio Media Streams, OpenAI Realtime, LayerCode, ElevenLabs ConvAI, generic
-// WebSocket), plus a composable STT → LLM → TTS reference agent.
+// Package adapters holds one package per way of reaching the agent under
+// test; import the one your agent speaks, and nothing else is compiled
+// into your test:
+//
+//	adapters/handler     in-process Go agents written as event handlers (handler.New)
+//	adapters/composable  an in-process STT → LLM → TTS reference agent (composable.New)
+//	adapters/twilio      bots that serve Twilio Media Streams (twilio.New)
+//	adapters/realtime    servers of the OpenAI Realtime protocol (realtime.New)
+//	adapters/elevenlabs  ElevenLabs Conversational AI agents (elevenlabs.New)
+//	adapters/layercode   LayerCode agents (layercode.New)
+//	adapters/wscodec     any WebSocket agent, in a format a Codec describes (wscodec.New)
+//	adapters/wire        what the WebSocket adapters share: WSOptions, FrameError,
+//	                     wire captures, tool answers, the connection itself
+//
+// Every protocol package has the same shape: New returns an *Agent whose
+// fields tune it (a handler agent is tuned by options instead), and the
+// Agent's Connect returns the voicetest.Conn of one conversation.
+//
+// The rule that keeps the rooms apart: a protocol package imports
+// voicetest, pcm, adapters/wire (the WebSocket adapters only) and that
+// protocol's own libraries, never another protocol package; and only
+// adapters/<protocol> imports a protocol's SDK. The in-process adapters
+// compile without any WebSocket library or OpenAI SDK. TestDependencyRule
+// in this package checks it for every package under adapters/, so a new
+// protocol added here is held to it.
+//
+// This package itself has no code: its tests are the ones that run over
+// every wire adapter at once (secrets in captures and logs, AfterWords on
+// remote protocols, the wire fuzzers, dial and TLS checks).
 package adapters

@@ -7,7 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
+	"github.com/voicetest-go/voicetest/adapters/layercode"
+	"github.com/voicetest-go/voicetest/adapters/realtime"
+	"github.com/voicetest-go/voicetest/adapters/twilio"
+	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
@@ -34,7 +38,7 @@ func drainFuzz(t *testing.T, conn voicetest.Conn, sentinel func(voicetest.AgentE
 	for {
 		ev, err := conn.Recv(ctx)
 		if err != nil {
-			var fe *adapters.FrameError
+			var fe *wire.FrameError
 			switch {
 			case errors.As(err, &fe):
 				if strings.Contains(err.Error(), "panicked") {
@@ -104,8 +108,8 @@ func FuzzTwilioFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame string) {
 		bot := twiliobot.New(t, twiliobot.Config{Send: []string{frame, `{"event":"mark","streamSid":"{sid}","mark":{"name":"fuzz-sentinel"}}`}})
-		a := adapters.Twilio(bot.URL)
-		a.Pacing = adapters.Fast
+		a := twilio.New(bot.URL)
+		a.Pacing = twilio.Fast
 		conn := connectFuzz(t, a)
 		drainFuzz(t, conn, func(ev voicetest.AgentEvent) bool {
 			return ev.Kind == voicetest.AgentData && ev.Text == "mark" && strings.Contains(string(ev.Data), "fuzz-sentinel")
@@ -132,7 +136,7 @@ func FuzzRealtimeEvent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame string) {
 		peer := realtimepeer.New(t, realtimepeer.Config{APIKey: "sk-fuzz", Send: []string{frame,
 			`{"type":"conversation.item.input_audio_transcription.completed","item_id":"x","content_index":0,"transcript":"fuzz-sentinel"}`}})
-		a := adapters.OpenAIRealtime("gpt-realtime")
+		a := realtime.New("gpt-realtime")
 		a.URL = peer.URL
 		a.APIKey = "sk-fuzz"
 		conn := connectFuzz(t, a)
@@ -157,7 +161,7 @@ func FuzzElevenLabsMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame string) {
 		peer := elevenpeer.New(t, elevenpeer.Config{APIKey: "xi-fuzz", Send: []string{frame,
 			`{"type":"user_transcript","user_transcription_event":{"user_transcript":"fuzz-sentinel"}}`}})
-		a := adapters.ElevenLabs("agent_test")
+		a := elevenlabs.New("agent_test")
 		a.URL = peer.URL
 		a.APIKey = "xi-fuzz"
 		conn := connectFuzz(t, a)
@@ -180,7 +184,7 @@ func FuzzLayerCodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame string) {
 		peer := layercodepeer.New(t, layercodepeer.Config{Send: []string{frame, `{"type":"user.transcript","content":"fuzz-sentinel"}`}})
-		a := adapters.LayerCode(peer.AuthorizeURL, "agent-test")
+		a := layercode.New(peer.AuthorizeURL, "agent-test")
 		a.WebSocketURL = peer.WebSocketURL
 		conn := connectFuzz(t, a)
 		drainFuzz(t, conn, isUserTranscript("fuzz-sentinel"))

@@ -4,6 +4,6 @@
 //
 // examples/restaurant is a table-booking agent served over Twilio Media
 // Streams with its own speech stack, and the same dialogue in process
-// through adapters.Handler; its README (examples/README.md) says what each
+// through handler.New; its README (examples/README.md) says what each
 // test shows and how the cache was recorded.
 package examples

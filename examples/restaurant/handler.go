@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/handler"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -13,15 +13,15 @@ import (
 const dialogueKey = "restaurant.dialogue"
 
 // HandlerFunc returns the restaurant's agent as an in-process event
-// handler for adapters.Handler: the same Dialogue as the Server, with the
+// handler for handler.New: the same Dialogue as the Server, with the
 // adapter doing the speech (text mode, or audio mode with a TTS and an
 // STT). Bookings go to book through the book_table tool, which the
 // adapter reports as tool call and result events.
 //
-// Silence re-prompts need adapters.WithInactivityTimeout; Agent sets it.
-func HandlerFunc(book *Book) adapters.HandlerFunc {
-	return func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
-		if _, ok := ev.(adapters.StartEvent); ok {
+// Silence re-prompts need handler.WithInactivityTimeout; Agent sets it.
+func HandlerFunc(book *Book) handler.Func {
+	return func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		if _, ok := ev.(handler.StartEvent); ok {
 			d := NewDialogue()
 			c.Set(dialogueKey, d)
 			return act(c, book, d, d.Start())
@@ -32,11 +32,11 @@ func HandlerFunc(book *Book) adapters.HandlerFunc {
 		}
 		d := v.(*Dialogue)
 		switch ev := ev.(type) {
-		case adapters.TextEvent:
+		case handler.TextEvent:
 			return act(c, book, d, d.Hear(ev.Text))
-		case adapters.DTMFEvent:
+		case handler.DTMFEvent:
 			return act(c, book, d, d.Keys(ev.Digits))
-		case adapters.TimeoutEvent:
+		case handler.TimeoutEvent:
 			return act(c, book, d, d.Silence())
 		}
 		// InterruptEvent: the caller's words follow as a TextEvent.
@@ -46,7 +46,7 @@ func HandlerFunc(book *Book) adapters.HandlerFunc {
 }
 
 // act does what r says: call the tool, speak, hang up.
-func act(c *adapters.Call, book *Book, d *Dialogue, r Reply) error {
+func act(c *handler.Call, book *Book, d *Dialogue, r Reply) error {
 	if r.Book != nil {
 		_, err := c.Tool(ToolBookTable, *r.Book, func() (any, error) { return book.Add(*r.Book) })
 		if err != nil && !errors.Is(err, ErrInvalidBooking) {
@@ -66,11 +66,11 @@ func act(c *adapters.Call, book *Book, d *Dialogue, r Reply) error {
 }
 
 // Agent returns the restaurant's agent in process, for voicetest.Scenario
-// on virtual time: adapters.Handler running HandlerFunc(book), named
+// on virtual time: handler.New running HandlerFunc(book), named
 // "bella-vista", re-prompting after DefaultSilenceTimeout of silence. Add
-// adapters.AudioMode(tts, TelephoneSTT(stt, CallerPhrases())) to make it
+// handler.AudioMode(tts, TelephoneSTT(stt, CallerPhrases())) to make it
 // speak and listen; without it, it exchanges text.
-func Agent(book *Book, opts ...adapters.HandlerOption) voicetest.Agent {
-	base := []adapters.HandlerOption{adapters.WithName("bella-vista"), adapters.WithInactivityTimeout(DefaultSilenceTimeout)}
-	return adapters.Handler(HandlerFunc(book), append(base, opts...)...)
+func Agent(book *Book, opts ...handler.Option) voicetest.Agent {
+	base := []handler.Option{handler.WithName("bella-vista"), handler.WithInactivityTimeout(DefaultSilenceTimeout)}
+	return handler.New(HandlerFunc(book), append(base, opts...)...)
 }

@@ -1,6 +1,6 @@
 package restaurant_test
 
-// The restaurant agent in process, through adapters.Handler, on virtual
+// The restaurant agent in process, through handler.New, on virtual
 // time: every scenario below takes milliseconds of wall time however long
 // the conversation, and its timeline is the same on every run, so the
 // tests compare transcripts and timelines exactly.
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/handler"
 	"github.com/voicetest-go/voicetest/examples/restaurant"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/speech"
@@ -167,7 +167,7 @@ agent: Sorry, I didn't catch that. What day and time would you like?
 			res := voicetest.Scenario(t, voicetest.Config{
 				// The agent takes 250 ms to answer, as a model would;
 				// on virtual time that costs nothing.
-				Agent:  restaurant.Agent(&restaurant.Book{}, adapters.WithThinkTime(thinkTime)),
+				Agent:  restaurant.Agent(&restaurant.Book{}, handler.WithThinkTime(thinkTime)),
 				Script: tc.script,
 			})
 			if !res.Success {
@@ -251,8 +251,8 @@ func TestHandlerAudio(t *testing.T) {
 	stt := speech.STTForTest(t, "pocketsphinx")
 	book := &restaurant.Book{}
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: restaurant.Agent(book, adapters.WithThinkTime(thinkTime),
-			adapters.AudioMode(tts, restaurant.TelephoneSTT(stt, restaurant.CallerPhrases()))),
+		Agent: restaurant.Agent(book, handler.WithThinkTime(thinkTime),
+			handler.AudioMode(tts, restaurant.TelephoneSTT(stt, restaurant.CallerPhrases()))),
 		UserVoice: tts,
 		Rate:      speech.PocketsphinxRate,
 		Script: []voicetest.Step{

@@ -3,7 +3,7 @@ package restaurant_test
 // The restaurant agent as a real deployment runs it: a Twilio Media
 // Streams WebSocket server on 127.0.0.1 with its own speech stack (energy
 // VAD, pocketsphinx with a phrase grammar, flite), called by voicetest
-// playing Twilio's side of the call through adapters.Twilio. Audio flows
+// playing Twilio's side of the call through twilio.New. Audio flows
 // as 8 kHz µ-law in 20 ms frames on the real clock, exactly as it would
 // from a phone.
 //
@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/twilio"
 	"github.com/voicetest-go/voicetest/examples/restaurant"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -78,7 +78,7 @@ func (b *bot) call(t *testing.T) restaurant.CallRecord {
 
 // config is the scenario configuration every phone test shares.
 func (b *bot) config(script ...voicetest.Step) voicetest.Config {
-	agent := adapters.Twilio(b.url)
+	agent := twilio.New(b.url)
 	agent.Seed = 1 // stable call and stream SIDs
 	return voicetest.Config{
 		Agent: agent,

@@ -4,16 +4,16 @@ import (
 	"context"
 	"strings"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/handler"
 )
 
 // Greeter is the agent under test in the tour: it asks for the party size,
 // books a table with a tool call and hangs up.
-func Greeter(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
+func Greeter(ctx context.Context, ev handler.Event, c *handler.Call) error {
 	switch ev := ev.(type) {
-	case adapters.StartEvent:
+	case handler.StartEvent:
 		return c.Say("Thanks for calling Chez Go. For how many people?")
-	case adapters.TextEvent:
+	case handler.TextEvent:
 		if !strings.Contains(strings.ToLower(ev.Text), "two") {
 			return c.Say("Sorry, for how many people?")
 		}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters"
+	"github.com/voicetest-go/voicetest/adapters/handler"
 	"github.com/voicetest-go/voicetest/examples/tour"
 	"github.com/voicetest-go/voicetest/judges"
 	"github.com/voicetest-go/voicetest/personas"
@@ -19,7 +19,7 @@ func TestBooking(t *testing.T) {
 	res := voicetest.Scenario(t, voicetest.Config{
 		// The agent thinks 300 ms before each answer: that is the latency
 		// the scenario measures.
-		Agent: adapters.Handler(tour.Greeter, adapters.WithThinkTime(300*time.Millisecond)),
+		Agent: handler.New(tour.Greeter, handler.WithThinkTime(300*time.Millisecond)),
 		Judge: judges.All(
 			judges.Says("table for two"),
 			judges.ToolCalled("book_table", map[string]any{"party": 2}),
@@ -53,7 +53,7 @@ func TestBookingTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			voicetest.Scenario(t, voicetest.Config{
-				Agent: adapters.Handler(tour.Greeter),
+				Agent: handler.New(tour.Greeter),
 				User:  tc.user,
 				Judge: judges.All(judges.ToolCalled("book_table", nil), judges.HungUp()),
 			})

@@ -589,13 +589,12 @@ func TestConcurrentWritersGoroutines(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Go(func() {
-			c, err := Open(dir, WithMode(Refresh), WithUsageDir(""))
-			if err != nil {
+			if _, err := Open(dir, WithMode(Refresh), WithUsageDir("")); err != nil {
 				t.Error(err)
 				return
 			}
 			for j := range 5 {
-				c, _ = Open(dir, WithMode(Refresh), WithUsageDir(""))
+				c, _ := Open(dir, WithMode(Refresh), WithUsageDir(""))
 				want := fmt.Sprintf("writer %d.%d %s", i, j, strings.Repeat("x", i*100))
 				if got, err := c.Text(t.Context(), key, func(context.Context) (string, error) { return want, nil }); err != nil || got != want {
 					t.Errorf("writer %d: %q, %v", i, got, err)

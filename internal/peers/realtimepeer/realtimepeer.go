@@ -273,10 +273,8 @@ type peer struct {
 	greeted    bool
 	script     []planned // responses still to give
 	calls      map[string]bool
-	outputs    int            // tool outputs since the last response
 	spoken     int            // completed spoken responses
 	items      map[string]int // assistant audio items → samples sent
-	lastItem   string
 	resp       *response
 	vadSpeech  bool
 	vadVoiced  int

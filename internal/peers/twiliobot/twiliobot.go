@@ -92,7 +92,7 @@ type Config struct {
 	// Fault is a misbehaviour to show right after start.
 	Fault Fault
 	// CallerMarks makes the bot take a mark named "utt-N" from the caller
-	// as the end of an utterance (the non-standard TwilioAgent.CallerMarks
+	// as the end of an utterance (the non-standard twilio.Agent.CallerMarks
 	// mode), besides its energy detection.
 	CallerMarks bool
 	// Send holds text frames to send verbatim right after start (before
@@ -259,7 +259,7 @@ type session struct {
 	ctx  context.Context
 	sid  string
 
-	seq, chunk, ts int
+	seq, chunk     int
 	voiced, silent int
 	inSpeech       bool
 	speaking       bool   // a reply's mark has not been echoed yet

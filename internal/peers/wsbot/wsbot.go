@@ -1,7 +1,7 @@
 // Package wsbot is a test double of a voice agent served over a plain
-// WebSocket, in the two formats of the adapters package's built-in codecs:
+// WebSocket, in the two formats of the built-in codecs of adapters/wscodec:
 // raw PCM16 binary frames, and JSON messages with base64 audio (the shape
-// documented on adapters.JSONBase64). It runs on loopback so the generic
+// documented on wscodec.JSONBase64). It runs on loopback so the generic
 // WebSocket adapter can be tested against a peer that behaves as a real
 // agent does.
 //

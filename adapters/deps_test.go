@@ -1,0 +1,308 @@
+package adapters_test
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The dependency rule of the adapters (see the package comment), checked
+// on the module's real import graph as `go list -deps` reports it, so
+// that it holds for every package under adapters/, including protocols
+// added later.
+
+const module = "github.com/voicetest-go/voicetest"
+
+// inProcess are the adapters a test of an in-process agent imports: they
+// must compile without any wire library or SDK.
+var inProcess = []string{module + "/adapters/handler", module + "/adapters/composable"}
+
+// notInProcess are modules that an in-process adapter must not pull in,
+// besides every protocol's SDK: the WebSocket library and the OpenAI SDK.
+var notInProcess = []string{"github.com/coder/websocket", "github.com/openai/openai-go/v3"}
+
+// pkgNode is one package of the build graph.
+type pkgNode struct {
+	module  string   // module path; "" for the standard library
+	imports []string // direct imports of its non-test code
+}
+
+// goList runs the go command with args in the module and returns its
+// output.
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the dependency rule is checked with `go list`, but no go command is on PATH: %v", err)
+	}
+	out, err := exec.Command(goBin, append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		msg := err.Error()
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg += ": " + string(ee.Stderr)
+		}
+		t.Fatalf("go list %s: %s", strings.Join(args, " "), msg)
+	}
+	return string(out)
+}
+
+// loadGraph returns every package the module's non-test code builds, with
+// its module and direct imports.
+func loadGraph(t *testing.T) map[string]pkgNode {
+	t.Helper()
+	out := goList(t, "-deps", "-f", "{{.ImportPath}}\t{{if .Module}}{{.Module.Path}}{{end}}\t{{join .Imports \",\"}}", module+"/...")
+	g := map[string]pkgNode{}
+	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			t.Fatalf("go list printed %q, want three tab-separated fields", line)
+		}
+		var imports []string
+		if f[2] != "" {
+			imports = strings.Split(f[2], ",")
+		}
+		g[f[0]] = pkgNode{module: f[1], imports: imports}
+	}
+	if _, ok := g[module+"/adapters/handler"]; !ok {
+		t.Fatalf("go list found no %s/adapters/handler among %d packages", module, len(g))
+	}
+	return g
+}
+
+// closure returns pkg and every package it imports, directly or not.
+func closure(g map[string]pkgNode, pkg string) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, q := range g[p].imports {
+			walk(q)
+		}
+	}
+	walk(pkg)
+	return seen
+}
+
+// adapterKind says what a package of the module is to the rule: "wire",
+// "protocol" (adapters/<protocol>, in-process ones included), or "" for
+// everything else (adapters' internal helpers included).
+func adapterKind(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, module+"/adapters/")
+	switch {
+	case !ok || strings.HasPrefix(rest, "internal/") || rest == "internal":
+		return ""
+	case rest == "wire":
+		return "wire"
+	case strings.Contains(rest, "/"):
+		return "" // a sub-package belongs to its protocol's room
+	}
+	return "protocol"
+}
+
+// room returns the adapters/<name> a package lives in, or "".
+func room(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, module+"/adapters/")
+	if !ok || strings.HasPrefix(rest, "internal") {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return module + "/adapters/" + name
+}
+
+// exempt reports whether pkg may import protocols' SDKs although it is
+// not a protocol's package: the loopback test doubles (which speak the
+// protocols) and the examples (which may import anything).
+func exempt(pkg string) bool {
+	return strings.HasPrefix(pkg, module+"/internal/peers/") || strings.HasPrefix(pkg, module+"/examples/") || pkg == module+"/examples"
+}
+
+// sdks returns, for each protocol package, the modules it imports beyond
+// the module itself, the standard library and what adapters/wire imports:
+// the protocol's own SDKs.
+func sdks(g map[string]pkgNode) map[string][]string {
+	shared := map[string]bool{}
+	for _, q := range g[module+"/adapters/wire"].imports {
+		shared[g[q].module] = true
+	}
+	out := map[string][]string{}
+	for p := range g {
+		if adapterKind(p) != "protocol" {
+			continue
+		}
+		for _, q := range g[p].imports {
+			m := g[q].module
+			if m != "" && m != module && !shared[m] && !slices.Contains(out[p], m) {
+				out[p] = append(out[p], m)
+			}
+		}
+	}
+	return out
+}
+
+// violations returns every breach of the rule in g, sorted.
+func violations(g map[string]pkgNode) []string {
+	var bad []string
+	sdk := sdks(g)
+	owner := map[string][]string{} // SDK module → the protocols that use it
+	for p, ms := range sdk {
+		for _, m := range ms {
+			owner[m] = append(owner[m], p)
+		}
+	}
+	for p, n := range g {
+		if n.module != module {
+			continue
+		}
+		kind := adapterKind(p)
+		// No adapter package imports a protocol package but its own
+		// room's: what protocols share belongs in adapters/wire.
+		if kind != "" {
+			for q := range closure(g, p) {
+				if adapterKind(q) == "protocol" && room(q) != room(p) {
+					bad = append(bad, fmt.Sprintf("%s imports %s: a protocol package must not import another (move what they share to adapters/wire)", p, q))
+				}
+			}
+		}
+		// A protocol's SDK is imported only from its own room.
+		if !exempt(p) {
+			for _, q := range n.imports {
+				owners := owner[g[q].module]
+				if len(owners) > 0 && !slices.Contains(owners, room(p)) {
+					bad = append(bad, fmt.Sprintf("%s imports %s, the SDK of %s: only adapters/<protocol> may import a protocol's SDK", p, q, strings.Join(owners, ", ")))
+				}
+			}
+		}
+	}
+	// In-process adapters compile without any wire library or SDK.
+	for _, p := range inProcess {
+		if _, ok := g[p]; !ok {
+			bad = append(bad, fmt.Sprintf("%s is not in the build graph; update inProcess in deps_test.go", p))
+			continue
+		}
+		forbidden := slices.Clone(notInProcess)
+		for m := range owner {
+			forbidden = append(forbidden, m)
+		}
+		for q := range closure(g, p) {
+			if q == module+"/adapters/wire" || slices.Contains(forbidden, g[q].module) {
+				bad = append(bad, fmt.Sprintf("the in-process adapter %s pulls in %s", p, q))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return slices.Compact(bad)
+}
+
+// TestDependencyRule checks the rule on the module as it is: no protocol
+// package imports another, only adapters/<protocol> imports a protocol's
+// SDK, and the in-process adapters pull in neither coder/websocket nor
+// openai-go.
+func TestDependencyRule(t *testing.T) {
+	g := loadGraph(t)
+	for _, v := range violations(g) {
+		t.Error(v)
+	}
+	var protocols []string
+	for p := range g {
+		if adapterKind(p) == "protocol" {
+			protocols = append(protocols, strings.TrimPrefix(p, module+"/"))
+		}
+	}
+	sort.Strings(protocols)
+	// The rule is checked over every protocol package found, not a list;
+	// this guards against the graph quietly losing them.
+	want := []string{"adapters/composable", "adapters/elevenlabs", "adapters/handler", "adapters/layercode", "adapters/realtime", "adapters/twilio", "adapters/wscodec"}
+	for _, w := range want {
+		if !slices.Contains(protocols, w) {
+			t.Errorf("protocol package %s not found in the build graph (found %v)", w, protocols)
+		}
+	}
+	t.Logf("checked %d packages; protocol packages: %s; their SDKs: %v", len(g), strings.Join(protocols, " "), sdks(g))
+}
+
+// TestHandlerTestLinksNoWireLibrary: the test binary of adapters/handler,
+// which imports only the handler adapter, voicetest and its fixtures,
+// links neither coder/websocket nor openai-go.
+func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
+	deps := strings.Fields(goList(t, "-deps", "-test", "-f", "{{.ImportPath}}", module+"/adapters/handler"))
+	if !slices.Contains(deps, module+"/adapters/handler") {
+		t.Fatalf("go list -deps -test of adapters/handler does not list the package itself: %v", deps)
+	}
+	for _, d := range deps {
+		for _, m := range notInProcess {
+			if d == m || strings.HasPrefix(d, m+"/") {
+				t.Errorf("the adapters/handler test binary links %s", d)
+			}
+		}
+	}
+}
+
+// TestDependencyRuleCatches feeds the checker graphs that break each part
+// of the rule, so that a green TestDependencyRule means something.
+func TestDependencyRuleCatches(t *testing.T) {
+	const a = module + "/adapters/"
+	base := func() map[string]pkgNode {
+		return map[string]pkgNode{
+			a + "wire":                       {module: module, imports: []string{"github.com/coder/websocket"}},
+			a + "twilio":                     {module: module, imports: []string{a + "wire", "github.com/coder/websocket"}},
+			a + "webrtc":                     {module: module, imports: []string{a + "wire", "github.com/pion/webrtc/v4"}},
+			a + "handler":                    {module: module, imports: []string{module + "/voicetest"}},
+			a + "composable":                 {module: module, imports: []string{module + "/voicetest"}},
+			module + "/voicetest":            {module: module},
+			module + "/judges":               {module: module, imports: []string{module + "/voicetest"}},
+			module + "/examples/x":           {module: module, imports: []string{"github.com/pion/webrtc/v4"}},
+			"github.com/coder/websocket":     {module: "github.com/coder/websocket"},
+			"github.com/pion/webrtc/v4":      {module: "github.com/pion/webrtc/v4"},
+			"github.com/openai/openai-go/v3": {module: "github.com/openai/openai-go/v3"},
+		}
+	}
+	if v := violations(base()); len(v) != 0 {
+		t.Fatalf("a graph that keeps the rule has violations: %q", v)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(g map[string]pkgNode)
+		want   string
+	}{
+		{"protocol imports protocol", func(g map[string]pkgNode) {
+			n := g[a+"twilio"]
+			n.imports = append(n.imports, a+"webrtc")
+			g[a+"twilio"] = n
+		}, "adapters/twilio imports " + a + "webrtc"},
+		{"wire imports a protocol", func(g map[string]pkgNode) {
+			n := g[a+"wire"]
+			n.imports = append(n.imports, a+"twilio")
+			g[a+"wire"] = n
+		}, "adapters/wire imports " + a + "twilio"},
+		{"SDK outside its room", func(g map[string]pkgNode) {
+			n := g[module+"/judges"]
+			n.imports = append(n.imports, "github.com/pion/webrtc/v4")
+			g[module+"/judges"] = n
+		}, "judges imports github.com/pion/webrtc/v4, the SDK of " + a + "webrtc"},
+		{"handler pulls the wire", func(g map[string]pkgNode) {
+			n := g[a+"handler"]
+			n.imports = append(n.imports, a+"wire")
+			g[a+"handler"] = n
+		}, "in-process adapter " + a + "handler pulls in " + a + "wire"},
+		{"composable pulls openai-go through voicetest", func(g map[string]pkgNode) {
+			n := g[module+"/voicetest"]
+			n.imports = append(n.imports, "github.com/openai/openai-go/v3")
+			g[module+"/voicetest"] = n
+		}, "in-process adapter " + a + "composable pulls in github.com/openai/openai-go/v3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := base()
+			tc.mutate(g)
+			v := violations(g)
+			if !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, tc.want) }) {
+				t.Errorf("violations %q, want one containing %q", v, tc.want)
+			}
+		})
+	}
+}

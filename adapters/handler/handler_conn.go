@@ -1,0 +1,383 @@
+package handler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+// frameDur is the length of the AgentAudio frames of audio mode.
+const frameDur = 20 * time.Millisecond
+
+// voicedRMS is the RMS level (int16 units, about -44 dBFS) above which a
+// chunk of user audio counts as speech for barge-in and inactivity.
+const voicedRMS = 200
+
+type msgKind uint8
+
+const (
+	msgInput     msgKind = iota + 1 // an Event for the handler (ev); user marks user input
+	msgUtterance                    // transcribed user speech (text)
+	msgInterrupt                    // Conn.Interrupt
+	msgVoiced                       // voiced user audio arrived
+	msgOutput                       // an output request (out)
+	msgCallDone                     // a handler call returned (callID, err, stack)
+	msgTaskStart                    // Call.Go (text = name, task)
+	msgTaskDone                     // a task returned (text = name, err, stack)
+	msgClose                        // Conn.Close
+)
+
+// message is what goroutines send to the agent loop.
+type message struct {
+	kind   msgKind
+	ev     Event
+	user   bool
+	text   string
+	out    *outReq
+	from   *Call
+	callID int
+	err    error
+	stack  []byte
+	task   TaskFunc
+	reply  chan error
+}
+
+type outKind uint8
+
+const (
+	outSay outKind = iota + 1
+	outPlay
+	outSilence
+	outEvent
+	outHangUp
+)
+
+// outReq is one output a Call view made.
+type outReq struct {
+	kind          outKind
+	from          *Call
+	text          string
+	audio         pcm.Chunk
+	dur           time.Duration
+	interruptible bool
+	ev            voicetest.AgentEvent
+	reply         chan error // speech only
+}
+
+func (r *outReq) isSpeech() bool {
+	return r.kind == outSay || r.kind == outPlay || r.kind == outSilence
+}
+
+// answer replies to a waiting speech request.
+func (r *outReq) answer(err error) {
+	if r.reply != nil {
+		r.reply <- err
+		r.reply = nil
+	}
+}
+
+// speech is the utterance the agent is speaking.
+type speech struct {
+	req   *outReq
+	start time.Time
+	end   time.Time
+	// sent counts the audio frames emitted so far (audio mode).
+	sent int
+	// words are the transcript deltas of a Say in audio mode, each due
+	// when its word has been played; said counts those emitted.
+	words []wordMark
+	said  int
+}
+
+// wordMark is a transcript delta and when it is due, from the start of the
+// speech.
+type wordMark struct {
+	at   time.Duration
+	text string
+}
+
+// wordMarks splits text into deltas (each word with the space before it),
+// each due when the audio has played as far into dur as the word's end is
+// into the text: the TTS gives no word timings, so time is taken as
+// proportional to characters.
+func wordMarks(text string, dur time.Duration) []wordMark {
+	var marks []wordMark
+	from := 0
+	for i := 0; i < len(text); {
+		for i < len(text) && isSpace(text[i]) {
+			i++
+		}
+		j := i
+		for j < len(text) && !isSpace(text[j]) {
+			j++
+		}
+		if j == i {
+			break
+		}
+		at := time.Duration(float64(dur) * float64(j) / float64(len(text)))
+		marks = append(marks, wordMark{at: at, text: text[from:j]})
+		from, i = j, j
+	}
+	return marks
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// callState is the handler call in progress.
+type callState struct {
+	id          int
+	ev          Event
+	done        bool
+	interrupted bool
+	spoke       bool // emitted speech (since its interruption, if any)
+	err         error
+	stack       []byte
+	stop        bool
+}
+
+// handlerConn is the voicetest.Conn of a handler agent. All conversation
+// state lives in the loop goroutine; other goroutines talk to it through
+// msgs.
+type handlerConn struct {
+	fn   Func
+	cfg  handlerConfig
+	sess voicetest.Session
+	caps voicetest.Capabilities
+
+	ctx    context.Context // cancelled at Close
+	cancel context.CancelFunc
+
+	msgs     chan message
+	out      chan voicetest.AgentEvent
+	ended    chan struct{} // closed when no more events will come
+	loopDone chan struct{} // closed when the loop has exited
+	termErr  error         // what Recv returns after ended; set before ended closes
+	closeErr error         // what Close returns; set before loopDone closes
+	close    sync.Once
+
+	dataMu sync.Mutex
+	data   map[string]any
+
+	toolSeq   atomic.Int64
+	toolNames sync.Map
+
+	// Owned by the runner's sending goroutine.
+	userAudio  []int16
+	userVoiced bool
+}
+
+func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &handlerConn{
+		fn: a.fn, cfg: a.cfg, sess: s,
+		ctx: ctx, cancel: cancel,
+		msgs:     make(chan message),
+		out:      make(chan voicetest.AgentEvent),
+		ended:    make(chan struct{}),
+		loopDone: make(chan struct{}),
+		data:     make(map[string]any, len(a.cfg.data)),
+	}
+	for k, v := range a.cfg.data {
+		c.data[k] = v
+	}
+	c.caps = voicetest.Capabilities{
+		Adapter:              "handler",
+		Text:                 !a.cfg.audio,
+		Audio:                a.cfg.audio,
+		StreamingTranscripts: true,
+		DTMF:                 true,
+		NativeInterrupt:      true,
+		TurnEnd:              true,
+		ToolEvents:           true,
+		VirtualTime:          true,
+	}
+	if a.cfg.audio {
+		f := voicetest.AudioFormat{Encoding: "pcm16", Rate: s.Rate}
+		c.caps.InputFormat, c.caps.OutputFormat = f, f
+	}
+	l := &agentLoop{c: c, start: time.Now()}
+	l.lastInput = l.start
+	l.idleSince = l.start
+	l.inbox = append(l.inbox, StartEvent{})
+	go l.run()
+	return c
+}
+
+func (c *handlerConn) who() string {
+	if c.cfg.name != "" {
+		return fmt.Sprintf("handler agent %q", c.cfg.name)
+	}
+	return "handler agent"
+}
+
+// send delivers m to the loop, or reports that the conversation is over.
+func (c *handlerConn) send(m message) error {
+	select {
+	case c.msgs <- m:
+		return nil
+	case <-c.loopDone:
+		return ErrCallEnded
+	}
+}
+
+// sendCheck delivers m with a reply channel and returns the loop's answer.
+func (c *handlerConn) sendCheck(m message) error {
+	m.reply = make(chan error, 1)
+	if err := c.send(m); err != nil {
+		return err
+	}
+	select {
+	case err := <-m.reply:
+		return err
+	case <-c.loopDone:
+		return ErrCallEnded
+	}
+}
+
+// input sends a runner input and maps the end of the conversation to the
+// error Recv reports.
+func (c *handlerConn) input(ctx context.Context, m message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := c.sendCheck(m); err != nil {
+		return c.closedErr(err)
+	}
+	return nil
+}
+
+func (c *handlerConn) closedErr(err error) error {
+	select {
+	case <-c.ended:
+		return c.termErr
+	default:
+	}
+	if err == ErrCallEnded {
+		return &voicetest.TransportClosedError{Adapter: c.caps.Adapter}
+	}
+	return err
+}
+
+// Capabilities reports what the handler agent supports.
+func (c *handlerConn) Capabilities() voicetest.Capabilities { return c.caps }
+
+// SendAudio buffers user speech (audio mode); voiced audio while the agent
+// speaks is a barge-in.
+func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
+	if !c.cfg.audio {
+		return &voicetest.UnsupportedError{Adapter: c.caps.Adapter, Capability: "audio input",
+			Alternative: "the agent is in text mode: send text, or build it with handler.AudioMode(tts, stt)"}
+	}
+	if ch.Rate != c.sess.Rate {
+		return fmt.Errorf("adapters: handler agent: SendAudio got %d Hz audio, the session rate is %d Hz (convert it before sending)", ch.Rate, c.sess.Rate)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-c.ended:
+		return c.termErr
+	default:
+	}
+	c.userAudio = append(c.userAudio, ch.Samples...)
+	if !isVoiced(ch.Samples) {
+		return nil
+	}
+	c.userVoiced = true
+	return c.input(ctx, message{kind: msgVoiced})
+}
+
+// EndUtterance transcribes the buffered user speech through the STT and
+// delivers it to the handler as a TextEvent with Source "speech". With no
+// voiced audio buffered (or in text mode) it does nothing.
+func (c *handlerConn) EndUtterance(ctx context.Context) error {
+	audio, voiced := c.userAudio, c.userVoiced
+	c.userAudio, c.userVoiced = nil, false
+	if !c.cfg.audio || !voiced {
+		return nil
+	}
+	tr, err := c.cfg.stt.Transcribe(ctx, voicetest.TranscriptionRequest{Audio: pcm.Chunk{Rate: c.sess.Rate, Samples: audio}})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: transcribing %v of user speech: %w", c.who(), pcm.DurationOf(len(audio), c.sess.Rate), err)
+	}
+	if tr.Text == "" {
+		c.sess.Logf("%s: the STT heard nothing in %v of user audio", c.who(), pcm.DurationOf(len(audio), c.sess.Rate))
+		return nil
+	}
+	return c.input(ctx, message{kind: msgUtterance, text: tr.Text})
+}
+
+// SendText delivers a TextEvent with Source "text" (text mode).
+func (c *handlerConn) SendText(ctx context.Context, text string) error {
+	if c.cfg.audio {
+		return &voicetest.UnsupportedError{Adapter: c.caps.Adapter, Capability: "text input",
+			Alternative: "the agent is in audio mode: send audio, or build it with handler.TextMode()"}
+	}
+	return c.input(ctx, message{kind: msgInput, user: true, ev: TextEvent{Text: text, Source: SourceText}})
+}
+
+// SendDTMF delivers a DTMFEvent.
+func (c *handlerConn) SendDTMF(ctx context.Context, digits string) error {
+	if digits == "" {
+		return fmt.Errorf("adapters: handler agent: SendDTMF with no digits")
+	}
+	for _, r := range digits {
+		if !(r >= '0' && r <= '9' || r == '*' || r == '#' || r >= 'A' && r <= 'D') {
+			return fmt.Errorf("adapters: handler agent: SendDTMF(%q): %q is not a DTMF key (use 0-9, *, #, A-D)", digits, r)
+		}
+	}
+	return c.input(ctx, message{kind: msgInput, user: true, ev: DTMFEvent{Digits: digits}})
+}
+
+// Interrupt cuts the agent's current response short: interruptible speech
+// stops, the rest of the running handler call's interruptible speech is
+// skipped (its Say returns ErrInterrupted), the Conn emits AgentInterrupted,
+// and the handler gets an InterruptEvent once that call returns. A handler
+// call still thinking (not yet speaking) counts as a response in progress.
+// Uninterruptible speech (SayOptions.Uninterruptible) ignores it, and with
+// nothing in progress it does nothing.
+func (c *handlerConn) Interrupt(ctx context.Context) error {
+	return c.input(ctx, message{kind: msgInterrupt})
+}
+
+// Recv returns the agent's next event.
+func (c *handlerConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
+	select {
+	case ev := <-c.out:
+		return ev, nil
+	case <-c.ended:
+		return voicetest.AgentEvent{}, c.termErr
+	case <-ctx.Done():
+		return voicetest.AgentEvent{}, ctx.Err()
+	}
+}
+
+// Close delivers the StopEvent, cancels the background tasks and waits (up
+// to the stop timeout) for every goroutine of the conversation to end.
+func (c *handlerConn) Close() error {
+	c.close.Do(func() {
+		select {
+		case c.msgs <- message{kind: msgClose}:
+		case <-c.loopDone:
+		}
+		<-c.loopDone
+	})
+	return c.closeErr
+}
+
+// isVoiced reports whether samples hold more than background silence.
+func isVoiced(s []int16) bool {
+	if len(s) == 0 {
+		return false
+	}
+	var sum int64
+	for _, v := range s {
+		sum += int64(v) * int64(v)
+	}
+	return sum > int64(voicedRMS*voicedRMS)*int64(len(s))
+}

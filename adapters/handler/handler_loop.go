@@ -1,0 +1,668 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+// agentLoop owns the state of one conversation. It runs on one goroutine and
+// blocks only on channels and timers, so it runs on virtual time under
+// testing/synctest.
+type agentLoop struct {
+	c     *handlerConn
+	start time.Time
+
+	outbox []voicetest.AgentEvent // events Recv has not taken yet
+	inbox  []Event                // events waiting for the handler
+
+	call     *callState
+	callSeq  int
+	handlerQ []*outReq // outputs of the running handler call, not yet emitted
+	taskQ    []*outReq // outputs of background tasks, held or not yet emitted
+	sp       *speech   // what the agent is saying now
+	taskTurn bool      // a task spoke since the last AgentTurnEnd
+
+	lastInput time.Time
+	idleSince time.Time
+	wasIdle   bool
+	timeouts  int
+	settling  bool
+	settleFor time.Time
+	settleC   chan struct{}
+	settleT   *time.Timer
+
+	tasks   map[int]bool // live background tasks by rank
+	taskSeq int
+
+	stopped     bool  // no more events: hung up, failed or closed
+	term        error // what Recv reports once stopped
+	endedClosed bool
+
+	closing       bool
+	closeDeadline time.Time
+	stopSent      bool
+	stopCtx       context.Context
+	stopCancel    context.CancelFunc
+	closeErrs     []error
+
+	timer *time.Timer
+}
+
+func (l *agentLoop) run() {
+	c := l.c
+	l.settleC = make(chan struct{}, 1)
+	l.tasks = make(map[int]bool)
+	l.timer = time.NewTimer(time.Hour)
+	l.timer.Stop()
+	defer func() {
+		l.timer.Stop()
+		if l.settleT != nil {
+			l.settleT.Stop()
+		}
+		if l.stopCancel != nil {
+			l.stopCancel()
+		}
+		c.cancel()
+		l.endEvents()
+		if err := errors.Join(l.closeErrs...); err != nil {
+			c.closeErr = fmt.Errorf("adapters: %s: Close: %w", c.who(), err)
+		}
+		close(c.loopDone)
+	}()
+	for {
+		now := time.Now()
+		l.advance(now)
+		if l.closing {
+			if l.closeStep(now) {
+				return
+			}
+		} else {
+			l.pump(now)
+			l.checkIdle(now)
+		}
+		if l.stopped && len(l.outbox) == 0 {
+			l.endEvents()
+		}
+		if d, ok := l.nextDeadline(); ok {
+			l.timer.Reset(max(d.Sub(now), 0))
+		} else {
+			l.timer.Stop()
+		}
+		var out chan voicetest.AgentEvent
+		var head voicetest.AgentEvent
+		if len(l.outbox) > 0 {
+			out, head = c.out, l.outbox[0]
+		}
+		select {
+		case m := <-c.msgs:
+			l.handle(m, time.Now())
+		case out <- head:
+			l.outbox[0] = voicetest.AgentEvent{}
+			l.outbox = l.outbox[1:]
+		case <-l.timer.C:
+		case <-l.settleC:
+			l.settled()
+		}
+	}
+}
+
+// endEvents makes Recv report l.term from now on.
+func (l *agentLoop) endEvents() {
+	if l.endedClosed {
+		return
+	}
+	l.endedClosed = true
+	if l.term == nil {
+		l.term = &voicetest.TransportClosedError{Adapter: l.c.caps.Adapter}
+	}
+	l.c.termErr = l.term
+	close(l.c.ended)
+}
+
+func (l *agentLoop) push(ev voicetest.AgentEvent) {
+	if !l.stopped {
+		l.outbox = append(l.outbox, ev)
+	}
+}
+
+func (l *agentLoop) logf(format string, args ...any) {
+	l.c.sess.Logf("%s: "+format, append([]any{l.c.who()}, args...)...)
+}
+
+// handle applies one message.
+func (l *agentLoop) handle(m message, now time.Time) {
+	reply := func(err error) {
+		if m.reply != nil {
+			m.reply <- err
+		}
+	}
+	switch m.kind {
+	case msgInput, msgUtterance, msgInterrupt, msgVoiced:
+		if l.stopped || l.closing {
+			if m.from != nil {
+				reply(ErrCallEnded) // Emit from a Call
+			} else {
+				reply(l.endErr())
+			}
+			return
+		}
+		if m.from != nil {
+			if err := l.checkView(m.from); err != nil {
+				reply(err)
+				return
+			}
+		}
+		switch m.kind {
+		case msgInput:
+			l.inbox = append(l.inbox, m.ev)
+		case msgUtterance:
+			l.push(voicetest.AgentEvent{Kind: voicetest.UserTranscript, Text: m.text, Final: true})
+			l.inbox = append(l.inbox, TextEvent{Text: m.text, Source: SourceSpeech})
+		case msgInterrupt:
+			l.interrupt(now)
+		case msgVoiced:
+			l.advance(now) // speech that ends now is not barged in on
+			if l.sp != nil {
+				l.interrupt(now)
+			}
+		}
+		if m.from == nil {
+			l.lastInput = now
+			l.timeouts = 0
+		}
+		reply(nil)
+	case msgOutput:
+		l.output(m.out, now)
+	case msgCallDone:
+		if l.call != nil && l.call.id == m.callID {
+			l.call.done = true
+			l.call.err, l.call.stack = m.err, m.stack
+		}
+	case msgTaskStart:
+		if l.stopped || l.closing {
+			reply(ErrCallEnded)
+			return
+		}
+		l.startTask(m.text, m.task)
+		reply(nil)
+	case msgTaskDone:
+		delete(l.tasks, m.callID)
+		if l.benign(m.err) {
+			return
+		}
+		herr := &Error{Agent: l.c.cfg.name, Task: m.text, Err: m.err, Stack: m.stack}
+		l.fail(herr)
+	case msgClose:
+		l.beginClose(now)
+	}
+}
+
+// endErr is what an input gets once the conversation is over.
+func (l *agentLoop) endErr() error {
+	if l.term != nil {
+		return l.term
+	}
+	return &voicetest.TransportClosedError{Adapter: l.c.caps.Adapter}
+}
+
+// checkView reports a Call view used outside its lifetime.
+func (l *agentLoop) checkView(v *Call) error {
+	if v.task != "" || v.rank > 0 {
+		if !l.tasks[v.rank] {
+			return fmt.Errorf("adapters: %s: the Call of background task %q was used after the task returned", l.c.who(), v.task)
+		}
+		return nil
+	}
+	if l.call == nil || l.call.id != v.callID || l.call.done {
+		return fmt.Errorf("adapters: %s: a Call was used after its handler call returned; use Call.Go for work that outlives the call", l.c.who())
+	}
+	return nil
+}
+
+// benign reports whether a handler or task error is a normal ending.
+func (l *agentLoop) benign(err error) bool {
+	if err == nil || errors.Is(err, ErrInterrupted) || errors.Is(err, ErrCallEnded) {
+		return true
+	}
+	return (l.closing || l.c.ctx.Err() != nil) && errors.Is(err, context.Canceled)
+}
+
+// fail ends the conversation with err, or records it when it is already
+// over.
+func (l *agentLoop) fail(err error) {
+	if l.stopped || l.closing {
+		l.closeErrs = append(l.closeErrs, err)
+		return
+	}
+	l.stop(err)
+}
+
+// stop ends the event stream with term after what is already in the outbox.
+func (l *agentLoop) stop(term error) {
+	l.stopped = true
+	l.term = term
+	l.abortSpeech(ErrCallEnded)
+	l.inbox = nil
+}
+
+// abortSpeech answers every pending or queued output with err.
+func (l *agentLoop) abortSpeech(err error) {
+	if l.sp != nil {
+		l.sp.req.answer(err)
+		l.sp = nil
+	}
+	for _, r := range l.handlerQ {
+		r.answer(err)
+	}
+	for _, r := range l.taskQ {
+		r.answer(err)
+	}
+	l.handlerQ, l.taskQ = nil, nil
+	l.taskTurn = false
+}
+
+// output routes an output request.
+func (l *agentLoop) output(r *outReq, now time.Time) {
+	if l.closing {
+		if l.call != nil && l.call.stop && r.from.callID == l.call.id {
+			l.logf("after Close: %s", describeOutput(r))
+			r.answer(nil)
+			return
+		}
+		r.answer(ErrCallEnded)
+		return
+	}
+	if l.stopped {
+		r.answer(ErrCallEnded)
+		return
+	}
+	if err := l.checkView(r.from); err != nil {
+		r.answer(err)
+		return
+	}
+	if !r.isSpeech() && r.kind != outHangUp {
+		// Accepted: queued in order; the caller need not wait.
+		r.answer(nil)
+	}
+	if r.from.callID > 0 {
+		if l.call.interrupted && r.isSpeech() && r.interruptible {
+			r.answer(ErrInterrupted)
+			return
+		}
+		l.handlerQ = append(l.handlerQ, r)
+		return
+	}
+	l.taskQ = append(l.taskQ, r)
+}
+
+// describeOutput says what an output was, for logs.
+func describeOutput(r *outReq) string {
+	switch r.kind {
+	case outSay:
+		return fmt.Sprintf("say %q", r.text)
+	case outPlay:
+		return fmt.Sprintf("play %v of audio", r.dur)
+	case outSilence:
+		return fmt.Sprintf("silence %v", r.dur)
+	case outHangUp:
+		return fmt.Sprintf("hang up (%s)", r.text)
+	}
+	return fmt.Sprintf("%s %s", r.ev.Kind, r.ev.Text)
+}
+
+// pump emits what can be emitted now and starts the next handler call.
+func (l *agentLoop) pump(now time.Time) {
+	for !l.stopped && l.sp == nil {
+		switch {
+		case len(l.handlerQ) > 0:
+			r := l.handlerQ[0]
+			l.handlerQ = l.handlerQ[1:]
+			l.emit(r, now)
+		case l.call != nil && !l.call.done:
+			return
+		case l.call != nil:
+			cs := l.call
+			l.call = nil
+			if !l.benign(cs.err) {
+				l.fail(&Error{Agent: l.c.cfg.name, Event: eventName(cs.ev), Err: cs.err, Stack: cs.stack})
+				return
+			}
+			if cs.spoke || (answersUser(cs.ev) && !cs.interrupted) {
+				l.push(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
+			}
+		case len(l.taskQ) > 0:
+			r := l.taskQ[0]
+			l.taskQ = l.taskQ[1:]
+			if r.isSpeech() {
+				l.taskTurn = true
+			}
+			l.emit(r, now)
+		case l.taskTurn:
+			l.taskTurn = false
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
+		case len(l.inbox) > 0:
+			ev := l.inbox[0]
+			l.inbox = l.inbox[1:]
+			l.startCall(ev, false)
+		default:
+			return
+		}
+	}
+}
+
+// answersUser reports whether a handler call for ev answers the user, so
+// that its end is a turn end even when it said nothing.
+func answersUser(ev Event) bool {
+	switch ev.(type) {
+	case StartEvent, TextEvent, DTMFEvent:
+		return true
+	}
+	return false
+}
+
+// emit sends one output; speech starts the agent speaking.
+func (l *agentLoop) emit(r *outReq, now time.Time) {
+	if r.isSpeech() && l.call != nil && r.from.callID == l.call.id {
+		l.call.spoke = true
+	}
+	switch r.kind {
+	case outEvent:
+		l.push(r.ev)
+	case outHangUp:
+		l.push(voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: r.text})
+		r.answer(nil)
+		l.stop(&voicetest.TransportClosedError{Adapter: l.c.caps.Adapter})
+	case outSay:
+		if l.c.cfg.audio {
+			// The transcript follows the audio: a delta per word as it is
+			// played, the whole text when the speech ends.
+			l.sp = &speech{req: r, start: now, end: now.Add(r.dur), words: wordMarks(r.text, r.dur)}
+			l.advance(now)
+			return
+		}
+		l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: r.text, Final: true, Speech: r.dur})
+		l.startSpeech(r, now)
+	case outPlay:
+		if !l.c.cfg.audio {
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentLog, Text: fmt.Sprintf("playing %v of audio (text mode: no audio is sent)", r.dur)})
+		}
+		l.startSpeech(r, now)
+	case outSilence:
+		l.startSpeech(r, now)
+	}
+}
+
+func (l *agentLoop) startSpeech(r *outReq, now time.Time) {
+	l.sp = &speech{req: r, start: now, end: now.Add(r.dur)}
+	l.advance(now)
+}
+
+// advance emits the audio frames that are due and finishes speech whose
+// time is up.
+func (l *agentLoop) advance(now time.Time) {
+	for l.sp != nil {
+		sp := l.sp
+		if a := sp.req.audio; l.c.cfg.audio && len(a.Samples) > 0 {
+			spf := max(pcm.SamplesFor(a.Rate, frameDur), 1)
+			n := (len(a.Samples) + spf - 1) / spf
+			for sp.sent < n && !now.Before(sp.start.Add(time.Duration(sp.sent)*frameDur)) {
+				i := sp.sent * spf
+				j := min(i+spf, len(a.Samples))
+				l.push(voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: a.Rate, Samples: a.Samples[i:j]}})
+				sp.sent++
+			}
+		}
+		for sp.said < len(sp.words) && !now.Before(sp.start.Add(sp.words[sp.said].at)) {
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: sp.words[sp.said].text})
+			sp.said++
+		}
+		if now.Before(sp.end) {
+			return
+		}
+		if sp.words != nil {
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: sp.req.text, Final: true})
+		}
+		l.sp = nil
+		sp.req.answer(nil)
+	}
+}
+
+// spokenSoFar is the text of the words of sp already played.
+func (sp *speech) spokenSoFar() string {
+	var b strings.Builder
+	for _, w := range sp.words[:sp.said] {
+		b.WriteString(w.text)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// nextDeadline is when the loop must next wake up by itself.
+func (l *agentLoop) nextDeadline() (time.Time, bool) {
+	if l.closing {
+		return l.closeDeadline, true
+	}
+	if sp := l.sp; sp != nil {
+		next := sp.end
+		if a := sp.req.audio; l.c.cfg.audio && len(a.Samples) > 0 {
+			spf := max(pcm.SamplesFor(a.Rate, frameDur), 1)
+			if sp.sent*spf < len(a.Samples) {
+				next = sp.start.Add(time.Duration(sp.sent) * frameDur)
+			}
+		}
+		if sp.said < len(sp.words) {
+			if w := sp.start.Add(sp.words[sp.said].at); w.Before(next) {
+				next = w
+			}
+		}
+		return next, true
+	}
+	if l.wasIdle && l.c.cfg.timeout > 0 && !l.settling {
+		return l.timeoutDeadline(), true
+	}
+	return time.Time{}, false
+}
+
+func (l *agentLoop) idle() bool {
+	return !l.stopped && !l.closing && l.call == nil && l.sp == nil &&
+		len(l.handlerQ) == 0 && len(l.taskQ) == 0 && len(l.inbox) == 0 && !l.taskTurn
+}
+
+func (l *agentLoop) timeoutDeadline() time.Time {
+	from := l.lastInput
+	if l.idleSince.After(from) {
+		from = l.idleSince
+	}
+	return from.Add(l.c.cfg.timeout)
+}
+
+// checkIdle tracks idleness and arms the inactivity timeout. A timeout that
+// is due waits 1 ns of (virtual) time, so that user input arriving at the
+// same instant is seen first and wins.
+func (l *agentLoop) checkIdle(now time.Time) {
+	if !l.idle() {
+		l.wasIdle = false
+		return
+	}
+	if !l.wasIdle {
+		l.wasIdle = true
+		l.idleSince = now
+	}
+	if l.c.cfg.timeout == 0 || l.settling {
+		return
+	}
+	deadline := l.timeoutDeadline()
+	if now.Before(deadline) {
+		return
+	}
+	l.settling, l.settleFor = true, deadline
+	settleC := l.settleC
+	l.settleT = time.AfterFunc(time.Nanosecond, func() {
+		select {
+		case settleC <- struct{}{}:
+		default:
+		}
+	})
+}
+
+// settled delivers the inactivity timeout if nothing happened meanwhile.
+func (l *agentLoop) settled() {
+	if !l.settling {
+		return
+	}
+	l.settling = false
+	if !l.idle() || !l.wasIdle || !l.timeoutDeadline().Equal(l.settleFor) {
+		return
+	}
+	l.timeouts++
+	l.inbox = append(l.inbox, TimeoutEvent{Count: l.timeouts, SinceInput: l.settleFor.Sub(l.lastInput)})
+}
+
+// interrupt cuts the current response short.
+func (l *agentLoop) interrupt(now time.Time) {
+	l.advance(now)
+	sp := l.sp
+	if sp != nil && !sp.req.interruptible {
+		l.logf("barge-in ignored: the agent is saying something uninterruptible")
+		return
+	}
+	callActive := l.call != nil && !l.call.done
+	if sp == nil && !callActive {
+		return // nothing to interrupt
+	}
+	ev := InterruptEvent{}
+	if sp != nil {
+		l.sp = nil
+		if sp.req.kind == outSay {
+			ev.Text = sp.req.text
+		}
+		if said := sp.spokenSoFar(); said != "" {
+			// The final transcript of cut speech is what was played.
+			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: said, Final: true})
+		}
+		ev.Played = now.Sub(sp.start)
+		ev.Task = sp.req.from.task
+		sp.req.answer(ErrInterrupted)
+	}
+	if sp != nil && sp.req.from.callID == 0 {
+		l.taskTurn = false // AgentInterrupted ends the task's turn
+	}
+	if callActive && (sp == nil || sp.req.from.callID == l.call.id) {
+		l.call.interrupted = true
+		l.call.spoke = false // AgentInterrupted ends what it said
+		kept := l.handlerQ[:0]
+		for _, r := range l.handlerQ {
+			if r.isSpeech() && r.interruptible {
+				r.answer(ErrInterrupted)
+				continue
+			}
+			kept = append(kept, r)
+		}
+		l.handlerQ = kept
+	}
+	l.push(voicetest.AgentEvent{Kind: voicetest.AgentInterrupted})
+	l.inbox = append(l.inbox, ev)
+}
+
+// startCall runs the handler for ev on its own goroutine.
+func (l *agentLoop) startCall(ev Event, stop bool) {
+	c := l.c
+	l.callSeq++
+	cs := &callState{id: l.callSeq, ev: ev, stop: stop}
+	l.call = cs
+	ctx := c.ctx
+	if stop {
+		ctx = l.stopCtx
+	}
+	view := &Call{c: c, ctx: ctx, callID: cs.id, stop: stop}
+	think := c.cfg.think
+	if stop {
+		think = 0
+	}
+	go func() {
+		stack, err := runProtected(func() error {
+			if think > 0 {
+				t := time.NewTimer(think)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				}
+			}
+			return c.fn(ctx, ev, view)
+		})
+		_ = c.send(message{kind: msgCallDone, callID: cs.id, err: err, stack: stack})
+	}()
+}
+
+// startTask runs a background task on its own goroutine.
+func (l *agentLoop) startTask(name string, fn TaskFunc) {
+	c := l.c
+	l.taskSeq++
+	rank := l.taskSeq
+	l.tasks[rank] = true
+	view := &Call{c: c, ctx: c.ctx, task: name, rank: rank}
+	go func() {
+		stack, err := runProtected(func() error { return fn(c.ctx, view) })
+		_ = c.send(message{kind: msgTaskDone, text: name, callID: rank, err: err, stack: stack})
+	}()
+}
+
+// beginClose starts closing: the event stream ends, speech stops, contexts
+// are cancelled.
+func (l *agentLoop) beginClose(now time.Time) {
+	failed := false
+	var herr *Error
+	if errors.As(l.term, &herr) {
+		failed = true
+	}
+	if !l.stopped {
+		l.stop(&voicetest.TransportClosedError{Adapter: l.c.caps.Adapter})
+	}
+	l.closing = true
+	l.stopSent = failed // a crashed handler gets no StopEvent
+	l.closeDeadline = now.Add(l.c.cfg.stopTimeout)
+	l.outbox = nil
+	l.endEvents()
+	l.abortSpeech(ErrCallEnded)
+	l.stopCtx, l.stopCancel = context.WithDeadline(context.Background(), l.closeDeadline)
+	l.c.cancel()
+}
+
+// closeStep waits for the running call, runs the StopEvent call, then waits
+// for the tasks. It reports whether the loop may exit.
+func (l *agentLoop) closeStep(now time.Time) bool {
+	timedOut := !now.Before(l.closeDeadline)
+	if l.call != nil && !l.call.done {
+		if timedOut {
+			l.closeErrs = append(l.closeErrs, fmt.Errorf("the handler call for %s did not return within %v of Close (its goroutine is leaked; make the handler honour ctx)", eventName(l.call.ev), l.c.cfg.stopTimeout))
+			return true
+		}
+		return false
+	}
+	if cs := l.call; cs != nil {
+		l.call = nil
+		if !l.benign(cs.err) && !(cs.stop && errors.Is(cs.err, context.DeadlineExceeded)) {
+			l.closeErrs = append(l.closeErrs, &Error{Agent: l.c.cfg.name, Event: eventName(cs.ev), Err: cs.err, Stack: cs.stack})
+		}
+	}
+	if !l.stopSent {
+		l.stopSent = true
+		l.startCall(StopEvent{}, true)
+		return false
+	}
+	if len(l.tasks) > 0 {
+		if timedOut {
+			l.closeErrs = append(l.closeErrs, fmt.Errorf("%d background task(s) did not return within %v of Close (their goroutines are leaked; make tasks honour ctx)", len(l.tasks), l.c.cfg.stopTimeout))
+			return true
+		}
+		return false
+	}
+	return true
+}

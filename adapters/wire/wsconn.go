@@ -1,0 +1,700 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	neturl "net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+// Defaults of WSOptions.
+const (
+	DefaultDialTimeout   = 10 * time.Second
+	DefaultPingInterval  = 10 * time.Second
+	DefaultPongTimeout   = 30 * time.Second
+	DefaultWriteTimeout  = 10 * time.Second
+	DefaultCloseTimeout  = 2 * time.Second
+	DefaultMaxFrameBytes = 1 << 20
+)
+
+// WSOptions are the transport settings shared by the WebSocket adapters
+// (Twilio, WebSocket). The zero value gives the defaults.
+//
+// Keepalive: every PingInterval the adapter sends a WebSocket ping and waits
+// up to PongTimeout for the pong. Ping and pong are answered by the agent's
+// WebSocket library, not by its application code, so an agent that is slow
+// to answer (a long LLM call) is never killed; only one whose connection has
+// stopped answering pings altogether is. Such a dead connection, like any
+// dropped connection, is reported by Recv as a *voicetest.TransportClosedError
+// that says why. The adapters never reconnect: a voice conversation cannot
+// resume on a new socket, so a silent reconnect would hide a real failure.
+type WSOptions struct {
+	// Header holds extra HTTP headers for the WebSocket handshake, e.g.
+	// Authorization.
+	Header http.Header
+	// DialTimeout bounds the WebSocket handshake when Connect's ctx has no
+	// earlier deadline. Zero means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// PingInterval is the time between keepalive pings. Zero means
+	// DefaultPingInterval; a negative value disables keepalive.
+	PingInterval time.Duration
+	// PongTimeout is how long a ping may wait for its pong before the
+	// connection is declared dead. Zero means DefaultPongTimeout.
+	PongTimeout time.Duration
+	// WriteTimeout bounds one frame write; a write that cannot finish in
+	// time (the agent stopped reading) closes the connection. Zero means
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// CloseTimeout bounds the closing handshake in Close. Zero means
+	// DefaultCloseTimeout.
+	CloseTimeout time.Duration
+	// MaxFrameBytes is the largest frame the agent may send; a larger one
+	// closes the connection with an error naming this field. Zero means
+	// DefaultMaxFrameBytes (1 MiB).
+	MaxFrameBytes int64
+	// RequireTLS refuses plain-text URLs (ws://, http://) to any host but
+	// loopback, so that an API key is never sent unencrypted to a remote
+	// agent. It is off by default: agents under test often run on a LAN or
+	// in a container without TLS, and a plain-text URL is the user's
+	// choice. Loopback (127.0.0.0/8, ::1, localhost) is always allowed.
+	RequireTLS bool
+}
+
+// Resolved returns o with every zero field set to its default.
+func (o WSOptions) Resolved() WSOptions {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.PingInterval == 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.PongTimeout <= 0 {
+		o.PongTimeout = DefaultPongTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.CloseTimeout <= 0 {
+		o.CloseTimeout = DefaultCloseTimeout
+	}
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	return o
+}
+
+// FrameError reports a frame from the agent that the adapter could not
+// understand (malformed JSON, an unknown event, bad base64, an odd number of
+// PCM16 bytes). Recv returns it in place of the event the frame should have
+// carried; the Conn stays usable and later frames are still delivered.
+type FrameError struct {
+	// Adapter names the adapter.
+	Adapter string
+	// Frame is the start of the offending frame (at most 200 bytes), for
+	// the report.
+	Frame string
+	// Err says what was wrong.
+	Err error
+}
+
+// Error says what was wrong with which frame.
+func (e *FrameError) Error() string {
+	return fmt.Sprintf("adapters: %s: bad frame from agent: %v (frame starts %q)", e.Adapter, e.Err, e.Frame)
+}
+
+// Unwrap returns what was wrong.
+func (e *FrameError) Unwrap() error { return e.Err }
+
+// Excerpt returns at most 200 bytes of data for a FrameError.
+func Excerpt(data []byte) string {
+	const max = 200
+	if len(data) > max {
+		return string(data[:max]) + "…"
+	}
+	return string(data)
+}
+
+// AgentError is returned by a DecodeFunc for an error the agent reported
+// in a well-formed frame (an "error" event): Recv returns err as it is,
+// not wrapped in a FrameError.
+type AgentError struct{ Err error }
+
+// Error returns the agent's error message.
+func (e AgentError) Error() string { return e.Err.Error() }
+
+// DecodeFunc turns one received frame into events, or says why it cannot.
+// It runs on the Conn's reader goroutine.
+type DecodeFunc func(typ websocket.MessageType, data []byte) ([]voicetest.AgentEvent, error)
+
+// wsItem is one entry of the receive queue: an event or a frame error.
+type wsItem struct {
+	ev  voicetest.AgentEvent
+	err error
+}
+
+// Conn is the WebSocket plumbing shared by the adapters: one reader
+// goroutine that decodes frames into an unbounded queue (so that a runner
+// that is slow to call Recv never stalls the socket and its pongs), a
+// keepalive goroutine, writes with their own timeout, capture of every frame,
+// and a Close that releases all of it.
+type Conn struct {
+	adapter string
+	opts    WSOptions
+	ws      *websocket.Conn
+	raw     *net.Conn // the TCP connection under ws
+	capture *CaptureWriter
+	logf    func(string, ...any)
+	decode  DecodeFunc
+	// onEnd, when set before Start, runs on the reader goroutine when the
+	// connection ends, before the hang-up or closing error is queued: the
+	// place to release audio an adapter holds back.
+	onEnd func()
+
+	ctx    context.Context // lives until Close; cancelling it ends the goroutines
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	queue    []wsItem
+	head     int
+	notify   chan struct{} // capacity 1: something was queued or the reader ended
+	terminal error         // set when the reader ends; returned after the queue drains
+	hungUp   bool          // an AgentHangUp was queued; later events are dropped
+	cause    error         // why the adapter itself killed the connection
+	closing  bool          // Close was called
+
+	writeMu    sync.Mutex // one write at a time, so one timer bounds them
+	writeTimer *time.Timer
+	writing    atomic.Bool
+
+	closeOnce sync.Once
+}
+
+// Dial opens the WebSocket at url. The Conn does not read until Start is
+// called, so that the caller can finish its opening handshake first.
+func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.Session, subprotocols []string) (*Conn, error) {
+	opts = opts.Resolved()
+	if err := CheckPlaintext(adapter, url, opts); err != nil {
+		return nil, err
+	}
+	logf := s.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	capture := NewCaptureWriter(s.Capture, logf)
+	dctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
+	defer cancel()
+	// Keep the raw connection, so that Close can always end it: after a
+	// closing handshake has begun, coder/websocket offers no other way to
+	// stop waiting for a peer that never answers it.
+	var raw atomic.Pointer[net.Conn]
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dialer.DialContext(ctx, network, addr)
+		if err == nil {
+			raw.Store(&conn)
+		}
+		return conn, err
+	}
+	ws, resp, err := websocket.Dial(dctx, url, &websocket.DialOptions{
+		HTTPClient:   &http.Client{Transport: tr},
+		HTTPHeader:   opts.Header,
+		Subprotocols: subprotocols,
+	})
+	tr.CloseIdleConnections()
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		if secrets := urlSecrets(url); len(secrets) > 0 {
+			err = redactErr(err, secrets) // net/http quotes the URL
+		}
+		url := RedactURL(url)
+		capture.Note("error", fmt.Sprintf("dial %s: %v", url, err))
+		if ctx.Err() == nil && dctx.Err() != nil {
+			return nil, &voicetest.TimeoutError{
+				Phase:   voicetest.PhaseConnect,
+				Timeout: opts.DialTimeout,
+				Hint:    fmt.Sprintf("the %s agent at %s did not complete the WebSocket handshake; check that it is running, or raise WSOptions.DialTimeout", adapter, url),
+			}
+		}
+		if resp != nil {
+			return nil, fmt.Errorf("adapters: %s: dial %s: HTTP %s: %w", adapter, url, resp.Status, err)
+		}
+		return nil, fmt.Errorf("adapters: %s: dial %s: %w", adapter, url, err)
+	}
+	capture.Note("open", RedactURL(url))
+	ws.SetReadLimit(opts.MaxFrameBytes)
+	c := &Conn{
+		raw:     raw.Load(),
+		adapter: adapter,
+		opts:    opts,
+		ws:      ws,
+		capture: capture,
+		logf:    logf,
+		notify:  make(chan struct{}, 1),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.writeTimer = time.AfterFunc(time.Hour, c.writeTimedOut)
+	c.writeTimer.Stop()
+	return c, nil
+}
+
+// Start launches the reader and keepalive goroutines. decode runs on the
+// reader goroutine for every frame.
+func (c *Conn) Start(decode DecodeFunc) {
+	c.decode = decode
+	c.wg.Add(1)
+	go c.readLoop()
+	if c.opts.PingInterval > 0 {
+		c.wg.Add(1)
+		go c.pingLoop()
+	}
+}
+
+// Go runs f on a goroutine that Close waits for. f must return once
+// Context is done.
+func (c *Conn) Go(f func()) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+}
+
+// Context returns a context that lives until Close, or until the
+// connection ends: the context of the Conn's own goroutines and of writes
+// made outside a caller's call (answers to pings, tool results).
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Logf logs through the Session's Logf (or what SetLogf set).
+func (c *Conn) Logf(format string, args ...any) { c.logf(format, args...) }
+
+// SetLogf replaces the Conn's log function. Call it before Start.
+func (c *Conn) SetLogf(logf func(string, ...any)) { c.logf = logf }
+
+// SetCapture replaces the Conn's capture writer (one an adapter made
+// before dialling, to record what came before the socket). Call it before
+// Start.
+func (c *Conn) SetCapture(w *CaptureWriter) { c.capture = w }
+
+// OnEnd sets f to run on the reader goroutine when the connection ends,
+// before the hang-up or closing error is queued: the place to release
+// audio an adapter holds back. Call it before Start.
+func (c *Conn) OnEnd(f func()) { c.onEnd = f }
+
+// Notify returns a channel that receives a value when an event or error
+// was queued or the reader ended. Recv takes from it too: a caller that
+// waits on it must look at the queue again (Failure) after each wake-up
+// and use a bounded wait.
+func (c *Conn) Notify() <-chan struct{} { return c.notify }
+
+// Failure returns, without taking anything from the queue, the first
+// error waiting in it (a frame the adapter could not read, or an error
+// the agent reported) and the error that ended the connection, if any.
+// An adapter that waits for the agent's half of an opening handshake uses
+// it to fail Connect early.
+func (c *Conn) Failure() (queued, terminal error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, it := range c.queue[c.head:] {
+		if it.err != nil {
+			queued = it.err
+			break
+		}
+	}
+	return queued, c.terminal
+}
+
+// readLoop reads frames until the connection ends. It reuses one buffer
+// for every frame: decode functions must not keep the frame's bytes.
+func (c *Conn) readLoop() {
+	defer c.wg.Done()
+	var buf bytes.Buffer
+	for {
+		// No ctx: a cancellable one costs an allocation per frame in
+		// coder/websocket, and Close ends a pending read by closing the
+		// socket anyway.
+		typ, r, err := c.ws.Reader(context.Background())
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
+		if err != nil {
+			c.finish(err)
+			return
+		}
+		data := buf.Bytes()
+		c.capture.Frame("recv", typ, data)
+		evs, derr := c.safeDecode(typ, data)
+		c.push(evs, derr, data)
+		if buf.Cap() > 64<<10 && len(data) < 16<<10 {
+			buf = bytes.Buffer{} // do not hold on to one huge frame's memory
+		}
+	}
+}
+
+// safeDecode runs the decode function, turning a panic (in a user's Codec)
+// into a frame error rather than a crash of the test binary.
+func (c *Conn) safeDecode(typ websocket.MessageType, data []byte) (evs []voicetest.AgentEvent, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			evs, err = nil, fmt.Errorf("decoder panicked: %v", p)
+		}
+	}()
+	return c.decode(typ, data)
+}
+
+// push queues the events decoded from one frame, then its error if any.
+func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
+	c.mu.Lock()
+	for _, ev := range evs {
+		if c.hungUp {
+			c.logf("%s: agent sent %s after hanging up; ignored", c.adapter, ev.Kind)
+			continue
+		}
+		c.queue = append(c.queue, wsItem{ev: ev})
+		if ev.Kind == voicetest.AgentHangUp {
+			c.hungUp = true
+		}
+	}
+	if err != nil && !c.hungUp {
+		var ae AgentError
+		if errors.As(err, &ae) {
+			c.queue = append(c.queue, wsItem{err: ae.Err})
+		} else {
+			c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: Excerpt(frame), Err: err}})
+		}
+	}
+	c.mu.Unlock()
+	c.wake()
+}
+
+// PushEvent queues one event from outside the reader goroutine.
+func (c *Conn) PushEvent(ev voicetest.AgentEvent) { c.push([]voicetest.AgentEvent{ev}, nil, nil) }
+
+func (c *Conn) wake() {
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+}
+
+// finish records why the reader ended: a hang-up, a dropped connection, or
+// our own Close.
+func (c *Conn) finish(err error) {
+	if c.onEnd != nil {
+		c.onEnd() // may still queue events
+	}
+	status := websocket.CloseStatus(err)
+	c.mu.Lock()
+	closing, cause, hungUp := c.closing, c.cause, c.hungUp
+	var hangup *voicetest.AgentEvent
+	var terminal *voicetest.TransportClosedError
+	switch {
+	case cause != nil:
+		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: cause}
+	case status == websocket.StatusNormalClosure || status == websocket.StatusGoingAway:
+		terminal = &voicetest.TransportClosedError{Adapter: c.adapter}
+		if !hungUp && !closing {
+			var ce websocket.CloseError
+			errors.As(err, &ce)
+			reason := fmt.Sprintf("agent closed the WebSocket (status %d %s)", int(status), status)
+			if ce.Reason != "" {
+				reason += ": " + ce.Reason
+			}
+			hangup = &voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: reason}
+		}
+	case closing:
+		terminal = &voicetest.TransportClosedError{Adapter: c.adapter}
+	case errors.Is(err, websocket.ErrMessageTooBig):
+		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: fmt.Errorf("agent sent a frame larger than %d bytes; raise WSOptions.MaxFrameBytes if that is expected: %w", c.opts.MaxFrameBytes, err)}
+	case status >= 0:
+		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: fmt.Errorf("agent closed the WebSocket with status %d %s: %w", int(status), status, err)}
+	default:
+		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: fmt.Errorf("connection lost: %w", err)}
+	}
+	if hangup != nil {
+		c.queue = append(c.queue, wsItem{ev: *hangup})
+		c.hungUp = true
+	}
+	c.terminal = terminal
+	c.mu.Unlock()
+	c.capture.Note("close", terminal.Error())
+	switch {
+	case hangup != nil:
+		c.logf("%s: the agent hung up: %s", c.adapter, hangup.Text)
+	case !closing && !hungUp:
+		c.logf("%s: %v", c.adapter, terminal)
+	}
+	c.cancel() // stop the keepalive
+	c.wake()
+}
+
+// pingLoop sends keepalive pings until the connection ends.
+func (c *Conn) pingLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.opts.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(c.ctx, c.opts.PongTimeout)
+		err := c.ws.Ping(pctx)
+		timedOut := pctx.Err() != nil && c.ctx.Err() == nil
+		cancel()
+		if err == nil {
+			continue
+		}
+		if timedOut {
+			c.mu.Lock()
+			if c.cause == nil {
+				c.cause = fmt.Errorf("keepalive: no pong within %v of a ping; the agent's connection is dead (raise WSOptions.PongTimeout if its network is merely slow)", c.opts.PongTimeout)
+			}
+			c.mu.Unlock()
+			c.kill()
+		}
+		return
+	}
+}
+
+// Recv returns the next queued event, waiting for one until ctx is done.
+func (c *Conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
+	for {
+		c.mu.Lock()
+		if c.head < len(c.queue) {
+			it := c.queue[c.head]
+			c.queue[c.head] = wsItem{}
+			c.head++
+			if c.head == len(c.queue) {
+				c.queue, c.head = c.queue[:0], 0
+			}
+			c.mu.Unlock()
+			return it.ev, it.err
+		}
+		if c.terminal != nil {
+			err := c.terminal
+			c.mu.Unlock()
+			return voicetest.AgentEvent{}, err
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.notify:
+		case <-ctx.Done():
+			return voicetest.AgentEvent{}, ctx.Err()
+		}
+	}
+}
+
+// Write sends one frame. A ctx that is already done sends nothing; once
+// started, the write is bounded by WriteTimeout rather than ctx, because
+// coder/websocket closes the connection when a write's ctx ends mid-frame.
+// The bound is one reusable timer rather than a context per write, which
+// would cost several allocations per 20 ms frame.
+func (c *Conn) Write(ctx context.Context, typ websocket.MessageType, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := c.ClosedErr(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.capture.Frame("send", typ, data)
+	c.writing.Store(true)
+	c.writeTimer.Reset(c.opts.WriteTimeout)
+	err := c.ws.Write(context.Background(), typ, data)
+	c.writing.Store(false)
+	c.writeTimer.Stop()
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	cause := c.cause
+	c.mu.Unlock()
+	if cause != nil {
+		return &voicetest.TransportClosedError{Adapter: c.adapter, Err: cause}
+	}
+	if terr := c.ClosedErr(); terr != nil {
+		return terr
+	}
+	return &voicetest.TransportClosedError{Adapter: c.adapter, Err: err}
+}
+
+// writeTimedOut runs when a write has not finished within WriteTimeout: it
+// declares the connection dead and closes it, which ends the write.
+func (c *Conn) writeTimedOut() {
+	if !c.writing.Load() {
+		return // the write finished just as the timer fired
+	}
+	c.mu.Lock()
+	if c.cause == nil {
+		c.cause = fmt.Errorf("a write did not finish within %v: the agent stopped reading (raise WSOptions.WriteTimeout if it is merely slow)", c.opts.WriteTimeout)
+	}
+	c.mu.Unlock()
+	c.kill()
+}
+
+// kill drops the connection without a closing handshake. It closes the TCP
+// connection itself, which works even while a handshake is under way.
+func (c *Conn) kill() {
+	if c.raw != nil {
+		(*c.raw).Close()
+		return
+	}
+	c.ws.CloseNow()
+}
+
+// ClosedErr returns the terminal error once the connection has ended, or
+// an error saying Close was called.
+func (c *Conn) ClosedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return &voicetest.TransportClosedError{Adapter: c.adapter, Err: errors.New("the Conn was closed")}
+	}
+	if c.terminal != nil {
+		return c.terminal
+	}
+	return nil
+}
+
+// Close runs the closing handshake (bounded by CloseTimeout) and waits for
+// the goroutines to end. before, if not nil, runs first (e.g. to send a
+// protocol's stop message). Safe to call more than once.
+//
+// It returns nil: once Close is called the conversation is over whatever
+// the peer does, and a peer that drops the connection instead of answering
+// the closing handshake (or never answers it) has not made the test fail.
+// Such a peer is logged and noted in the capture.
+func (c *Conn) Close(before func()) error {
+	c.closeOnce.Do(func() {
+		if before != nil {
+			before()
+		}
+		c.mu.Lock()
+		c.closing = true
+		over := c.terminal != nil
+		c.mu.Unlock()
+		done := make(chan error, 1)
+		go func() { done <- c.ws.Close(websocket.StatusNormalClosure, "") }()
+		t := time.NewTimer(c.opts.CloseTimeout)
+		var err error
+		select {
+		case err = <-done:
+		case <-t.C:
+			c.cancel()
+			c.kill() // ends the pending read and the handshake
+			<-done
+			err = fmt.Errorf("the agent did not finish the closing handshake within %v (WSOptions.CloseTimeout); socket closed", c.opts.CloseTimeout)
+		}
+		t.Stop()
+		c.cancel()
+		c.wg.Wait()
+		c.writeTimer.Stop()
+		// A connection that had already ended, or a handshake the peer had
+		// already started, is a normal end.
+		if err != nil && !over && websocket.CloseStatus(err) < 0 && !errors.Is(err, net.ErrClosed) {
+			c.logf("%s: closing: %v", c.adapter, err)
+			c.capture.Note("error", "closing: "+err.Error())
+		}
+		c.capture.Note("closed", "closed by voicetest")
+	})
+	return nil
+}
+
+// isSecretParam reports whether a query parameter carries a credential.
+func isSecretParam(name string) bool {
+	name = strings.ToLower(name)
+	for _, s := range []string{"signature", "token", "key", "secret", "auth", "password"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlSecrets returns the credential values in url's query, raw and
+// escaped.
+func urlSecrets(raw string) []string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for k, vs := range u.Query() {
+		if !isSecretParam(k) {
+			continue
+		}
+		for _, v := range vs {
+			if v != "" {
+				out = append(out, v, neturl.QueryEscape(v))
+			}
+		}
+	}
+	return out
+}
+
+// RedactedError is an error whose message had secrets taken out. It
+// matches what the original error matches (errors.Is) but does not unwrap
+// to it, since the original's message holds the secret (net/http, for one,
+// quotes the URL it failed to reach).
+type RedactedError struct {
+	// Msg is the message with the secrets taken out.
+	Msg string
+	// Err is the original error.
+	Err error
+}
+
+// Error returns the redacted message.
+func (e *RedactedError) Error() string { return e.Msg }
+
+// Is reports whether the original error matches target.
+func (e *RedactedError) Is(target error) bool { return errors.Is(e.Err, target) }
+
+// redactErr returns err with every secret in its message replaced by
+// REDACTED.
+func redactErr(err error, secrets []string) error {
+	msg := err.Error()
+	for _, s := range secrets {
+		msg = strings.ReplaceAll(msg, s, "REDACTED")
+	}
+	return &RedactedError{Msg: msg, Err: err}
+}
+
+// RedactURL returns url with the values of query parameters that carry
+// credentials (a signed URL's signature, a token, a key) replaced by
+// "REDACTED", for captures, logs and errors.
+func RedactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return raw
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if isSecretParam(k) {
+			q[k] = []string{"REDACTED"}
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
