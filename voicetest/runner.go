@@ -839,8 +839,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 		if voice == "" {
 			voice = r.cfg.Voice
 		}
-		var err error
-		err = r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
+		err := r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
 			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Rate: r.cfg.Rate})
 			return err
 		})

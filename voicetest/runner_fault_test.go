@@ -157,14 +157,14 @@ func oneTurn() []voicetest.Step {
 
 // runBubble runs cfg inside a synctest bubble and returns the result, the
 // error and the virtual time the run took.
-func runBubble(t *testing.T, cfg voicetest.Config) (res *voicetest.Result, err error, took time.Duration) {
+func runBubble(t *testing.T, cfg voicetest.Config) (res *voicetest.Result, took time.Duration, err error) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		res, err = voicetest.Run(t.Context(), cfg)
 		took = time.Since(start)
 	})
-	return res, err, took
+	return res, took, err
 }
 
 func TestFaultAgentClosesMidTurn(t *testing.T) {
@@ -176,7 +176,7 @@ func TestFaultAgentClosesMidTurn(t *testing.T) {
 			return voicetest.AgentEvent{}, &voicetest.TransportClosedError{Adapter: name, Err: errors.New("connection reset by peer")}
 		},
 	)}
-	res, err, _ := runBubble(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn()})
+	res, _, err := runBubble(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn()})
 	var tc *voicetest.TransportClosedError
 	if !errors.As(err, &tc) || tc.Adapter != name {
 		t.Fatalf("err = %v, want a *TransportClosedError from %s", err, name)
@@ -199,7 +199,7 @@ func TestFaultAgentNeverAnswers(t *testing.T) {
 				return waitOrClose(ctx, closed, "never-answers")
 			}}
 		const timeout = 5 * time.Second
-		_, err, took := runBubble(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn(),
+		_, took, err := runBubble(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn(),
 			Timeouts: voicetest.Timeouts{FirstChunk: timeout}})
 		var te *voicetest.TimeoutError
 		if !errors.As(err, &te) || te.Phase != voicetest.PhaseFirstChunk || te.Timeout != timeout || te.Turn != 1 {
@@ -224,7 +224,7 @@ func TestFaultAgentAnswersForever(t *testing.T) {
 		)}
 	}
 	const limit = 3 * time.Second
-	res, err, took := runBubble(t, voicetest.Config{Agent: newAgent(), UserVoice: &toneTTS{}, Script: oneTurn(),
+	res, took, err := runBubble(t, voicetest.Config{Agent: newAgent(), UserVoice: &toneTTS{}, Script: oneTurn(),
 		Timeouts: voicetest.Timeouts{MaxTurnAudio: limit}})
 	if err != nil {
 		t.Fatalf("err = %v; reaching MaxTurnAudio without FailOnMaxTurnAudio is not an error", err)
@@ -248,7 +248,7 @@ func TestFaultAgentAnswersForever(t *testing.T) {
 		t.Errorf("recorded %v of agent audio in %v of virtual time, want about %v", agentAudio, took, limit)
 	}
 
-	_, err, _ = runBubble(t, voicetest.Config{Agent: newAgent(), UserVoice: &toneTTS{}, Script: oneTurn(),
+	_, _, err = runBubble(t, voicetest.Config{Agent: newAgent(), UserVoice: &toneTTS{}, Script: oneTurn(),
 		Timeouts: voicetest.Timeouts{MaxTurnAudio: limit, FailOnMaxTurnAudio: true}})
 	var te *voicetest.TimeoutError
 	if !errors.As(err, &te) || te.Phase != voicetest.PhaseTurn || te.Timeout != limit || !strings.Contains(te.Hint, "MaxTurnAudio") {
@@ -269,7 +269,7 @@ func TestFaultAgentStallsMidTurn(t *testing.T) {
 		},
 	)}
 	const timeout = 7 * time.Second
-	_, err, took := runBubble(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn(),
+	_, took, err := runBubble(t, voicetest.Config{Agent: agent, UserVoice: &toneTTS{}, Script: oneTurn(),
 		Timeouts: voicetest.Timeouts{FirstChunk: timeout}})
 	var te *voicetest.TimeoutError
 	if !errors.As(err, &te) || te.Phase != voicetest.PhaseTurn || te.Timeout != timeout {
@@ -331,7 +331,7 @@ func TestFaultOddLengthAndMalformedFrames(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err, _ := runBubble(t, voicetest.Config{Agent: fixtures.GarbageAgent(tc.g), UserVoice: &toneTTS{}, Script: oneTurn()})
+			res, _, err := runBubble(t, voicetest.Config{Agent: fixtures.GarbageAgent(tc.g), UserVoice: &toneTTS{}, Script: oneTurn()})
 			var se *voicetest.StepError
 			if !errors.As(err, &se) || se.Index != 2 {
 				t.Fatalf("err = %v, want a *StepError for step 2", err)

@@ -19,7 +19,7 @@ import (
 //
 // When t is a *testing.T and cfg.Agent runs in process on virtual time
 // (it implements VirtualTimer and reports true, as the fixtures fakes and
-// adapters.Handler do), the whole conversation runs inside a
+// the agents handler.New returns do), the whole conversation runs inside a
 // testing/synctest bubble: pauses and timeouts cost no wall time, the
 // timeline is identical on every run, and the bubble itself fails the
 // test if any goroutine outlives the scenario. Such a scenario must not
