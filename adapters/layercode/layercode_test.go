@@ -500,7 +500,7 @@ func TestLayerCodeCapture(t *testing.T) {
 			t.Errorf("what voicetest sent lacks %q:\n%s", want, gotSends)
 		}
 	}
-	if !bytes.Contains(raw, []byte("[client_session_key]")) {
+	if !bytes.Contains(raw, []byte("client_session_key=REDACTED")) {
 		t.Errorf("the capture does not show where the session key was withheld")
 	}
 }
