@@ -215,9 +215,15 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	if ackDelay == 0 {
 		ackDelay = DefaultAckDelay
 	}
+	for _, r := range []struct {
+		what string
+		rate int
+	}{{"InputRate", inRate}, {"OutputRate", outRate}} {
+		if err := wire.CheckRate("layercode", r.what, r.rate, wire.StandardRates(), "leave InputRate and OutputRate 0 for 8000 and 16000"); err != nil {
+			return nil, err
+		}
+	}
 	switch {
-	case inRate < 0 || outRate < 0:
-		return nil, fmt.Errorf("adapters: layercode: InputRate %d / OutputRate %d: %w; leave them 0 for 8000 and 16000", inRate, outRate, pcm.ErrBadRate)
 	case chunk < 0:
 		return nil, fmt.Errorf("adapters: layercode: Chunk %v is negative; leave it 0 for %v", chunk, DefaultChunk)
 	case a.PlaybackAckDelay < 0:
