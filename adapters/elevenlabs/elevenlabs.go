@@ -680,8 +680,7 @@ func (c *elevenConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 	if elevenQuiet(ev.Type) {
 		return nil, nil
 	}
-	if !c.unknown[ev.Type] {
-		c.unknown[ev.Type] = true
+	if wire.LogOnce(c.unknown, ev.Type) {
 		c.ws.Logf("%s: ignoring server event %q, which this adapter does not know (logged once)", elevenAdapter, ev.Type)
 	}
 	return nil, nil

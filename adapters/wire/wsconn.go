@@ -24,6 +24,7 @@ const (
 	DefaultWriteTimeout  = 10 * time.Second
 	DefaultCloseTimeout  = 2 * time.Second
 	DefaultMaxFrameBytes = 1 << 20
+	DefaultMaxQueueBytes = 32 << 20
 )
 
 // WSOptions are the transport settings shared by the WebSocket adapters
@@ -61,6 +62,15 @@ type WSOptions struct {
 	// closes the connection with an error naming this field. Zero means
 	// DefaultMaxFrameBytes (1 MiB).
 	MaxFrameBytes int64
+	// MaxQueueBytes bounds what the connection holds of the agent's
+	// events while the runner is busy elsewhere (a judge, a TTS call, a
+	// Check): their audio, text and data, as AgentEvent.Size counts them.
+	// The connection reads the socket at all times (so that pings are
+	// answered); an agent that sends more than this before the runner
+	// reads again ends the connection with a *voicetest.LimitError naming
+	// this field, after the events queued before it. Zero means
+	// DefaultMaxQueueBytes (32 MiB: over eleven minutes of 24 kHz audio).
+	MaxQueueBytes int64
 	// RequireTLS refuses plain-text URLs (ws://, http://) to any host but
 	// loopback, so that an API key is never sent unencrypted to a remote
 	// agent. It is off by default: agents under test often run on a LAN or
@@ -97,6 +107,9 @@ func (o WSOptions) Resolved() WSOptions {
 	}
 	if o.MaxFrameBytes <= 0 {
 		o.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if o.MaxQueueBytes <= 0 {
+		o.MaxQueueBytes = DefaultMaxQueueBytes
 	}
 	return o
 }
@@ -151,8 +164,10 @@ type wsItem struct {
 }
 
 // Conn is the WebSocket plumbing shared by the adapters: one reader
-// goroutine that decodes frames into an unbounded queue (so that a runner
-// that is slow to call Recv never stalls the socket and its pongs), a
+// goroutine that decodes frames into a queue bounded by
+// WSOptions.MaxQueueBytes (so that a runner that is slow to call Recv
+// never stalls the socket and its pongs, and an agent that floods it
+// cannot exhaust memory), a
 // keepalive goroutine, writes with their own timeout, capture of every frame,
 // and a Close that releases all of it.
 type Conn struct {
@@ -176,6 +191,7 @@ type Conn struct {
 	mu       sync.Mutex
 	queue    []wsItem
 	head     int
+	queued   int64         // bytes held by queue[head:] (itemSize)
 	notify   chan struct{} // capacity 1: something was queued or the reader ended
 	terminal error         // set when the reader ends; returned after the queue drains
 	hungUp   bool          // an AgentHangUp was queued; later events are dropped
@@ -400,15 +416,34 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 			continue
 		}
 		c.queue = append(c.queue, wsItem{ev: ev})
+		c.queued += ev.Size()
 		if ev.Kind == voicetest.AgentHangUp {
 			c.hungUp = true
 		}
 	}
 	if qerr != nil && !c.hungUp {
 		c.queue = append(c.queue, wsItem{err: qerr})
+		c.queued += itemSize(c.queue[len(c.queue)-1])
+	}
+	over := c.queued > c.opts.MaxQueueBytes && c.cause == nil
+	if over {
+		c.cause = &voicetest.LimitError{What: "the agent's events queued by the " + c.adapter + " adapter while the runner was not reading",
+			Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"}
 	}
 	c.mu.Unlock()
+	if over {
+		c.kill() // the reader stops at once; Recv returns what is queued, then the LimitError
+	}
 	c.wake()
+}
+
+// itemSize is what a queue entry holds in memory.
+func itemSize(it wsItem) int64 {
+	n := it.ev.Size()
+	if it.err != nil {
+		n += int64(len(it.err.Error()))
+	}
+	return n
 }
 
 // scrubEvent blanks the Conn's secrets in the text an event carries: its
@@ -528,6 +563,7 @@ func (c *Conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 		if c.head < len(c.queue) {
 			it := c.queue[c.head]
 			c.queue[c.head] = wsItem{}
+			c.queued -= itemSize(it)
 			c.head++
 			if c.head == len(c.queue) {
 				c.queue, c.head = c.queue[:0], 0
