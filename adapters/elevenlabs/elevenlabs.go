@@ -415,6 +415,15 @@ func (c *elevenConn) awaitMetadata(ctx context.Context, limit time.Duration) err
 		}
 		ws := c.ws
 		qerr, term := ws.Failure()
+		if qerr != nil || term != nil {
+			select {
+			case <-c.ready:
+				// The metadata arrived while the queue was read: what
+				// followed it belongs to the conversation (Recv reports it).
+				return c.setupAudio()
+			default:
+			}
+		}
 		switch {
 		case qerr != nil:
 			return fmt.Errorf("adapters: %s: starting the conversation: %w", elevenAdapter, qerr)

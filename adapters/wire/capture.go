@@ -207,10 +207,11 @@ func (c *CaptureWriter) flush(b []byte) {
 	}
 }
 
-// oneLineJSON reports whether data is valid JSON with no line breaks, so it
-// can stand verbatim inside a JSON line.
+// oneLineJSON reports whether data is valid JSON with no line breaks and
+// no surrounding space, so it can stand verbatim inside a JSON line and
+// come back byte for byte (a parser drops the space around a value).
 func oneLineJSON(data []byte) bool {
-	return len(data) > 0 && !bytes.ContainsAny(data, "\r\n") && json.Valid(data)
+	return len(data) > 0 && !bytes.ContainsAny(data, "\r\n") && len(bytes.TrimSpace(data)) == len(data) && json.Valid(data)
 }
 
 // appendJSONString appends s as a JSON string (invalid UTF-8 becomes
