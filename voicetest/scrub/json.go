@@ -209,52 +209,60 @@ func scrubMembers(b []byte) []byte {
 	return append(out, b[last:]...)
 }
 
-// mayNameSecret is a quick test that b may hold a name Name matches, so
-// that JSON without any (audio frames, transcripts) is not scanned. Like
-// Name, it ignores case and the separators '-', '_', '.' and ' '; a \u
-// escape, which could spell any name, always makes it true.
+// mayNameSecret is a quick test that the JSON text b may have a member
+// whose name Name matches, so that JSON without any (audio frames,
+// transcripts) is neither validated nor scanned. It looks only at the
+// strings just before a ':' (the keys, in valid JSON), without
+// allocating; a key with an escape, which could spell any name, makes it
+// true.
 func mayNameSecret(b []byte) bool {
-	if bytes.Contains(b, []byte(`\u`)) {
-		return true
-	}
-	for _, frag := range [...]string{"key", "secret", "pass", "pwd", "credential", "auth", "cookie", "sig", "token", "bearer"} {
-		if containsName(b, frag) {
-			return true
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], ':')
+		if j < 0 {
+			return false
 		}
-	}
-	return false
-}
-
-// containsName reports whether b contains the lower-case ASCII word frag,
-// ignoring the case of b and separators between its letters.
-func containsName(b []byte, frag string) bool {
-	for i := 0; i+len(frag) <= len(b); i++ {
-		if lower(b[i]) != frag[0] {
+		colon := i + j
+		i = colon + 1
+		end := colon - 1
+		for end >= 0 && (b[end] == ' ' || b[end] == '\t' || b[end] == '\n' || b[end] == '\r') {
+			end--
+		}
+		if end < 0 || b[end] != '"' {
+			continue // a ':' inside a string value
+		}
+		open := bytes.LastIndexByte(b[:end], '"')
+		if open < 0 {
 			continue
 		}
-		j, k := i+1, 1
-		for k < len(frag) && j < len(b) {
-			c := b[j]
-			if c == '-' || c == '_' || c == '.' || c == ' ' {
-				j++
-				continue
-			}
-			if lower(c) != frag[k] {
-				break
-			}
-			j++
-			k++
+		if open > 0 && b[open-1] == '\\' {
+			return true // an escaped quote inside the key
 		}
-		if k == len(frag) {
+		if keySecret(b[open+1 : end]) {
 			return true
 		}
 	}
 	return false
 }
 
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + ('a' - 'A')
+// keySecret reports whether a raw key may be a credential's name: Name
+// matches it, or it holds an escape.
+func keySecret(key []byte) bool {
+	var buf [64]byte
+	n := 0
+	for _, c := range key {
+		switch {
+		case c == '\\':
+			return true
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c == '-' || c == '_' || c == '.' || c == ' ':
+			continue
+		}
+		if n == len(buf) {
+			return Name(string(key)) // a long key: the slow way
+		}
+		buf[n] = c
+		n++
 	}
-	return c
+	return secretNorm(string(buf[:n]))
 }

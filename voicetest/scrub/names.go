@@ -8,8 +8,10 @@ import "strings"
 // '.' and ' ' are ignored, so "api_key", "apiKey" and "API-Key" all match.
 // Counts and limits such as "max_tokens", "token_count" and "tokens_used"
 // are parameters, not credentials, and do not match.
-func Name(name string) bool {
-	n := normName(name)
+func Name(name string) bool { return secretNorm(normName(name)) }
+
+// secretNorm is Name for a name already normalised by normName.
+func secretNorm(n string) bool {
 	switch {
 	case strings.Contains(n, "apikey"), strings.Contains(n, "secret"),
 		strings.Contains(n, "password"), strings.Contains(n, "passwd"),

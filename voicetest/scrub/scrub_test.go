@@ -264,3 +264,26 @@ func TestConcurrentLearningAndScrubbing(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONKeysWithEscapes(t *testing.T) {
+	var sc *scrub.Scrubber
+	for _, doc := range []string{
+		`{"pass\"word\"x":"s3cr3t-value"}`,
+		`{"password\"x":"s3cr3t-value"}`,
+		`{"api\u005fkey":"s3cr3t-value"}`,
+		`{"a" : {"Client-Secret" : "s3cr3t-value"}}`,
+	} {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			t.Fatal(err)
+		}
+		named := false
+		for k := range v {
+			named = named || scrub.Name(k)
+		}
+		got := string(sc.JSON([]byte(doc)))
+		if strings.Contains(got, "s3cr3t") == (named || strings.Contains(doc, "Client")) {
+			t.Errorf("JSON(%s) = %s", doc, got)
+		}
+	}
+}
