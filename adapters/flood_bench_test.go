@@ -131,7 +131,7 @@ func BenchmarkFloodScenario(b *testing.B) {
 				if tc.json {
 					// Five seconds of greeting and its turn end, then audio
 					// messages while that second still plays.
-					cfg = floodpeer.Config{Greeting: []string{jsonAudio(5*time.Second), `{"type":"turn_end"}`}, Frame: []byte(jsonAudio(80 * time.Millisecond)), Bytes: flood}
+					cfg = floodpeer.Config{Greeting: []string{jsonAudio(5 * time.Second), `{"type":"turn_end"}`}, Frame: []byte(jsonAudio(80 * time.Millisecond)), Bytes: flood}
 					codec, pacing = wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true, NativeVAD: true}), voicetest.PaceRealTime
 				}
 				peer := floodpeer.New(b, cfg)
