@@ -130,7 +130,7 @@ func BenchmarkFloodScenario(b *testing.B) {
 				codec, pacing := wscodec.RawPCM(24000), voicetest.PaceFast
 				if tc.json {
 					// Five seconds of greeting and its turn end, then audio
-					// messages while that second still plays.
+					// messages while the greeting still plays.
 					cfg = floodpeer.Config{Greeting: []string{jsonAudio(5 * time.Second), `{"type":"turn_end"}`}, Frame: []byte(jsonAudio(80 * time.Millisecond)), Bytes: flood}
 					codec, pacing = wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true, NativeVAD: true}), voicetest.PaceRealTime
 				}

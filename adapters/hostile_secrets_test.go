@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -240,4 +243,115 @@ func TestSharedScrubberBlanksUserSecrets(t *testing.T) {
 			t.Errorf("without WSOptions.Scrub the capture does not hold the echoed value, so the test shows nothing:\n%s", capture.Bytes())
 		}
 	}
+}
+
+// echoAgent is a JSON-codec agent that greets by repeating the credentials
+// it was given (the X-Api-Key header, its URL's userinfo, the token of the
+// opening message) in everything the codec carries: a transcript, a log
+// line, a data payload and a tool call's arguments.
+func echoAgent(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		echo := r.Header.Get("X-Api-Key")
+		if user, pass, ok := r.BasicAuth(); ok {
+			echo += " " + user + ":" + pass
+		}
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		_, first, err := ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		echo += " " + strings.ReplaceAll(string(first), `"`, "'")
+		for _, m := range []string{
+			`{"type":"audio","audio":"` + base64.StdEncoding.EncodeToString(make([]byte, 9600)) + `","sample_rate":24000}`,
+			fmt.Sprintf(`{"type":"transcript","text":%q,"final":true}`, "Your credentials are "+echo),
+			fmt.Sprintf(`{"type":"log","text":%q}`, "auth with "+echo),
+			fmt.Sprintf(`{"type":"data","name":"whoami","data":{"seen":%q}}`, echo),
+			fmt.Sprintf(`{"type":"tool_call","id":"c1","name":"lookup","arguments":{"q":%q}}`, echo),
+			`{"type":"turn_end"}`,
+		} {
+			if ws.Write(ctx, websocket.MessageText, []byte(m)) != nil {
+				return
+			}
+		}
+		for {
+			if _, _, err := ws.Read(ctx); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws://" + strings.TrimPrefix(srv.URL, "http://")
+}
+
+// The canary of the artifacts path: what the agent echoes reaches the
+// result through events, and from there the transcript, the timeline, the
+// saved artifacts, the golden files and the HTML report. None may hold a
+// credential.
+func TestEchoedCredentialsNotInArtifacts(t *testing.T) {
+	const (
+		password = "artifact-pw-canary-3e1f"
+		apiKey   = "artifact-key-canary-6b2a"
+		token    = "artifact-token-canary-90cd"
+	)
+	url := strings.Replace(echoAgent(t), "ws://", "ws://bot:"+password+"@", 1) + "/ws"
+	a := wscodec.New(url, tokenCodec{helloCodec{token: token}})
+	a.Header = http.Header{"X-Api-Key": {apiKey}}
+	capture := &adaptertest.SyncBuffer{}
+	var log canaryLog
+	res, err := voicetest.Run(t.Context(), voicetest.Config{Name: "echo", Agent: a, Capture: capture, Logf: log.logf,
+		Script: []voicetest.Step{voicetest.AgentTurn()}, Pacing: voicetest.PaceFast})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(res.TranscriptText(), "Your credentials are") || len(res.Timeline) < 4 {
+		t.Fatalf("the agent's echo did not reach the result:\n%s\n%s", res.TranscriptText(), res.TimelineText())
+	}
+	dir := t.TempDir()
+	if err := res.Save(filepath.Join(dir, "artifacts")); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteGolden(filepath.Join(dir, "golden"), voicetest.GoldenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	html, err := res.HTMLReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	canaries := []string{password, apiKey, token}
+	leaked(t, "the HTML report", html, canaries...)
+	leaked(t, "the transcript and timeline", []byte(res.TranscriptText()+res.TimelineText()), canaries...)
+	leaked(t, "the capture", capture.Bytes(), canaries...)
+	leaked(t, "the log", []byte(log.String()), canaries...)
+	files := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		leaked(t, p, b, canaries...)
+		return nil
+	})
+	if files < 5 {
+		t.Errorf("only %d files written", files)
+	}
+}
+
+// tokenCodec is helloCodec declaring turn ends and tool events, so that
+// the agent's turn ends at its turn_end.
+type tokenCodec struct{ helloCodec }
+
+func (c tokenCodec) Open(s voicetest.Session) (wscodec.CodecSession, []wscodec.Frame, error) {
+	cs, _, err := wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true, ToolEvents: true, Transcripts: true}).Open(s)
+	return cs, []wscodec.Frame{{Data: []byte(`{"type":"auth","token":"` + c.token + `"}`)}}, err
 }
