@@ -25,10 +25,10 @@ import (
 // Conn or an error that says something, never panic or hang, and what it
 // accepts must be within what the protocol allows.
 
-// handshakeServer is a fuzzing WebSocket server: it reads the client's
-// opening message, answers with frame (binary or text), then with the
-// given valid frames, then reads until the client leaves.
-func handshakeServer(t *testing.T, frame []byte, binary bool, then ...string) string {
+// scriptedWS starts a loopback WebSocket server that runs script on each
+// connection (with the handshake request and a context bounded to ten
+// seconds), then reads until the client leaves. It returns the ws:// URL.
+func scriptedWS(t *testing.T, script func(ctx context.Context, ws *websocket.Conn, r *http.Request) bool) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
@@ -36,22 +36,10 @@ func handshakeServer(t *testing.T, frame []byte, binary bool, then ...string) st
 			return
 		}
 		defer ws.CloseNow()
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		if _, _, err := ws.Read(ctx); err != nil {
+		if !script(ctx, ws, r) {
 			return
-		}
-		typ := websocket.MessageText
-		if binary {
-			typ = websocket.MessageBinary
-		}
-		if ws.Write(ctx, typ, frame) != nil {
-			return
-		}
-		for _, f := range then {
-			if ws.Write(ctx, websocket.MessageText, []byte(f)) != nil {
-				return
-			}
 		}
 		for {
 			if _, _, err := ws.Read(ctx); err != nil {
@@ -61,6 +49,33 @@ func handshakeServer(t *testing.T, frame []byte, binary bool, then ...string) st
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// writeAll writes text frames in order; false if one fails.
+func writeAll(ctx context.Context, ws *websocket.Conn, frames ...string) bool {
+	for _, f := range frames {
+		if ws.Write(ctx, websocket.MessageText, []byte(f)) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// handshakeServer is a fuzzing WebSocket server: it reads the client's
+// opening message, answers with frame (binary or text), then with the
+// given valid frames, then reads until the client leaves.
+func handshakeServer(t *testing.T, frame []byte, binary bool, then ...string) string {
+	t.Helper()
+	return scriptedWS(t, func(ctx context.Context, ws *websocket.Conn, _ *http.Request) bool {
+		if _, _, err := ws.Read(ctx); err != nil {
+			return false
+		}
+		typ := websocket.MessageText
+		if binary {
+			typ = websocket.MessageBinary
+		}
+		return ws.Write(ctx, typ, frame) == nil && writeAll(ctx, ws, then...)
+	})
 }
 
 // connectOrError connects a to a fuzzing peer: a Conn is closed at once,

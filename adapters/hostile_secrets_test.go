@@ -36,42 +36,36 @@ import (
 // refuses the handshake with HTTP 401 and a body that quotes them.
 func hostileWS(t *testing.T, reject bool) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	echoOf := func(r *http.Request) string {
 		echo := r.Header.Get("Authorization") + " " + r.Header.Get("X-Api-Key") + " " + r.Header.Get("X-Custom")
 		if user, pass, ok := r.BasicAuth(); ok {
 			echo += " " + user + ":" + pass
 		}
-		if reject {
+		return echo
+	}
+	if reject {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error":"invalid credentials %s"}`, echo)
-			return
-		}
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.CloseNow()
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
+			fmt.Fprintf(w, `{"error":"invalid credentials %s"}`, echoOf(r))
+		}))
+		t.Cleanup(srv.Close)
+		return "ws://" + strings.TrimPrefix(srv.URL, "http://")
+	}
+	return scriptedWS(t, func(ctx context.Context, ws *websocket.Conn, r *http.Request) bool {
 		_, first, err := ws.Read(ctx)
 		if err != nil {
-			return
+			return false
 		}
-		echo += " " + string(first)
-		msgs := []string{
+		echo := echoOf(r) + " " + string(first)
+		if !writeAll(ctx, ws,
 			fmt.Sprintf(`{"type":"log","text":%q}`, "you authenticated with "+echo),
 			fmt.Sprintf(`{"type":"data","name":"whoami","data":{"headers":%q}}`, echo),
-			"not json, but it says " + echo,
-		}
-		for _, m := range msgs {
-			if ws.Write(ctx, websocket.MessageText, []byte(m)) != nil {
-				return
-			}
+			"not json, but it says "+echo) {
+			return false
 		}
 		ws.Close(websocket.StatusGoingAway, "bye "+strings.ReplaceAll(echo, `"`, "")[:min(len(echo), 100)])
-	}))
-	t.Cleanup(srv.Close)
-	return "ws://" + strings.TrimPrefix(srv.URL, "http://")
+		return false
+	})
 }
 
 // helloCodec is JSONBase64 with an opening frame that authenticates with
@@ -251,43 +245,24 @@ func TestSharedScrubberBlanksUserSecrets(t *testing.T) {
 // line, a data payload and a tool call's arguments.
 func echoAgent(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return scriptedWS(t, func(ctx context.Context, ws *websocket.Conn, r *http.Request) bool {
 		echo := r.Header.Get("X-Api-Key")
 		if user, pass, ok := r.BasicAuth(); ok {
 			echo += " " + user + ":" + pass
 		}
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.CloseNow()
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
 		_, first, err := ws.Read(ctx)
 		if err != nil {
-			return
+			return false
 		}
 		echo += " " + strings.ReplaceAll(string(first), `"`, "'")
-		for _, m := range []string{
-			`{"type":"audio","audio":"` + base64.StdEncoding.EncodeToString(make([]byte, 9600)) + `","sample_rate":24000}`,
+		return writeAll(ctx, ws,
+			`{"type":"audio","audio":"`+base64.StdEncoding.EncodeToString(make([]byte, 9600))+`","sample_rate":24000}`,
 			fmt.Sprintf(`{"type":"transcript","text":%q,"final":true}`, "Your credentials are "+echo),
 			fmt.Sprintf(`{"type":"log","text":%q}`, "auth with "+echo),
 			fmt.Sprintf(`{"type":"data","name":"whoami","data":{"seen":%q}}`, echo),
 			fmt.Sprintf(`{"type":"tool_call","id":"c1","name":"lookup","arguments":{"q":%q}}`, echo),
-			`{"type":"turn_end"}`,
-		} {
-			if ws.Write(ctx, websocket.MessageText, []byte(m)) != nil {
-				return
-			}
-		}
-		for {
-			if _, _, err := ws.Read(ctx); err != nil {
-				return
-			}
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return "ws://" + strings.TrimPrefix(srv.URL, "http://")
+			`{"type":"turn_end"}`)
+	})
 }
 
 // The canary of the artifacts path: what the agent echoes reaches the
