@@ -19,6 +19,9 @@ type recvItem struct {
 	ev  AgentEvent
 	at  time.Duration
 	err error
+
+	gate *recvGate // released when the runner takes the item (bounds.go)
+	size int64
 }
 
 // piece is agent audio placed on the conversation's time axis.
@@ -83,6 +86,7 @@ type runner struct {
 	lastAgentAt  time.Duration
 	turnEnds     int
 	deferred     []recvItem
+	deferLoad    deferredLoad    // what deferred holds (bounds.go)
 	turnText     strings.Builder // deltas of the utterance being spoken
 	committed    []string        // final texts of the turn's utterances
 	hasText      bool
@@ -135,12 +139,13 @@ func (r *runner) decide(success bool, reason string) {
 func receive(ctx context.Context, conn Conn, start time.Time, listen *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
+	gate := newRecvGate()
 	for {
 		listen.Store(int64(time.Since(start)) + 1)
 		ev, err := conn.Recv(ctx)
-		it := recvItem{ev: ev, at: time.Since(start), err: err}
+		it := recvItem{ev: ev, at: time.Since(start), err: err, gate: gate, size: ev.Size()}
 		listen.Store(0)
-		if err != nil && ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil || !gate.acquire(ctx, it.size) {
 			return
 		}
 		select {
@@ -242,6 +247,7 @@ const maxTurnEvents = 100_000
 
 // take counts and handles one event received from the agent.
 func (r *runner) take(it recvItem) error {
+	it.gate.release(it.size)
 	r.turnEvents++
 	if r.turnEvents > maxTurnEvents && it.err == nil {
 		return fmt.Errorf("the %s adapter sent more than %d events in one agent turn (the last a %s at %v, turn %d): it floods the runner; fix the agent or the adapter", r.adapter(), maxTurnEvents, it.ev.Kind, it.at, r.st.turn)
@@ -267,8 +273,7 @@ func (r *runner) handle(it recvItem) error {
 		// The agent ended its turn; what follows is its next turn's, and
 		// is handled once this one is recorded. A hang-up ends everything
 		// at once.
-		r.deferred = append(r.deferred, it)
-		return nil
+		return r.deferItem(it)
 	}
 	ev, at := it.ev, it.at
 	r.lastAgentAt = max(r.lastAgentAt, at)
@@ -1115,6 +1120,7 @@ func (r *runner) replay() error {
 	for len(r.deferred) > 0 && r.turnEnds == 0 {
 		it := r.deferred[0]
 		r.deferred = r.deferred[1:]
+		r.undefer(it)
 		if err := r.handle(it); err != nil {
 			return err
 		}

@@ -154,18 +154,27 @@ type elevenFormat struct {
 	rate  int
 }
 
-// parseElevenFormat parses "pcm_<rate>" or "ulaw_8000".
-func parseElevenFormat(s string) (elevenFormat, error) {
-	enc, rate, ok := strings.Cut(s, "_")
-	n, err := strconv.Atoi(rate)
-	switch {
-	case !ok || err != nil || n <= 0:
-	case enc == "pcm":
-		return elevenFormat{name: s, rate: n}, nil
-	case enc == "ulaw" && n == pcm.Rate8k:
-		return elevenFormat{name: s, mulaw: true, rate: n}, nil
+// elevenFormats are the audio formats the Agents Platform documents for
+// agent_output_audio_format and user_input_audio_format. Only these are
+// accepted: the rate of the agent's audio sets how much it is resampled,
+// and an agent that named "pcm_1" would have every audio event blown up
+// 24000 times.
+var elevenFormats = [...]string{"pcm_8000", "pcm_16000", "pcm_22050", "pcm_24000", "pcm_44100", "pcm_48000", "ulaw_8000"}
+
+// parseElevenFormat parses the format named in field of the initiation
+// metadata: one of elevenFormats, else a *wire.FormatError.
+func parseElevenFormat(field, s string) (elevenFormat, error) {
+	known := false
+	for _, f := range elevenFormats {
+		known = known || f == s
 	}
-	return elevenFormat{}, fmt.Errorf("audio format %q is not one this adapter knows; expected pcm_<rate> or ulaw_8000", s)
+	if !known {
+		return elevenFormat{}, &wire.FormatError{What: field, Value: s, Allowed: elevenFormats[:],
+			Hint: "the formats ElevenLabs documents; set the agent's audio formats to one of them"}
+	}
+	enc, rate, _ := strings.Cut(s, "_")
+	n, _ := strconv.Atoi(rate)
+	return elevenFormat{name: s, mulaw: enc == "ulaw", rate: n}, nil
 }
 
 func (f elevenFormat) audioFormat() voicetest.AudioFormat {
@@ -406,6 +415,15 @@ func (c *elevenConn) awaitMetadata(ctx context.Context, limit time.Duration) err
 		}
 		ws := c.ws
 		qerr, term := ws.Failure()
+		if qerr != nil || term != nil {
+			select {
+			case <-c.ready:
+				// The metadata arrived while the queue was read: what
+				// followed it belongs to the conversation (Recv reports it).
+				return c.setupAudio()
+			default:
+			}
+		}
 		switch {
 		case qerr != nil:
 			return fmt.Errorf("adapters: %s: starting the conversation: %w", elevenAdapter, qerr)
@@ -593,10 +611,10 @@ func (c *elevenConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 		default:
 		}
 		c.conversationID = m.ConversationID
-		if c.in, err = parseElevenFormat(m.InputFormat); err != nil {
-			c.metaErr = fmt.Errorf("user_input_audio_format: %w", err)
-		} else if c.out, err = parseElevenFormat(m.OutputFormat); err != nil {
-			c.metaErr = fmt.Errorf("agent_output_audio_format: %w", err)
+		if c.in, err = parseElevenFormat("user_input_audio_format", m.InputFormat); err != nil {
+			c.metaErr = err
+		} else if c.out, err = parseElevenFormat("agent_output_audio_format", m.OutputFormat); err != nil {
+			c.metaErr = err
 		} else if c.out.rate != c.rate {
 			if c.down, err = pcm.NewResampler(c.out.rate, c.rate); err != nil {
 				c.metaErr = err
@@ -671,8 +689,7 @@ func (c *elevenConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 	if elevenQuiet(ev.Type) {
 		return nil, nil
 	}
-	if !c.unknown[ev.Type] {
-		c.unknown[ev.Type] = true
+	if wire.LogOnce(c.unknown, ev.Type) {
 		c.ws.Logf("%s: ignoring server event %q, which this adapter does not know (logged once)", elevenAdapter, ev.Type)
 	}
 	return nil, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
 )
 
 // Defaults of Agent.
@@ -214,9 +215,15 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	if ackDelay == 0 {
 		ackDelay = DefaultAckDelay
 	}
+	for _, r := range []struct {
+		what string
+		rate int
+	}{{"InputRate", inRate}, {"OutputRate", outRate}} {
+		if err := wire.CheckRate("layercode", r.what, r.rate, wire.StandardRates(), "leave InputRate and OutputRate 0 for 8000 and 16000"); err != nil {
+			return nil, err
+		}
+	}
 	switch {
-	case inRate < 0 || outRate < 0:
-		return nil, fmt.Errorf("adapters: layercode: InputRate %d / OutputRate %d: %w; leave them 0 for 8000 and 16000", inRate, outRate, pcm.ErrBadRate)
 	case chunk < 0:
 		return nil, fmt.Errorf("adapters: layercode: Chunk %v is negative; leave it 0 for %v", chunk, DefaultChunk)
 	case a.PlaybackAckDelay < 0:
@@ -226,30 +233,33 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	case a.Authorize == nil && a.AgentID == "":
 		return nil, errors.New("adapters: layercode: AgentID is empty; set it to the LayerCode agent's ID")
 	}
+	// One scrubber for the whole Connect: it learns the authorize
+	// request's credentials (headers, URL, body) and the session key, and
+	// blanks them in the capture, the log and every error, also where the
+	// backend or LayerCode echoes them.
+	sc := a.WSOptions.Scrub
+	if sc == nil {
+		sc = scrub.New()
+	}
+	sc.AddHeader(a.AuthorizeHeader)
+	sc.AddURL(a.AuthorizeURL)
+	s.Logf = wire.ScrubLogf(sc, s.Logf)
 	logf := s.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	red := &redactor{w: s.Capture}
-	var capW io.Writer
-	if s.Capture != nil {
-		capW = red
-	}
-	capture := wire.NewCaptureWriter(capW, logf)
+	capture := wire.NewCaptureWriter(s.Capture, logf)
+	capture.SetScrubber(sc)
 	opts := a.WSOptions.Resolved()
 
-	auth, err := a.authorize(ctx, opts.DialTimeout, capture)
+	auth, err := a.authorize(ctx, opts.DialTimeout, capture, sc)
 	if err != nil {
 		return nil, err
 	}
-	red.set(auth.SessionKey)
 	trigger := auth.Trigger
 	switch trigger {
 	case "":
 		trigger = "automatic"
 	case "automatic", "push_to_talk":
 	default:
-		return nil, fmt.Errorf("adapters: layercode: the agent's turn trigger is %q; the adapter knows automatic and push_to_talk", trigger)
+		return nil, fmt.Errorf("adapters: layercode: the agent's turn trigger is %q; the adapter knows automatic and push_to_talk", sc.String(trigger))
 	}
 
 	c := &lcConn{
@@ -278,29 +288,28 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	}
 	u, err := url.Parse(wsURL)
 	if err != nil {
-		return nil, fmt.Errorf("adapters: layercode: WebSocketURL %q: %w", wsURL, err)
+		return nil, fmt.Errorf("adapters: layercode: WebSocketURL %q: %w", sc.URL(wsURL), wire.ScrubError(sc, err))
 	}
 	q := u.Query()
 	q.Set("client_session_key", auth.SessionKey)
 	u.RawQuery = q.Encode()
-	red.set(auth.SessionKey, url.QueryEscape(auth.SessionKey))
 
 	quiet := s
 	quiet.Capture = nil // the adapter's own capture writer records the dial
-	quiet.Logf = func(format string, args ...any) { logf("%s", red.redact(fmt.Sprintf(format, args...))) }
-	ws, err := wire.Dial(ctx, "layercode", u.String(), a.WSOptions, quiet, nil)
+	wopts := a.WSOptions
+	wopts.Scrub = sc
+	ws, err := wire.Dial(ctx, "layercode", u.String(), wopts, quiet, nil)
 	if err != nil {
-		err = red.redactErr(err)
+		err = wire.ScrubError(sc, err)
 		capture.Note("error", err.Error())
 		return nil, err
 	}
 	ws.SetCapture(capture)
-	ws.SetLogf(quiet.Logf)
-	capture.Note("open", red.redact(u.String()))
+	capture.Note("open", sc.URL(u.String()))
 	c.ws = ws
 	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"client.ready"}`)); err != nil {
 		ws.Close(nil)
-		return nil, fmt.Errorf("adapters: layercode: sending client.ready: %w", red.redactErr(err))
+		return nil, fmt.Errorf("adapters: layercode: sending client.ready: %w", wire.ScrubError(sc, err))
 	}
 	ws.Start(c.decode)
 	ws.Go(c.playbackLoop)
@@ -310,7 +319,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 }
 
 // authorize gets a session from the hook or the authorize endpoint.
-func (a *Agent) authorize(ctx context.Context, timeout time.Duration, capture *wire.CaptureWriter) (Auth, error) {
+func (a *Agent) authorize(ctx context.Context, timeout time.Duration, capture *wire.CaptureWriter, sc *scrub.Scrubber) (Auth, error) {
 	req := AuthRequest{URL: a.AuthorizeURL, AgentID: a.AgentID, ConversationID: a.ConversationID,
 		Metadata: a.Metadata, Header: a.AuthorizeHeader, Extra: a.AuthorizeExtra}
 	actx, cancel := context.WithTimeout(ctx, timeout)
@@ -324,17 +333,16 @@ func (a *Agent) authorize(ctx context.Context, timeout time.Duration, capture *w
 			err = fmt.Errorf("adapters: layercode: Authorize hook: %w", err)
 		}
 	} else if err = wire.CheckPlaintext("layercode", a.AuthorizeURL, a.WSOptions); err == nil {
-		capture.Note("authorize", "POST "+a.AuthorizeURL)
-		auth, err = a.authorizeHTTP(actx, req)
+		capture.Note("authorize", "POST "+sc.URL(a.AuthorizeURL))
+		auth, err = a.authorizeHTTP(actx, req, sc)
 	}
+	sc.Add(auth.SessionKey)
 	if err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
 			err = &voicetest.TimeoutError{Phase: voicetest.PhaseConnect, Timeout: timeout,
 				Hint: fmt.Sprintf("authorizing a LayerCode session (%v); check that the authorize endpoint answers, or raise WSOptions.DialTimeout", err)}
 		}
-		if auth.SessionKey != "" {
-			err = (&redactor{keys: []string{auth.SessionKey}}).redactErr(err)
-		}
+		err = wire.ScrubError(sc, err)
 		capture.Note("error", err.Error())
 		return Auth{}, err
 	}
@@ -343,12 +351,14 @@ func (a *Agent) authorize(ctx context.Context, timeout time.Duration, capture *w
 		capture.Note("error", err.Error())
 		return Auth{}, err
 	}
-	capture.Note("authorized", "conversation "+auth.ConversationID+" (client session key withheld)")
+	capture.Note("authorized", "conversation "+sc.String(auth.ConversationID)+" (client session key withheld)")
 	return auth, nil
 }
 
 // authorizeHTTP posts the SDK's authorize body to req.URL.
-func (a *Agent) authorizeHTTP(ctx context.Context, req AuthRequest) (Auth, error) {
+// It learns the credential fields of the body it sends into sc, and
+// scrubs the URL and the answer it quotes in errors with it.
+func (a *Agent) authorizeHTTP(ctx context.Context, req AuthRequest, sc *scrub.Scrubber) (Auth, error) {
 	body := make(map[string]any, len(req.Extra)+3)
 	for k, v := range req.Extra {
 		body[k] = v
@@ -364,9 +374,11 @@ func (a *Agent) authorizeHTTP(ctx context.Context, req AuthRequest) (Auth, error
 	if err != nil {
 		return Auth{}, fmt.Errorf("adapters: layercode: encoding the authorize request (is Metadata JSON-encodable?): %w", err)
 	}
+	sc.AddJSON(b)
+	where := sc.URL(req.URL)
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(b))
 	if err != nil {
-		return Auth{}, fmt.Errorf("adapters: layercode: AuthorizeURL %q: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: AuthorizeURL %q: %w", where, err)
 	}
 	for k, vs := range req.Header {
 		for _, v := range vs {
@@ -380,15 +392,15 @@ func (a *Agent) authorizeHTTP(ctx context.Context, req AuthRequest) (Auth, error
 	}
 	resp, err := client.Do(hr)
 	if err != nil {
-		return Auth{}, fmt.Errorf("adapters: layercode: authorize request to %s: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: authorize request to %s: %w", where, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return Auth{}, fmt.Errorf("adapters: layercode: reading the authorize response from %s: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: reading the authorize response from %s: %w", where, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return Auth{}, fmt.Errorf("adapters: layercode: authorize request to %s: HTTP %s: %s; check AgentID and AuthorizeHeader", req.URL, resp.Status, wire.Excerpt(bytes.TrimSpace(raw)))
+		return Auth{}, fmt.Errorf("adapters: layercode: authorize request to %s: HTTP %s: %s; check AgentID and AuthorizeHeader", where, resp.Status, wire.Excerpt(sc.JSON(bytes.TrimSpace(raw))))
 	}
 	var ans struct {
 		Key1   string `json:"client_session_key"`
@@ -402,12 +414,12 @@ func (a *Agent) authorizeHTTP(ctx context.Context, req AuthRequest) (Auth, error
 		} `json:"config"`
 	}
 	if err := json.Unmarshal(raw, &ans); err != nil {
-		return Auth{}, fmt.Errorf("adapters: layercode: the authorize response from %s is not the expected JSON object: %w", req.URL, err)
+		return Auth{}, fmt.Errorf("adapters: layercode: the authorize response from %s is not the expected JSON object: %w", where, err)
 	}
 	auth := Auth{SessionKey: cmpOr(ans.Key1, ans.Key2), ConversationID: cmpOr(ans.Conv1, ans.Conv2, req.ConversationID),
 		Trigger: ans.Config.Transcription.Trigger}
 	if auth.SessionKey == "" {
-		return Auth{}, fmt.Errorf("adapters: layercode: the authorize response from %s has no client_session_key (or clientSessionKey); check the backend's authorize endpoint", req.URL)
+		return Auth{}, fmt.Errorf("adapters: layercode: the authorize response from %s has no client_session_key (or clientSessionKey); check the backend's authorize endpoint", where)
 	}
 	return auth, nil
 }
@@ -419,74 +431,6 @@ func cmpOr(vals ...string) string {
 		}
 	}
 	return ""
-}
-
-// redactor replaces secrets with a placeholder in what it writes.
-type redactor struct {
-	mu   sync.Mutex
-	w    io.Writer
-	keys []string
-}
-
-const redacted = "[client_session_key]"
-
-func (r *redactor) set(keys ...string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, k := range keys {
-		if k != "" {
-			r.keys = append(r.keys, k)
-		}
-	}
-}
-
-func (r *redactor) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	keys := r.keys
-	r.mu.Unlock()
-	out := p
-	for _, k := range keys {
-		if bytes.Contains(out, []byte(k)) {
-			out = bytes.ReplaceAll(out, []byte(k), []byte(redacted))
-		}
-	}
-	if _, err := r.w.Write(out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func (r *redactor) redact(s string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, k := range r.keys {
-		s = strings.ReplaceAll(s, k, redacted)
-	}
-	return s
-}
-
-// redactErr returns err with the secrets taken out of its message (and out
-// of a TimeoutError's hint), keeping errors.Is and errors.As working on
-// what it wraps.
-func (r *redactor) redactErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := r.redact(err.Error())
-	if msg == err.Error() {
-		return err
-	}
-	var te *voicetest.TimeoutError
-	if errors.As(err, &te) {
-		cp := *te
-		cp.Hint = r.redact(cp.Hint)
-		return &cp
-	}
-	var tc *voicetest.TransportClosedError
-	if errors.As(err, &tc) {
-		return &voicetest.TransportClosedError{Adapter: tc.Adapter, Err: errors.New(r.redact(fmt.Sprint(tc.Err)))}
-	}
-	return &wire.RedactedError{Msg: msg, Err: err}
 }
 
 // lcConn is one LayerCode conversation.

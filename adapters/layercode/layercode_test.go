@@ -344,6 +344,9 @@ func TestLayerCodeAuthorizeErrors(t *testing.T) {
 		}, want: `turn trigger is "telepathy"`},
 		{name: "nourl", agent: func(a *layercode.Agent) { a.AuthorizeURL = "" }, want: "no AuthorizeURL"},
 		{name: "rate", agent: func(a *layercode.Agent) { a.InputRate = -8000 }, want: "InputRate"},
+		// Issue #15: a tiny rate would blow every response.audio up by
+		// thousands of times when resampled to the session rate.
+		{name: "tiny rate", agent: func(a *layercode.Agent) { a.OutputRate = 1 }, want: "OutputRate 1 is not allowed; allowed: 8000,", is: pcm.ErrBadRate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			peer := layercodepeer.New(t, tc.cfg)
@@ -500,7 +503,7 @@ func TestLayerCodeCapture(t *testing.T) {
 			t.Errorf("what voicetest sent lacks %q:\n%s", want, gotSends)
 		}
 	}
-	if !bytes.Contains(raw, []byte("[client_session_key]")) {
+	if !bytes.Contains(raw, []byte("client_session_key=REDACTED")) {
 		t.Errorf("the capture does not show where the session key was withheld")
 	}
 }

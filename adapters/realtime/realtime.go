@@ -954,8 +954,7 @@ func (c *realtimeConn) decode(typ websocket.MessageType, data []byte) ([]voicete
 	if rtQuiet(ev.Type) {
 		return nil, nil
 	}
-	if !c.unknown[ev.Type] {
-		c.unknown[ev.Type] = true
+	if wire.LogOnce(c.unknown, ev.Type) {
 		c.ws.Logf("%s: ignoring server event %q, which this adapter does not know (logged once)", realtimeAdapter, ev.Type)
 	}
 	return nil, nil
@@ -1011,6 +1010,9 @@ func (c *realtimeConn) flushAudio(evs []voicetest.AgentEvent) []voicetest.AgentE
 func (c *realtimeConn) toolCall(id, name, args string) ([]voicetest.AgentEvent, error) {
 	if name == "" {
 		return nil, errors.New("function call without a name")
+	}
+	if len(c.seen) >= wire.MaxResponseCalls {
+		return nil, &voicetest.LimitError{What: "the tool calls of one Realtime response", Limit: wire.MaxResponseCalls, Unit: "calls", Name: "wire.MaxResponseCalls"}
 	}
 	if c.seen == nil {
 		c.seen = map[string]bool{}

@@ -847,6 +847,10 @@ func (c *twilioConn) queueMark(name string) error {
 	if c.pacing == Fast || due.Before(now) {
 		due = now
 	}
+	if len(c.marks) >= wire.MaxPendingMarks {
+		c.playMu.Unlock()
+		return &voicetest.LimitError{What: "the bot's marks waiting for their audio to play", Limit: wire.MaxPendingMarks, Unit: "marks", Name: "wire.MaxPendingMarks"}
+	}
 	c.marks = append(c.marks, pendingMark{name: name, due: due})
 	c.playMu.Unlock()
 	if c.pacing == Fast {

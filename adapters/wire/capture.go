@@ -9,9 +9,11 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
 )
 
 // CaptureRecord is one line of a wire capture, the artifact a WebSocket
@@ -97,8 +99,14 @@ func ReadCapture(r io.Reader) ([]CaptureRecord, error) {
 // concurrent use; a nil *CaptureWriter, or one without a writer, does
 // nothing. A write error is logged once and ends the capture (the run goes
 // on: a capture is a debugging aid, not part of the test).
+//
+// Every record is scrubbed before it is written (see SetScrubber): URL
+// userinfo passwords, the credential members of JSON frames (by name) and
+// every secret the scrubber knows read "REDACTED", so Payload returns a
+// frame's bytes as they crossed the wire except for its secrets.
 type CaptureWriter struct {
 	mu     sync.Mutex
+	scrub  atomic.Pointer[scrub.Scrubber]
 	w      io.Writer
 	start  time.Time
 	logf   func(string, ...any)
@@ -112,10 +120,25 @@ func NewCaptureWriter(w io.Writer, logf func(string, ...any)) *CaptureWriter {
 	return &CaptureWriter{w: w, start: time.Now(), logf: logf}
 }
 
+// SetScrubber sets the scrubber of the records; without one they are
+// scrubbed by position only (URL passwords, JSON members named like
+// credentials).
+func (c *CaptureWriter) SetScrubber(sc *scrub.Scrubber) {
+	if c != nil {
+		c.scrub.Store(sc)
+	}
+}
+
 // Frame records one WebSocket frame sent ("send") or received ("recv").
 func (c *CaptureWriter) Frame(dir string, typ websocket.MessageType, data []byte) {
 	if c == nil || c.w == nil {
 		return
+	}
+	sc := c.scrub.Load()
+	if typ == websocket.MessageBinary {
+		data = sc.Bytes(data)
+	} else {
+		data = sc.JSON(data)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -149,6 +172,7 @@ func (c *CaptureWriter) Note(kind, msg string) {
 	if c == nil || c.w == nil {
 		return
 	}
+	msg = c.scrub.Load().String(msg)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Timed under the lock, so the lines of a capture are in time order
@@ -183,10 +207,11 @@ func (c *CaptureWriter) flush(b []byte) {
 	}
 }
 
-// oneLineJSON reports whether data is valid JSON with no line breaks, so it
-// can stand verbatim inside a JSON line.
+// oneLineJSON reports whether data is valid JSON with no line breaks and
+// no surrounding space, so it can stand verbatim inside a JSON line and
+// come back byte for byte (a parser drops the space around a value).
 func oneLineJSON(data []byte) bool {
-	return len(data) > 0 && !bytes.ContainsAny(data, "\r\n") && json.Valid(data)
+	return len(data) > 0 && !bytes.ContainsAny(data, "\r\n") && len(bytes.TrimSpace(data)) == len(data) && json.Valid(data)
 }
 
 // appendJSONString appends s as a JSON string (invalid UTF-8 becomes

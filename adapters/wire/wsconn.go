@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	neturl "net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
 )
 
 // Defaults of WSOptions.
@@ -25,6 +24,7 @@ const (
 	DefaultWriteTimeout  = 10 * time.Second
 	DefaultCloseTimeout  = 2 * time.Second
 	DefaultMaxFrameBytes = 1 << 20
+	DefaultMaxQueueBytes = 32 << 20
 )
 
 // WSOptions are the transport settings shared by the WebSocket adapters
@@ -62,12 +62,30 @@ type WSOptions struct {
 	// closes the connection with an error naming this field. Zero means
 	// DefaultMaxFrameBytes (1 MiB).
 	MaxFrameBytes int64
+	// MaxQueueBytes bounds what the connection holds of the agent's
+	// events while the runner is busy elsewhere (a judge, a TTS call, a
+	// Check): their audio, text and data, as AgentEvent.Size counts them.
+	// The connection reads the socket at all times (so that pings are
+	// answered); an agent that sends more than this before the runner
+	// reads again ends the connection with a *voicetest.LimitError naming
+	// this field, after the events queued before it. Zero means
+	// DefaultMaxQueueBytes (32 MiB: over eleven minutes of 24 kHz audio).
+	MaxQueueBytes int64
 	// RequireTLS refuses plain-text URLs (ws://, http://) to any host but
 	// loopback, so that an API key is never sent unencrypted to a remote
 	// agent. It is off by default: agents under test often run on a LAN or
 	// in a container without TLS, and a plain-text URL is the user's
 	// choice. Loopback (127.0.0.0/8, ::1, localhost) is always allowed.
 	RequireTLS bool
+	// Scrub, when set, is the scrubber the connection learns its secrets
+	// into and blanks them with, in the capture, the log, errors and the
+	// events it returns. The connection always learns the credential
+	// headers of Header, the userinfo password and credential query
+	// parameters of its URL, and the credential members of the JSON frames
+	// it sends (an auth message's token); share a scrubber made with
+	// scrub.New(secrets...) to blank secrets it cannot know as well (a key
+	// the agent was configured with). Nil makes a new one per connection.
+	Scrub *scrub.Scrubber
 }
 
 // Resolved returns o with every zero field set to its default.
@@ -89,6 +107,9 @@ func (o WSOptions) Resolved() WSOptions {
 	}
 	if o.MaxFrameBytes <= 0 {
 		o.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if o.MaxQueueBytes <= 0 {
+		o.MaxQueueBytes = DefaultMaxQueueBytes
 	}
 	return o
 }
@@ -143,13 +164,16 @@ type wsItem struct {
 }
 
 // Conn is the WebSocket plumbing shared by the adapters: one reader
-// goroutine that decodes frames into an unbounded queue (so that a runner
-// that is slow to call Recv never stalls the socket and its pongs), a
+// goroutine that decodes frames into a queue bounded by
+// WSOptions.MaxQueueBytes (so that a runner that is slow to call Recv
+// never stalls the socket and its pongs, and an agent that floods it
+// cannot exhaust memory), a
 // keepalive goroutine, writes with their own timeout, capture of every frame,
 // and a Close that releases all of it.
 type Conn struct {
 	adapter string
 	opts    WSOptions
+	scrub   *scrub.Scrubber
 	ws      *websocket.Conn
 	raw     *net.Conn // the TCP connection under ws
 	capture *CaptureWriter
@@ -167,6 +191,7 @@ type Conn struct {
 	mu       sync.Mutex
 	queue    []wsItem
 	head     int
+	queued   int64         // bytes held by queue[head:] (itemSize)
 	notify   chan struct{} // capacity 1: something was queued or the reader ended
 	terminal error         // set when the reader ends; returned after the queue drains
 	hungUp   bool          // an AgentHangUp was queued; later events are dropped
@@ -184,14 +209,18 @@ type Conn struct {
 // called, so that the caller can finish its opening handshake first.
 func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.Session, subprotocols []string) (*Conn, error) {
 	opts = opts.Resolved()
+	sc := opts.Scrub
+	if sc == nil {
+		sc = scrub.New()
+	}
+	sc.AddHeader(opts.Header)
+	sc.AddURL(url)
 	if err := CheckPlaintext(adapter, url, opts); err != nil {
-		return nil, err
+		return nil, ScrubError(sc, err)
 	}
-	logf := s.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
+	logf := ScrubLogf(sc, s.Logf)
 	capture := NewCaptureWriter(s.Capture, logf)
+	capture.SetScrubber(sc)
 	dctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
 	// Keep the raw connection, so that Close can always end it: after a
@@ -217,10 +246,8 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 		resp.Body.Close()
 	}
 	if err != nil {
-		if secrets := urlSecrets(url); len(secrets) > 0 {
-			err = redactErr(err, secrets) // net/http quotes the URL
-		}
-		url := RedactURL(url)
+		err = ScrubError(sc, err) // net/http quotes the URL
+		url := sc.URL(url)
 		capture.Note("error", fmt.Sprintf("dial %s: %v", url, err))
 		if ctx.Err() == nil && dctx.Err() != nil {
 			return nil, &voicetest.TimeoutError{
@@ -230,16 +257,17 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 			}
 		}
 		if resp != nil {
-			return nil, fmt.Errorf("adapters: %s: dial %s: HTTP %s: %w", adapter, url, resp.Status, err)
+			return nil, fmt.Errorf("adapters: %s: dial %s: HTTP %s: %w", adapter, url, sc.String(resp.Status), err)
 		}
 		return nil, fmt.Errorf("adapters: %s: dial %s: %w", adapter, url, err)
 	}
-	capture.Note("open", RedactURL(url))
+	capture.Note("open", sc.URL(url))
 	ws.SetReadLimit(opts.MaxFrameBytes)
 	c := &Conn{
 		raw:     raw.Load(),
 		adapter: adapter,
 		opts:    opts,
+		scrub:   sc,
 		ws:      ws,
 		capture: capture,
 		logf:    logf,
@@ -278,16 +306,26 @@ func (c *Conn) Go(f func()) {
 // made outside a caller's call (answers to pings, tool results).
 func (c *Conn) Context() context.Context { return c.ctx }
 
-// Logf logs through the Session's Logf (or what SetLogf set).
+// Logf logs through the Session's Logf (or what SetLogf set), with the
+// Conn's secrets blanked.
 func (c *Conn) Logf(format string, args ...any) { c.logf(format, args...) }
 
-// SetLogf replaces the Conn's log function. Call it before Start.
-func (c *Conn) SetLogf(logf func(string, ...any)) { c.logf = logf }
+// SetLogf replaces the Conn's log function; what it logs is scrubbed. Call
+// it before Start.
+func (c *Conn) SetLogf(logf func(string, ...any)) { c.logf = ScrubLogf(c.scrub, logf) }
 
 // SetCapture replaces the Conn's capture writer (one an adapter made
-// before dialling, to record what came before the socket). Call it before
-// Start.
-func (c *Conn) SetCapture(w *CaptureWriter) { c.capture = w }
+// before dialling, to record what came before the socket). It scrubs with
+// the Conn's scrubber. Call it before Start.
+func (c *Conn) SetCapture(w *CaptureWriter) {
+	w.SetScrubber(c.scrub)
+	c.capture = w
+}
+
+// Scrubber returns the scrubber of the Conn's secrets (WSOptions.Scrub, or
+// its own): an adapter adds the secrets it learns after dialling (a
+// session key) and scrubs its own errors with it.
+func (c *Conn) Scrubber() *scrub.Scrubber { return c.scrub }
 
 // OnEnd sets f to run on the reader goroutine when the connection ends,
 // before the hang-up or closing error is queued: the place to release
@@ -356,8 +394,21 @@ func (c *Conn) safeDecode(typ websocket.MessageType, data []byte) (evs []voicete
 	return c.decode(typ, data)
 }
 
-// push queues the events decoded from one frame, then its error if any.
+// push queues the events decoded from one frame, then its error if any,
+// with the Conn's secrets blanked from their text.
 func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
+	for i := range evs {
+		c.scrubEvent(&evs[i])
+	}
+	var qerr error
+	if err != nil {
+		var ae AgentError
+		if errors.As(err, &ae) {
+			qerr = ScrubError(c.scrub, ae.Err)
+		} else {
+			qerr = &FrameError{Adapter: c.adapter, Frame: Excerpt(c.scrub.Bytes(frame)), Err: ScrubError(c.scrub, err)}
+		}
+	}
 	c.mu.Lock()
 	for _, ev := range evs {
 		if c.hungUp {
@@ -365,20 +416,53 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 			continue
 		}
 		c.queue = append(c.queue, wsItem{ev: ev})
+		c.queued += ev.Size()
 		if ev.Kind == voicetest.AgentHangUp {
 			c.hungUp = true
 		}
 	}
-	if err != nil && !c.hungUp {
-		var ae AgentError
-		if errors.As(err, &ae) {
-			c.queue = append(c.queue, wsItem{err: ae.Err})
-		} else {
-			c.queue = append(c.queue, wsItem{err: &FrameError{Adapter: c.adapter, Frame: Excerpt(frame), Err: err}})
-		}
+	if qerr != nil && !c.hungUp {
+		c.queue = append(c.queue, wsItem{err: qerr})
+		c.queued += itemSize(c.queue[len(c.queue)-1])
+	}
+	over := c.queued > c.opts.MaxQueueBytes && c.cause == nil
+	if over {
+		c.cause = &voicetest.LimitError{What: "the agent's events queued by the " + c.adapter + " adapter while the runner was not reading",
+			Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"}
 	}
 	c.mu.Unlock()
+	if over {
+		c.kill() // the reader stops at once; Recv returns what is queued, then the LimitError
+	}
 	c.wake()
+}
+
+// itemSize is what a queue entry holds in memory.
+func itemSize(it wsItem) int64 {
+	n := it.ev.Size()
+	if it.err != nil {
+		n += int64(len(it.err.Error()))
+	}
+	return n
+}
+
+// scrubEvent blanks the Conn's secrets in the text an event carries: its
+// Text, Data, and a tool call's arguments and result. Audio is left alone.
+func (c *Conn) scrubEvent(ev *voicetest.AgentEvent) {
+	if ev.Text != "" {
+		ev.Text = c.scrub.String(ev.Text)
+	}
+	if len(ev.Data) > 0 {
+		ev.Data = c.scrub.JSON(ev.Data)
+	}
+	if t := ev.Tool; t != nil {
+		args, res := c.scrub.JSON(t.Arguments), c.scrub.JSON(t.Result)
+		if len(args) > 0 && !bytes.Equal(args, t.Arguments) || len(res) > 0 && !bytes.Equal(res, t.Result) {
+			cp := *t
+			cp.Arguments, cp.Result = args, res
+			ev.Tool = &cp
+		}
+	}
 }
 
 // PushEvent queues one event from outside the reader goroutine.
@@ -412,7 +496,7 @@ func (c *Conn) finish(err error) {
 			errors.As(err, &ce)
 			reason := fmt.Sprintf("agent closed the WebSocket (status %d %s)", int(status), status)
 			if ce.Reason != "" {
-				reason += ": " + ce.Reason
+				reason += ": " + c.scrub.String(ce.Reason)
 			}
 			hangup = &voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: reason}
 		}
@@ -421,7 +505,7 @@ func (c *Conn) finish(err error) {
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: fmt.Errorf("agent sent a frame larger than %d bytes; raise WSOptions.MaxFrameBytes if that is expected: %w", c.opts.MaxFrameBytes, err)}
 	case status >= 0:
-		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: fmt.Errorf("agent closed the WebSocket with status %d %s: %w", int(status), status, err)}
+		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: ScrubError(c.scrub, fmt.Errorf("agent closed the WebSocket with status %d %s: %w", int(status), status, err))}
 	default:
 		terminal = &voicetest.TransportClosedError{Adapter: c.adapter, Err: fmt.Errorf("connection lost: %w", err)}
 	}
@@ -479,6 +563,7 @@ func (c *Conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 		if c.head < len(c.queue) {
 			it := c.queue[c.head]
 			c.queue[c.head] = wsItem{}
+			c.queued -= itemSize(it)
 			c.head++
 			if c.head == len(c.queue) {
 				c.queue, c.head = c.queue[:0], 0
@@ -514,6 +599,9 @@ func (c *Conn) Write(ctx context.Context, typ websocket.MessageType, data []byte
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if typ == websocket.MessageText {
+		c.scrub.AddJSON(data) // an auth message's token, echoed later
+	}
 	c.capture.Frame("send", typ, data)
 	c.writing.Store(true)
 	c.writeTimer.Reset(c.opts.WriteTimeout)
@@ -615,86 +703,4 @@ func (c *Conn) Close(before func()) error {
 		c.capture.Note("closed", "closed by voicetest")
 	})
 	return nil
-}
-
-// isSecretParam reports whether a query parameter carries a credential.
-func isSecretParam(name string) bool {
-	name = strings.ToLower(name)
-	for _, s := range []string{"signature", "token", "key", "secret", "auth", "password"} {
-		if strings.Contains(name, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// urlSecrets returns the credential values in url's query, raw and
-// escaped.
-func urlSecrets(raw string) []string {
-	u, err := neturl.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for k, vs := range u.Query() {
-		if !isSecretParam(k) {
-			continue
-		}
-		for _, v := range vs {
-			if v != "" {
-				out = append(out, v, neturl.QueryEscape(v))
-			}
-		}
-	}
-	return out
-}
-
-// RedactedError is an error whose message had secrets taken out. It
-// matches what the original error matches (errors.Is) but does not unwrap
-// to it, since the original's message holds the secret (net/http, for one,
-// quotes the URL it failed to reach).
-type RedactedError struct {
-	// Msg is the message with the secrets taken out.
-	Msg string
-	// Err is the original error.
-	Err error
-}
-
-// Error returns the redacted message.
-func (e *RedactedError) Error() string { return e.Msg }
-
-// Is reports whether the original error matches target.
-func (e *RedactedError) Is(target error) bool { return errors.Is(e.Err, target) }
-
-// redactErr returns err with every secret in its message replaced by
-// REDACTED.
-func redactErr(err error, secrets []string) error {
-	msg := err.Error()
-	for _, s := range secrets {
-		msg = strings.ReplaceAll(msg, s, "REDACTED")
-	}
-	return &RedactedError{Msg: msg, Err: err}
-}
-
-// RedactURL returns url with the values of query parameters that carry
-// credentials (a signed URL's signature, a token, a key) replaced by
-// "REDACTED", for captures, logs and errors.
-func RedactURL(raw string) string {
-	u, err := neturl.Parse(raw)
-	if err != nil || u.RawQuery == "" {
-		return raw
-	}
-	q := u.Query()
-	changed := false
-	for k := range q {
-		if isSecretParam(k) {
-			q[k] = []string{"REDACTED"}
-			changed = true
-		}
-	}
-	if !changed {
-		return raw
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
 }

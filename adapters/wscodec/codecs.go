@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -15,6 +16,9 @@ import (
 // frame, both ways, is PCM16 little-endian mono audio at rate, with no
 // header. User audio is resampled from the session rate to rate (each
 // SendAudio is one frame) and agent audio back to the session rate.
+//
+// The rate must be one of wire.StandardRates (8 kHz to 48 kHz); Open
+// refuses another with a *wire.FormatError.
 //
 // The protocol has nothing but audio, so the agent must detect the end of
 // the user's speech itself (Capabilities.NativeVAD) and EndUtterance sends
@@ -27,8 +31,8 @@ func RawPCM(rate int) Codec { return rawPCMCodec{rate: rate} }
 type rawPCMCodec struct{ rate int }
 
 func (r rawPCMCodec) Open(s voicetest.Session) (CodecSession, []Frame, error) {
-	if r.rate <= 0 {
-		return nil, nil, fmt.Errorf("RawPCM rate %d: %w", r.rate, pcm.ErrBadRate)
+	if err := wire.CheckRate("", "RawPCM rate", r.rate, wire.StandardRates(), ""); err != nil {
+		return nil, nil, err
 	}
 	rs := &rawPCMSession{wire: r.rate, rate: s.Rate}
 	if r.rate != s.Rate {
@@ -119,8 +123,15 @@ func (r *rawPCMSession) Decode(dst []voicetest.AgentEvent, f Frame) ([]voicetest
 // either way.
 type JSONOptions struct {
 	// Rate is the sample rate of user audio on the wire, and of agent audio
-	// messages that state no sample_rate. Zero means 24000.
+	// messages that state no sample_rate. Zero means 24000; otherwise it
+	// must be one of wire.StandardRates.
 	Rate int
+	// AgentRates are the sample rates the agent may state in an audio
+	// message's sample_rate. Empty means wire.StandardRates (8 kHz to
+	// 48 kHz). A message at another rate is a frame error naming the rate
+	// and this set: an agent that claims a tiny rate would otherwise have
+	// a few KB of audio resampled into tens of MiB.
+	AgentRates []int
 	// NativeVAD declares that the agent detects the end of user speech
 	// itself; EndUtterance then sends nothing.
 	NativeVAD bool
@@ -176,8 +187,18 @@ func (j jsonCodec) Open(s voicetest.Session) (CodecSession, []Frame, error) {
 	if o.Rate == 0 {
 		o.Rate = pcm.Rate24k
 	}
-	if o.Rate < 0 {
-		return nil, nil, fmt.Errorf("JSONOptions.Rate %d: %w", o.Rate, pcm.ErrBadRate)
+	if err := wire.CheckRate("", "JSONOptions.Rate", o.Rate, wire.StandardRates(), ""); err != nil {
+		return nil, nil, err
+	}
+	if len(o.AgentRates) == 0 {
+		o.AgentRates = wire.StandardRates()
+	} else {
+		o.AgentRates = slices.Clone(o.AgentRates)
+		for _, r := range o.AgentRates {
+			if err := wire.CheckRate("", "JSONOptions.AgentRates rate", r, wire.StandardRates(), ""); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	js := &jsonSession{opts: o, rate: s.Rate}
 	if o.Rate != s.Rate {
@@ -357,8 +378,8 @@ func (j *jsonSession) decodeAudio(dst []voicetest.AgentEvent, m jsonIn) ([]voice
 	rate := j.opts.Rate
 	if m.SampleRate != nil {
 		rate = *m.SampleRate
-		if rate <= 0 {
-			return dst, fmt.Errorf("audio message with sample_rate %d: %w", rate, pcm.ErrBadRate)
+		if err := wire.CheckRate("", "audio message with sample_rate", rate, j.opts.AgentRates, "set JSONOptions.AgentRates to the rates your agent sends"); err != nil {
+			return dst, err
 		}
 	}
 	raw, err := base64.StdEncoding.DecodeString(*m.Audio)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
 )
 
 // Key names one cached answer: what kind of call it was, which provider and
@@ -102,52 +104,9 @@ func validKind(kind string) error {
 }
 
 // secretName reports whether a field, header or query parameter name looks
-// like it carries a credential. Counts such as "max_tokens" are not secrets.
-func secretName(name string) bool {
-	n := normName(name)
-	switch {
-	case strings.Contains(n, "apikey"), strings.Contains(n, "secret"),
-		strings.Contains(n, "password"), strings.Contains(n, "passwd"),
-		strings.Contains(n, "credential"), strings.Contains(n, "privatekey"),
-		strings.Contains(n, "authorization"), strings.Contains(n, "cookie"),
-		strings.Contains(n, "signature"),
-		n == "auth", n == "key", n == "sig", n == "bearer":
-		return true
-	case strings.Contains(n, "token"):
-		// "max_tokens", "max_completion_tokens", "token_count",
-		// "tokens_used" are parameters, not credentials.
-		return !strings.Contains(n, "tokens") && !strings.Contains(n, "tokencount") &&
-			!strings.Contains(n, "tokenlimit")
-	}
-	return false
-}
-
-// normName lower-cases name and drops '-', '_', '.' and ' '.
-func normName(name string) string {
-	clean := true
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.' || c == ' ' {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return name
-	}
-	b := make([]byte, 0, len(name))
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			b = append(b, c+('a'-'A'))
-		case c == '-' || c == '_' || c == '.' || c == ' ':
-		default:
-			b = append(b, c)
-		}
-	}
-	return string(b)
-}
+// like it carries a credential (scrub.Name). Counts such as "max_tokens"
+// are not secrets.
+func secretName(name string) bool { return scrub.Name(name) }
 
 // AudioDigest returns a content hash of PCM16 little-endian mono audio at a
 // sample rate, to put audio into a Key field instead of the samples:

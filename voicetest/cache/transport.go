@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
 )
 
 // TransportOption configures Transport.
@@ -78,8 +80,13 @@ func IgnoreHeaders(names ...string) TransportOption {
 // boundary), anything else by SHA-256. Credentials (Authorization, Api-Key
 // and any header, query parameter or JSON field named like a key, token,
 // secret or password), cookies, user agents, X-Stainless-* headers, request
-// ids and idempotency keys never enter a key or a file, and the secret values
-// found in a request are also blanked wherever else they appear.
+// ids and idempotency keys never enter a key or a file. What is stored is
+// scrubbed with a scrub.Scrubber that learned the request's secrets (its
+// credential headers, its URL's userinfo and credential parameters, and
+// the credential fields of a JSON, form or multipart body): they are
+// blanked wherever the server echoes them, and credentials the server
+// issues (JSON members or form fields named like them, such as an
+// access_token) are blanked by name.
 //
 // Only 2xx responses are stored; others are passed through unstored in
 // Record and Refresh modes. A stored response is its status, Content-Type
@@ -120,7 +127,7 @@ type transport struct {
 type httpRequest struct {
 	key     Key
 	summary func() string
-	secrets []string
+	scrub   *scrub.Scrubber // knows the request's secrets
 	stream  bool
 }
 
@@ -171,7 +178,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return stored{}, fmt.Errorf("reading response body: %w", err)
 		}
-		s := responseStored(resp, data, hr.secrets)
+		s := responseStored(resp, data, hr.scrub)
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			return stored{}, &unstored{s}
 		}
@@ -223,7 +230,7 @@ func (t *transport) roundTripStream(req *http.Request, r request, hr httpRequest
 	}
 	meta := responseStored(resp, nil, nil)
 	resp.Body = &teeBody{rc: resp.Body, done: func(data []byte) error {
-		s := responseStored(resp, data, hr.secrets)
+		s := responseStored(resp, data, hr.scrub)
 		if err := c.store(r, s); err != nil {
 			return err
 		}
@@ -260,11 +267,11 @@ func (b *teeBody) Read(p []byte) (int, error) {
 
 func (b *teeBody) Close() error { return b.rc.Close() }
 
-const redacted = "REDACTED"
-
 // responseStored turns a live response into what is stored: status, the
-// allowed headers and the body with any request secret blanked out.
-func responseStored(resp *http.Response, data []byte, secrets []string) stored {
+// allowed headers and the body scrubbed by sc: the request's secrets
+// blanked wherever the server echoed them, and credentials the server
+// issued (members and fields named like them) blanked by name.
+func responseStored(resp *http.Response, data []byte, sc *scrub.Scrubber) stored {
 	s := stored{data: data, meta: respMeta{Status: resp.StatusCode}}
 	for _, name := range []string{"Content-Type", "Content-Encoding"} {
 		if v := resp.Header.Get(name); v != "" {
@@ -276,9 +283,10 @@ func responseStored(resp *http.Response, data []byte, secrets []string) stored {
 	}
 	s.typ = resp.Header.Get("Content-Type")
 	s.ext = bodyExt(s.typ, resp.Header.Get("Content-Encoding"))
-	for _, sec := range secrets {
-		if bytes.Contains(s.data, []byte(sec)) {
-			s.data = bytes.ReplaceAll(s.data, []byte(sec), []byte(redacted))
+	if sc != nil && len(data) > 0 {
+		clean := sc.Body(s.typ, data)
+		if !bytes.Equal(clean, data) {
+			s.data = clean
 			s.meta.Redacted = true
 		}
 	}
@@ -350,36 +358,32 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 		return hr, errors.New("voicetest/cache: request has no URL")
 	}
 
-	// Headers: collect secrets, keep what can change the answer.
+	// The request's secrets, learned before anything is written: its
+	// credential headers, its URL's userinfo and credential parameters,
+	// and the credential fields of its body.
+	ct := req.Header.Get("Content-Type")
+	sc := scrub.New()
+	sc.AddHeader(req.Header)
+	sc.AddURL(u.String())
+	sc.AddBody(ct, body)
+	hr.scrub = sc
+
+	// Headers: keep what can change the answer.
 	headers := map[string]any{}
 	for name, vals := range req.Header {
 		cname := http.CanonicalHeaderKey(name)
 		switch {
-		case secretHeader(cname):
-			for _, v := range vals {
-				hr.secrets = appendSecret(hr.secrets, v)
-				if _, tok, ok := strings.Cut(v, " "); ok {
-					hr.secrets = appendSecret(hr.secrets, strings.TrimSpace(tok))
-				}
-			}
+		case scrub.HeaderName(cname):
 		case noiseHeader(cname) || t.ignore[cname] || cname == "Content-Type":
 		default:
 			headers[strings.ToLower(cname)] = strings.Join(vals, ", ")
-		}
-	}
-	if u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			hr.secrets = appendSecret(hr.secrets, p)
 		}
 	}
 
 	// Query: sorted by encoding, secret parameters out.
 	query := map[string]any{}
 	for name, vals := range u.Query() {
-		if secretName(name) || strings.Contains(strings.ToLower(name), "key") {
-			for _, v := range vals {
-				hr.secrets = appendSecret(hr.secrets, v)
-			}
+		if scrub.ParamName(name) {
 			continue
 		}
 		query[name] = slices.Clone(vals)
@@ -393,15 +397,14 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 		fields["origin"] = origin
 	}
 	if len(query) > 0 {
-		fields["query"] = scrubTree(anyStrings(query), hr.secrets)
+		fields["query"] = scrubTree(anyStrings(query), sc)
 	}
 	if len(headers) > 0 {
-		fields["headers"] = scrubTree(headers, hr.secrets)
+		fields["headers"] = scrubTree(headers, sc)
 	}
 
 	model := ""
 	if len(body) > 0 {
-		ct := req.Header.Get("Content-Type")
 		mt, params, _ := mime.ParseMediaType(ct)
 		var b any
 		switch {
@@ -411,7 +414,7 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 				b = rawBody(mt, body)
 				break
 			}
-			tree = scrubTree(tree, hr.secrets)
+			tree = scrubTree(tree, sc)
 			if m, ok := tree.(map[string]any); ok {
 				model, _ = m["model"].(string)
 				if s, ok := m["stream"].(bool); ok && s {
@@ -420,7 +423,7 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 			}
 			b = tree
 		case mt == "multipart/form-data":
-			form, err := multipartFields(body, params["boundary"], hr.secrets)
+			form, err := multipartFields(body, params["boundary"], sc)
 			if err != nil {
 				return hr, fmt.Errorf("voicetest/cache: %s %s: %w", req.Method, u.Path, err)
 			}
@@ -436,12 +439,12 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 			}
 			form := map[string]any{}
 			for name, vs := range vals {
-				if secretName(name) {
+				if scrub.Name(name) {
 					continue
 				}
 				form[name] = anyList(vs)
 			}
-			b = map[string]any{"form": scrubTree(form, hr.secrets)}
+			b = map[string]any{"form": scrubTree(form, sc)}
 		default:
 			b = rawBody(mt, body)
 		}
@@ -478,16 +481,6 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 	return hr, nil
 }
 
-func appendSecret(list []string, v string) []string {
-	v = strings.TrimSpace(v)
-	// Very short values would blank unrelated text; they are still left
-	// out of the key because their header or parameter is.
-	if len(v) < 6 || slices.Contains(list, v) {
-		return list
-	}
-	return append(list, v)
-}
-
 func rawBody(mt string, body []byte) map[string]any {
 	sum := sha256.Sum256(body)
 	return map[string]any{"sha256": hex.EncodeToString(sum[:]), "size": len(body), "type": mt}
@@ -519,7 +512,7 @@ func anyList(vs []string) any {
 
 // multipartFields reads a multipart form into field name → value (or list
 // of values); file parts become {"filename","type","sha256","size"}.
-func multipartFields(body []byte, boundary string, secrets []string) (map[string]any, error) {
+func multipartFields(body []byte, boundary string, sc *scrub.Scrubber) (map[string]any, error) {
 	if boundary == "" {
 		return nil, errors.New("multipart/form-data request has no boundary")
 	}
@@ -538,7 +531,7 @@ func multipartFields(body []byte, boundary string, secrets []string) (map[string
 			return nil, fmt.Errorf("malformed multipart body: %w", err)
 		}
 		name := p.FormName()
-		if secretName(name) {
+		if scrub.Name(name) {
 			continue
 		}
 		var v any
@@ -547,7 +540,7 @@ func multipartFields(body []byte, boundary string, secrets []string) (map[string
 			sum := sha256.Sum256(data)
 			v = map[string]any{"filename": p.FileName(), "type": ptype, "sha256": hex.EncodeToString(sum[:]), "size": len(data)}
 		} else {
-			v = scrubTree(string(data), secrets)
+			v = scrubTree(string(data), sc)
 		}
 		lists[name] = append(lists[name], v)
 	}
@@ -564,17 +557,14 @@ func multipartFields(body []byte, boundary string, secrets []string) (map[string
 
 // scrubTree removes scalar object members named like secrets and blanks
 // secret values inside strings, in a decoded JSON tree.
-func scrubTree(v any, secrets []string) any {
+func scrubTree(v any, sc *scrub.Scrubber) any {
 	switch x := v.(type) {
 	case string:
-		for _, s := range secrets {
-			x = strings.ReplaceAll(x, s, redacted)
-		}
-		return x
+		return sc.String(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = scrubTree(e, secrets)
+			out[i] = scrubTree(e, sc)
 		}
 		return out
 	case map[string]any:
@@ -582,10 +572,10 @@ func scrubTree(v any, secrets []string) any {
 		for k, e := range x {
 			// A credential is a string (or number); an object under such a
 			// name is data, like a JSON schema property called "password".
-			if secretName(k) && isScalar(e) {
+			if scrub.Name(k) && isScalar(e) {
 				continue
 			}
-			out[k] = scrubTree(e, secrets)
+			out[k] = scrubTree(e, sc)
 		}
 		return out
 	}
@@ -598,14 +588,6 @@ func isScalar(v any) bool {
 		return false
 	}
 	return true
-}
-
-// secretHeader reports request headers that carry credentials.
-func secretHeader(name string) bool {
-	n := strings.ToLower(name)
-	return secretName(n) || strings.Contains(n, "key") || strings.Contains(n, "token") ||
-		strings.Contains(n, "secret") || strings.Contains(n, "auth") ||
-		n == "openai-organization" || n == "openai-project"
 }
 
 // noiseHeader reports request headers that vary between runs or machines

@@ -1,0 +1,332 @@
+package adapters_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/layercode"
+	"github.com/voicetest-go/voicetest/adapters/wscodec"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
+)
+
+// Issue #15, items 7 and 8: a hostile or careless agent echoes the
+// credentials it was given (in a 401 body, an error event, a log line, a
+// close reason), and URLs carry them in userinfo or the query. One canary
+// per path: none may reach the capture, the log, an error or an event.
+
+// hostileWS is an agent that answers every WebSocket with what it was
+// sent: the Authorization and X-Api-Key headers and the first frame, in a
+// log message, a malformed frame and a close reason. With reject set it
+// refuses the handshake with HTTP 401 and a body that quotes them.
+func hostileWS(t *testing.T, reject bool) string {
+	t.Helper()
+	echoOf := func(r *http.Request) string {
+		echo := r.Header.Get("Authorization") + " " + r.Header.Get("X-Api-Key") + " " + r.Header.Get("X-Custom")
+		if user, pass, ok := r.BasicAuth(); ok {
+			echo += " " + user + ":" + pass
+		}
+		return echo
+	}
+	if reject {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":"invalid credentials %s"}`, echoOf(r))
+		}))
+		t.Cleanup(srv.Close)
+		return "ws://" + strings.TrimPrefix(srv.URL, "http://")
+	}
+	return scriptedWS(t, func(ctx context.Context, ws *websocket.Conn, r *http.Request) bool {
+		_, first, err := ws.Read(ctx)
+		if err != nil {
+			return false
+		}
+		echo := echoOf(r) + " " + string(first)
+		if !writeAll(ctx, ws,
+			fmt.Sprintf(`{"type":"log","text":%q}`, "you authenticated with "+echo),
+			fmt.Sprintf(`{"type":"data","name":"whoami","data":{"headers":%q}}`, echo),
+			"not json, but it says "+echo) {
+			return false
+		}
+		ws.Close(websocket.StatusGoingAway, "bye "+strings.ReplaceAll(echo, `"`, "")[:min(len(echo), 100)])
+		return false
+	})
+}
+
+// helloCodec is JSONBase64 with an opening frame that authenticates with
+// a token in a JSON body.
+type helloCodec struct{ token string }
+
+func (h helloCodec) Open(s voicetest.Session) (wscodec.CodecSession, []wscodec.Frame, error) {
+	cs, _, err := wscodec.JSONBase64(wscodec.JSONOptions{}).Open(s)
+	return cs, []wscodec.Frame{{Data: []byte(`{"type":"auth","token":"` + h.token + `"}`)}}, err
+}
+
+// leaked fails t for each canary found in what.
+func leaked(t *testing.T, where string, what []byte, canaries ...string) {
+	t.Helper()
+	for _, c := range canaries {
+		if bytes.Contains(what, []byte(c)) {
+			t.Errorf("%s holds %q:\n%s", where, c, what)
+		}
+		if b64 := base64.StdEncoding.EncodeToString([]byte(c)); bytes.Contains(what, []byte(b64)) {
+			t.Errorf("%s holds %q in base64:\n%s", where, c, what)
+		}
+	}
+}
+
+func TestHostileAgentEchoesCredentials(t *testing.T) {
+	const (
+		password = "userinfo-pw-canary-4471"
+		apiKey   = "header-key-canary-9a0b"
+		token    = "hello-token-canary-5c2d"
+		queryKey = "query-key-canary-e3f1"
+	)
+	base := hostileWS(t, false)
+	url := strings.Replace(base, "ws://", "ws://bot:"+password+"@", 1) + "/ws?api_key=" + queryKey
+	capture := &adaptertest.SyncBuffer{}
+	var log canaryLog
+	a := wscodec.New(url, helloCodec{token: token})
+	a.Header = http.Header{"X-Api-Key": {apiKey}}
+	conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: log.logf, Capture: capture})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer conn.Close()
+	var seen bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for {
+		ev, err := conn.Recv(ctx)
+		if err != nil {
+			fmt.Fprintf(&seen, "error: %v\n", err)
+			if errors.Is(err, voicetest.ErrTransportClosed) || ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		fmt.Fprintf(&seen, "%s %q %s\n", ev.Kind, ev.Text, ev.Data)
+	}
+	conn.Close()
+	if !strings.Contains(seen.String(), "you authenticated with") || !strings.Contains(seen.String(), "bad frame") {
+		t.Fatalf("the agent's echoes did not all arrive:\n%s", seen.String())
+	}
+	canaries := []string{password, apiKey, token, queryKey}
+	leaked(t, "the events and errors", seen.Bytes(), canaries...)
+	leaked(t, "the capture", capture.Bytes(), canaries...)
+	leaked(t, "the log", []byte(log.String()), canaries...)
+	if !bytes.Contains(capture.Bytes(), []byte("REDACTED")) {
+		t.Errorf("the capture shows no REDACTED placeholder:\n%s", capture.Bytes())
+	}
+}
+
+func TestUserinfoPasswordInDialErrors(t *testing.T) {
+	const password = "dial-pw-canary-0c7e19"
+	rejecting := hostileWS(t, true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "ws://" + ln.Addr().String()
+	ln.Close()
+	for name, base := range map[string]string{"401 echoing it": rejecting, "closed port": closed, "silent server": adaptertest.BlackHole(t)} {
+		t.Run(name, func(t *testing.T) {
+			url := strings.Replace(base, "ws://", "ws://bot:"+password+"@", 1) + "/ws?token=" + password + "-q"
+			capture := &adaptertest.SyncBuffer{}
+			var log canaryLog
+			a := wscodec.New(url, wscodec.RawPCM(16000))
+			a.DialTimeout = 300 * time.Millisecond
+			_, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: log.logf, Capture: capture})
+			if err == nil {
+				t.Fatal("Connect succeeded")
+			}
+			leaked(t, "the dial error", []byte(err.Error()), password)
+			leaked(t, "the capture", capture.Bytes(), password)
+			leaked(t, "the log", []byte(log.String()), password)
+			if !strings.Contains(err.Error(), "bot:REDACTED@") {
+				t.Errorf("the error does not show where it dialled: %v", err)
+			}
+		})
+	}
+}
+
+// lcAuthServer is a LayerCode customer backend that rejects every
+// authorize request with 401 and a body echoing the request: its query key,
+// its bearer token and its body.
+func lcAuthServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":"bad token %s for %s (key %s)","request":%s}`, r.Header.Get("Authorization"), r.URL.String(), r.URL.Query().Get("key"), body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestLayerCodeAuthorizeSecrets(t *testing.T) {
+	const (
+		queryKey = "lc-query-key-canary-61b0"
+		bearer   = "lc-bearer-canary-2f8e77"
+		extra    = "lc-body-secret-canary-a91d"
+	)
+	a := layercode.New(lcAuthServer(t)+"/api/authorize?key="+queryKey, "agent-test")
+	a.AuthorizeHeader = http.Header{"Authorization": {"Bearer " + bearer}}
+	a.AuthorizeExtra = map[string]any{"custom_headers": map[string]any{"x-upstream-secret": extra}}
+	capture := &adaptertest.SyncBuffer{}
+	var log canaryLog
+	_, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: log.logf, Capture: capture})
+	if err == nil {
+		t.Fatal("Connect succeeded against a backend that answers 401")
+	}
+	if !strings.Contains(err.Error(), "401") {
+		t.Errorf("the error does not say the backend refused: %v", err)
+	}
+	canaries := []string{queryKey, bearer, extra}
+	leaked(t, "the Connect error", []byte(err.Error()), canaries...)
+	leaked(t, "the capture", capture.Bytes(), canaries...)
+	leaked(t, "the log", []byte(log.String()), canaries...)
+	if len(capture.Bytes()) == 0 {
+		t.Error("nothing captured: nothing checked")
+	}
+}
+
+// The WSOptions.Scrub a user shares learns secrets the adapter cannot
+// know (here in a header not named like a credential), and they are
+// blanked too.
+func TestSharedScrubberBlanksUserSecrets(t *testing.T) {
+	const other = "user-known-canary-77e0a1"
+	for _, share := range []bool{false, true} {
+		capture := &adaptertest.SyncBuffer{}
+		a := wscodec.New(hostileWS(t, false)+"/ws", helloCodec{token: "not-a-secret"})
+		a.Header = http.Header{"X-Custom": {other}}
+		if share {
+			a.Scrub = scrub.New(other)
+		}
+		conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: func(string, ...any) {}, Capture: capture})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		for ctx.Err() == nil {
+			if _, err := conn.Recv(ctx); errors.Is(err, voicetest.ErrTransportClosed) {
+				break
+			}
+		}
+		cancel()
+		conn.Close()
+		switch held := bytes.Contains(capture.Bytes(), []byte(other)); {
+		case share && held:
+			t.Errorf("with the secret in WSOptions.Scrub, the capture holds it:\n%s", capture.Bytes())
+		case !share && !held:
+			t.Errorf("without WSOptions.Scrub the capture does not hold the echoed value, so the test shows nothing:\n%s", capture.Bytes())
+		}
+	}
+}
+
+// echoAgent is a JSON-codec agent that greets by repeating the credentials
+// it was given (the X-Api-Key header, its URL's userinfo, the token of the
+// opening message) in everything the codec carries: a transcript, a log
+// line, a data payload and a tool call's arguments.
+func echoAgent(t *testing.T) string {
+	t.Helper()
+	return scriptedWS(t, func(ctx context.Context, ws *websocket.Conn, r *http.Request) bool {
+		echo := r.Header.Get("X-Api-Key")
+		if user, pass, ok := r.BasicAuth(); ok {
+			echo += " " + user + ":" + pass
+		}
+		_, first, err := ws.Read(ctx)
+		if err != nil {
+			return false
+		}
+		echo += " " + strings.ReplaceAll(string(first), `"`, "'")
+		return writeAll(ctx, ws,
+			`{"type":"audio","audio":"`+base64.StdEncoding.EncodeToString(make([]byte, 9600))+`","sample_rate":24000}`,
+			fmt.Sprintf(`{"type":"transcript","text":%q,"final":true}`, "Your credentials are "+echo),
+			fmt.Sprintf(`{"type":"log","text":%q}`, "auth with "+echo),
+			fmt.Sprintf(`{"type":"data","name":"whoami","data":{"seen":%q}}`, echo),
+			fmt.Sprintf(`{"type":"tool_call","id":"c1","name":"lookup","arguments":{"q":%q}}`, echo),
+			`{"type":"turn_end"}`)
+	})
+}
+
+// The canary of the artifacts path: what the agent echoes reaches the
+// result through events, and from there the transcript, the timeline, the
+// saved artifacts, the golden files and the HTML report. None may hold a
+// credential.
+func TestEchoedCredentialsNotInArtifacts(t *testing.T) {
+	const (
+		password = "artifact-pw-canary-3e1f"
+		apiKey   = "artifact-key-canary-6b2a"
+		token    = "artifact-token-canary-90cd"
+	)
+	url := strings.Replace(echoAgent(t), "ws://", "ws://bot:"+password+"@", 1) + "/ws"
+	a := wscodec.New(url, tokenCodec{helloCodec{token: token}})
+	a.Header = http.Header{"X-Api-Key": {apiKey}}
+	capture := &adaptertest.SyncBuffer{}
+	var log canaryLog
+	res, err := voicetest.Run(t.Context(), voicetest.Config{Name: "echo", Agent: a, Capture: capture, Logf: log.logf,
+		Script: []voicetest.Step{voicetest.AgentTurn()}, Pacing: voicetest.PaceFast})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(res.TranscriptText(), "Your credentials are") || len(res.Timeline) < 4 {
+		t.Fatalf("the agent's echo did not reach the result:\n%s\n%s", res.TranscriptText(), res.TimelineText())
+	}
+	dir := t.TempDir()
+	if err := res.Save(filepath.Join(dir, "artifacts")); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteGolden(filepath.Join(dir, "golden"), voicetest.GoldenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	html, err := res.HTMLReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	canaries := []string{password, apiKey, token}
+	leaked(t, "the HTML report", html, canaries...)
+	leaked(t, "the transcript and timeline", []byte(res.TranscriptText()+res.TimelineText()), canaries...)
+	leaked(t, "the capture", capture.Bytes(), canaries...)
+	leaked(t, "the log", []byte(log.String()), canaries...)
+	files := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		leaked(t, p, b, canaries...)
+		return nil
+	})
+	if files < 5 {
+		t.Errorf("only %d files written", files)
+	}
+}
+
+// tokenCodec is helloCodec declaring turn ends and tool events, so that
+// the agent's turn ends at its turn_end.
+type tokenCodec struct{ helloCodec }
+
+func (c tokenCodec) Open(s voicetest.Session) (wscodec.CodecSession, []wscodec.Frame, error) {
+	cs, _, err := wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true, ToolEvents: true, Transcripts: true}).Open(s)
+	return cs, []wscodec.Frame{{Data: []byte(`{"type":"auth","token":"` + c.token + `"}`)}}, err
+}

@@ -1,0 +1,90 @@
+package wscodec_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/voicetest-go/voicetest/adapters/wire"
+	"github.com/voicetest-go/voicetest/adapters/wscodec"
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+// Issue #15, item 1: an agent that states a tiny sample_rate made the
+// JSON codec resample a 5.5 KB frame into tens of MiB (sample_rate 1 at a
+// 24 kHz session: 94 MiB). The rate must be one the codec allows, and
+// the error must name the value and the allowed set.
+func TestJSONCodecRefusesAmplifyingSampleRates(t *testing.T) {
+	raw := make([]byte, 4000) // 2000 samples, 5.4 KB of base64
+	audio := base64.StdEncoding.EncodeToString(raw)
+	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rate := range []int{1, 7, 7999, 96000, 16777216} {
+		frame := fmt.Sprintf(`{"type":"audio","audio":%q,"sample_rate":%d}`, audio, rate)
+		evs, err := sess.Decode(nil, wscodec.Frame{Data: []byte(frame)})
+		held := 0
+		for _, ev := range evs {
+			held += 2 * len(ev.Audio.Samples)
+		}
+		if err == nil || held > 0 {
+			t.Errorf("sample_rate %d: a %d-byte frame became %d bytes of audio (error %v); want an error", rate, len(frame), held, err)
+			continue
+		}
+		var fe *wire.FormatError
+		if !errors.As(err, &fe) || fe.Value != fmt.Sprint(rate) {
+			t.Errorf("sample_rate %d: error %v, want a *wire.FormatError naming the value", rate, err)
+		}
+		for _, want := range []string{fmt.Sprint(rate), "8000", "48000", "JSONOptions.AgentRates"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("sample_rate %d: error %q does not name %q", rate, err, want)
+			}
+		}
+	}
+	// Every allowed rate still decodes.
+	for _, rate := range []int{8000, 16000, 22050, 24000, 44100, 48000} {
+		frame := fmt.Sprintf(`{"type":"audio","audio":%q,"sample_rate":%d}`, audio, rate)
+		if _, err := sess.Decode(nil, wscodec.Frame{Data: []byte(frame)}); err != nil {
+			t.Errorf("sample_rate %d: %v", rate, err)
+		}
+	}
+}
+
+// The rates set at the handshake are checked there, with an error naming
+// the value and the allowed set.
+func TestCodecRatesCheckedAtOpen(t *testing.T) {
+	s := voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf}
+	for name, codec := range map[string]wscodec.Codec{
+		"RawPCM(1)":              wscodec.RawPCM(1),
+		"RawPCM(1000000)":        wscodec.RawPCM(1000000),
+		"JSONOptions.Rate 3":     wscodec.JSONBase64(wscodec.JSONOptions{Rate: 3}),
+		"JSONOptions.AgentRates": wscodec.JSONBase64(wscodec.JSONOptions{AgentRates: []int{16000, 1}}),
+	} {
+		_, _, err := codec.Open(s)
+		var fe *wire.FormatError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "8000") {
+			t.Errorf("%s: Open = %v, want a *wire.FormatError naming the allowed rates", name, err)
+		}
+	}
+	if _, _, err := wscodec.JSONBase64(wscodec.JSONOptions{AgentRates: []int{16000}}).Open(s); err != nil {
+		t.Errorf("AgentRates {16000}: %v", err)
+	}
+}
+
+// AgentRates narrows the set: a rate outside it is refused even when it
+// is a standard one.
+func TestJSONCodecAgentRates(t *testing.T) {
+	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{AgentRates: []int{16000}}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Decode(nil, wscodec.Frame{Data: []byte(`{"type":"audio","audio":"AAAAAA==","sample_rate":16000}`)}); err != nil {
+		t.Errorf("16000: %v", err)
+	}
+	if _, err := sess.Decode(nil, wscodec.Frame{Data: []byte(`{"type":"audio","audio":"AAAAAA==","sample_rate":48000}`)}); err == nil || !strings.Contains(err.Error(), "allowed: 16000 ") {
+		t.Errorf("48000 with AgentRates {16000}: %v", err)
+	}
+}
