@@ -1,26 +1,43 @@
 // Package elevenpeer is a test double of the ElevenLabs Conversational AI
 // (Agents Platform) WebSocket server, wss://api.elevenlabs.io/v1/convai/conversation.
 // It lets the ElevenLabs adapter be tested on loopback against a peer that
-// behaves as the hosted service does, with the message shapes of prior-art
-// §6.4.
+// behaves as the hosted service does. Its messages follow the shapes of
+// prior-art §6.4, ElevenLabs' "client events" documentation and the
+// AsyncAPI types ElevenLabs publishes as @elevenlabs/types (0.23.0); the
+// official browser SDK, @elevenlabs/client 1.25.0, drives it in
+// internal/peers/sdkcheck (TestElevenLabsDoubleWithClientSDK, and
+// ...TextOnly under Node).
 //
 // Like the real service it checks the handshake (the agent_id query
 // parameter; the xi-api-key header or a signed URL's conversation_signature
-// when the agent is private), requires conversation_initiation_client_data
-// as the first message, answers it with conversation_initiation_metadata
-// naming the audio formats, speaks the first message, and then holds the
-// conversation: user_audio_chunk audio (base64 in the input format) is
-// run through an energy turn detector (the server decides when the user
-// has finished; there is no client end-of-turn event), a finished user
-// turn gets user_transcript, agent_response (the whole text) and audio
-// events with increasing event_ids; user speech over the agent's audio
-// gets an interruption event carrying the last audio event_id, the audio
-// stops, and an agent_response_correction gives the words actually said.
+// when the agent is private), answers the "convai" subprotocol the SDKs
+// offer, accepts browsers from any origin, requires
+// conversation_initiation_client_data as the first message, answers it
+// with conversation_initiation_metadata naming the audio formats, speaks
+// the first message (FirstMessageDelay later, as the service needs to
+// synthesize it), and then holds the conversation: user_audio_chunk audio
+// (base64 in the input format) is run through an energy turn detector (the
+// server decides when the user has finished; there is no client
+// end-of-turn event), a finished user turn gets user_transcript, and the
+// reply agent_response (the whole text, with the first audio) and audio
+// events.
+//
+// Event ids: each turn (the first message, each user turn) takes the next
+// event_id, and its user_transcript, agent_response, client_tool_call and
+// audio events carry it. User speech over the agent's audio is a barge-in:
+// an interruption carrying the id of the user turn it starts (so a client
+// keeps audio whose id is at least the interruption's, as the SDKs do),
+// the audio stops, and an agent_response_correction (with the interrupted
+// response's id) gives the words actually said.
+//
 // It sends ping events and records whether each pong echoes its event_id;
 // it sends client_tool_call for scripted tool calls and waits for the
-// matching client_tool_result; user_message text is a user turn;
-// user_activity and contextual_update are recorded. It hangs up by closing
-// the WebSocket normally, as the end_call tool does.
+// matching client_tool_result; user_message (and a multimodal_message's
+// text) is a user turn; feedback must rate an agent response it sent;
+// user_activity and contextual_update are recorded. With
+// conversation_config_override.conversation.text_only it replies with
+// agent_response alone, no audio. It hangs up by closing the WebSocket
+// normally, as the end_call tool does.
 //
 // What it says is scripted (Config.FirstMessage, Config.Turns) and its
 // audio is fixtures.WordTones — one tone per word, 400 ms a word — in
@@ -101,8 +118,11 @@ type Config struct {
 	// overrides it; empty means the agent waits for the user.
 	FirstMessage string
 	// FirstMessageDelay is how long after the metadata the first message
-	// starts (default 100 ms): the service synthesizes it first, so it
-	// never arrives together with the metadata.
+	// starts (default 250 ms). The service synthesizes it first, so it
+	// does not arrive together with the metadata; @elevenlabs/client
+	// listens for events only once the metadata has set the session up
+	// (WebSocketConnection.create), and under Node drops a message read
+	// in the same chunk as the metadata.
 	FirstMessageDelay time.Duration
 	// Turns are the scripted user turns; turns past the script are
 	// answered "Okay."
@@ -210,7 +230,7 @@ func Start(cfg Config) *Server {
 		cfg.Threshold = 500
 	}
 	if cfg.FirstMessageDelay <= 0 {
-		cfg.FirstMessageDelay = 100 * time.Millisecond
+		cfg.FirstMessageDelay = 250 * time.Millisecond
 	}
 	s := &Server{cfg: cfg, convs: peerkit.NewLog(cloneConversation)}
 	mux := http.NewServeMux()
@@ -315,6 +335,7 @@ type peer struct {
 	afterTool   string
 	afterToolID int64
 	hungUp      bool
+	textOnly    bool // conversation_config_override.conversation.text_only: replies without audio
 
 	// Turn detection over the input.
 	turnAudio      []int16 // the user turn's audio so far
@@ -396,12 +417,16 @@ func (p *peer) run() {
 		Agent struct {
 			FirstMessage *string `json:"first_message"`
 		} `json:"agent"`
+		Conversation struct {
+			TextOnly bool `json:"text_only"`
+		} `json:"conversation"`
 	}
 	if len(first.Override) > 0 {
 		if err := json.Unmarshal(first.Override, &ov); err != nil {
 			p.errorf("conversation_config_override is not an object: %v", err)
 		}
 	}
+	p.textOnly = ov.Conversation.TextOnly
 	p.firstMessage = p.s.cfg.FirstMessage
 	if ov.Agent.FirstMessage != nil {
 		p.firstMessage = *ov.Agent.FirstMessage
@@ -745,6 +770,10 @@ func (p *peer) step() error {
 		if err := p.write(map[string]any{"type": "agent_response", "agent_response_event": map[string]any{"agent_response": strings.Join(r.words, " "), "event_id": r.id}}); err != nil {
 			return err
 		}
+		if p.textOnly {
+			r.sent = len(r.audio)
+			return p.replyDone(r)
+		}
 	}
 	n := min(pcm.SamplesFor(p.out.rate, 100*time.Millisecond), len(r.audio)-r.sent)
 	var b []byte
@@ -764,6 +793,11 @@ func (p *peer) step() error {
 	if r.sent < len(r.audio) {
 		return nil
 	}
+	return p.replyDone(r)
+}
+
+// replyDone ends reply r, and hangs up after the HangUpAfter-th.
+func (p *peer) replyDone(r *reply) error {
 	p.speaking = nil
 	if r.first {
 		return nil
