@@ -36,9 +36,10 @@ func requireChromium(t *testing.T) string {
 // runBrowser opens page (an HTML page of this folder) in headless
 // Chromium, with query as the page's query string, and returns the report
 // the page posts to /report. The folder (with node_modules) is served from
-// a loopback HTTP server, with files at /files/<name>; what the page posts
+// a loopback HTTP server, with files at /files/<name> and routes (pattern
+// to handler) beside them, on the page's own origin; what the page posts
 // to /log is logged.
-func runBrowser(t *testing.T, page string, query url.Values, files map[string][]byte) *report {
+func runBrowser(t *testing.T, page string, query url.Values, files map[string][]byte, routes map[string]http.Handler) *report {
 	t.Helper()
 	browser := requireChromium(t)
 	var (
@@ -70,6 +71,9 @@ func runBrowser(t *testing.T, page string, query url.Values, files map[string][]
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Write(b)
 	})
+	for pattern, h := range routes {
+		mux.Handle(pattern, h)
+	}
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if ext := path.Ext(r.URL.Path); ext == ".mjs" || ext == ".js" {
 			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")

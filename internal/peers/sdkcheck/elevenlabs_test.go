@@ -48,7 +48,7 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		// then is a barge-in.
 		ChunkDelay: 80 * time.Millisecond,
 	})
-	r := runBrowser(t, "elevenlabs.html", url.Values{"url": {s.SignedURL()}, "rate": {strconv.Itoa(rate)}}, files)
+	r := runBrowser(t, "elevenlabs.html", url.Values{"url": {s.SignedURL()}, "rate": {strconv.Itoa(rate)}}, files, nil)
 	r.checkFailures(t)
 
 	var msgs []struct {
