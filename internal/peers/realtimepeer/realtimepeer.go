@@ -1,8 +1,12 @@
 // Package realtimepeer is a test double of an OpenAI Realtime server: the
 // WebSocket endpoint behind wss://api.openai.com/v1/realtime. It lets the
 // Realtime adapter be tested on loopback against a peer that behaves as the
-// real service does, with the message shapes of prior-art §6.3 and the
-// openai-go v3.95.0 realtime types.
+// real service does, with the message shapes of prior-art §6.3, the API
+// reference (platform.openai.com/docs/api-reference/realtime-server-events)
+// and the openai-go v3.95.0 realtime types. OpenAI's Agents SDK for
+// Realtime, @openai/agents-realtime 0.20.0, drives it in
+// internal/peers/sdkcheck (TestRealtimeDoubleWithAgentsSDK), which checks
+// every event it sends against the SDK's own schemas.
 //
 // Like the real service it checks the handshake ("Authorization: Bearer"
 // when Config.APIKey is set, a "model" query parameter), speaks the GA
@@ -10,7 +14,8 @@
 // one (beta event names, flat session shape); it sends session.created,
 // validates session.update strictly (unknown parameters, formats, turn
 // detection and tools are rejected with an "error" event naming the
-// parameter) and answers session.updated. It keeps an input audio buffer
+// parameter) and answers session.updated with the whole session, every
+// update merged in. It keeps an input audio buffer
 // (input_audio_buffer.append/commit/clear; a commit of less than 100 ms is
 // the real server's input_audio_buffer_commit_empty error), detects speech
 // by energy under server turn detection (speech_started/stopped, commit,
@@ -18,8 +23,23 @@
 // responses on response.create (one at a time:
 // conversation_already_has_active_response), cancels them on
 // response.cancel (response_cancel_not_active when none), truncates items
-// (conversation.item.truncate beyond the audio sent is an error), and takes
+// (conversation.item.truncate beyond the audio sent is an error, and the
+// item's transcript is deleted, as the reference says), and takes
 // function_call_output items for the calls it made.
+//
+// It keeps the conversation as the server does: every item, in order, with
+// its role and content (user audio items gain their transcript), so that
+// conversation.item.retrieve answers conversation.item.retrieved,
+// conversation.item.delete answers conversation.item.deleted, created items
+// can be placed with previous_item_id ("root" or an item), and every
+// conversation.item.added (beta: .created) and, under GA,
+// conversation.item.done carries the full item and the id of the item
+// before it. Items always carry role and content, also a cancelled
+// response's incomplete item in response.output_item.done. The
+// response.content_part events name the part's kind "audio", while the
+// item's content part is "output_audio" (beta: "audio"), as the reference,
+// openai-go (ResponseContentPartAddedEventPart) and the SDK's schema have
+// them.
 //
 // What it says is scripted (Config.Greeting, Config.Turns): each reply is
 // streamed as word transcript deltas and audio deltas of

@@ -149,8 +149,28 @@ async function main() {
   await r.seen('event:conversation.item.truncated', 2);
   log('client interrupt done');
 
+  // 5. The history edited: an item deleted (conversation.item.delete).
+  const textItem = session.history.find((i) => i.role === 'user' && i.content?.some((c) => c.type === 'input_text'));
+  r.check(textItem !== undefined, 'no user text item in the history');
+  session.updateHistory((h) => h.filter((i) => i.itemId !== textItem?.itemId));
+  await r.seen('event:conversation.item.deleted', 1);
+  log('history edited');
+
+  // 6. Turn detection off: the SDK commits the buffer itself and asks for
+  // the response.
+  const updates = r.counts['event:session.updated'];
+  const commits = r.counts['event:input_audio_buffer.committed'];
+  session.transport.updateSessionConfig({ audio: { input: { turnDetection: null } } });
+  await r.seen('event:session.updated', updates + 1);
+  const ends6 = r.counts.agent_end;
+  session.sendAudio(speech.buffer.slice(speech.byteOffset, speech.byteOffset + speech.byteLength), { commit: true });
+  await r.seen('event:input_audio_buffer.committed', commits + 1);
+  session.transport.requestResponse();
+  await r.seen('agent_end', ends6 + 1);
+  log('manual commit done');
+
   await r.until('the last retrieve answered', () =>
-    (r.counts['event:conversation.item.retrieved'] ?? 0) >= 3);
+    (r.counts['event:conversation.item.retrieved'] ?? 0) >= 4);
   r.set('final_history', session.history);
   session.close();
 }

@@ -50,6 +50,7 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a long list of desserts for you."},
 			{Reply: "Sure."},
 			{Reply: "We have cake, ice cream, fruit, cheese, tarts and a very long list of other sweet things."},
+			{Reply: "Committed: {heard}."},
 		},
 		ChunkDelay: 100 * time.Millisecond,
 	})
@@ -117,5 +118,11 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 	}
 	if len(ss.Texts) != 2 {
 		t.Errorf("user texts = %q, want the SDK's two messages", ss.Texts)
+	}
+	if len(ss.Deleted) != 1 {
+		t.Errorf("deleted items %q, want the one the SDK's history edit removed", ss.Deleted)
+	}
+	if len(ss.Commits) != 3 || !strings.Contains(ends[len(ends)-1], "Committed: "+said) {
+		t.Errorf("%d commits (want 2 by the server's turn detection, 1 by the SDK); last reply %q", len(ss.Commits), ends[len(ends)-1])
 	}
 }
