@@ -412,6 +412,7 @@ type conv struct {
 	userOn    bool    // user speech in progress
 	silent    int     // silent samples since the last voiced audio
 	utterance []int16 // audio of the utterance in progress
+	preroll   []int16 // the last prerollLen of audio before it
 	utterNo   int
 	turnNo    int
 	speaking  string             // turn_id of the reply not yet acknowledged
@@ -602,10 +603,22 @@ func (s *conv) onReady() error {
 	return nil
 }
 
+// prerollLen is the audio before the detected start of speech that an
+// utterance keeps.
+const prerollLen = 300 * time.Millisecond
+
 func (s *conv) onAudio(samples []int16) error {
 	voiced := rms(samples) > s.p.cfg.Threshold
 	s.mu.Lock()
 	startNow := voiced && !s.userOn
+	if startNow {
+		// The utterance keeps the audio just before it (prefix padding,
+		// as speech detectors do): a chunk whose speech begins late is
+		// not loud enough on average to count as voiced. The SDK sends
+		// chunks of about 205 ms.
+		s.utterance = append(s.utterance, s.preroll...)
+		s.preroll = s.preroll[:0]
+	}
 	if voiced {
 		s.userOn = true
 		s.silent = 0
@@ -614,6 +627,11 @@ func (s *conv) onAudio(samples []int16) error {
 	}
 	if s.userOn {
 		s.utterance = append(s.utterance, samples...)
+	} else {
+		s.preroll = append(s.preroll, samples...)
+		if max := pcm.SamplesFor(s.p.cfg.InputRate, prerollLen); len(s.preroll) > max {
+			s.preroll = s.preroll[:copy(s.preroll, s.preroll[len(s.preroll)-max:])]
+		}
 	}
 	speaking := s.speaking != ""
 	end := s.userOn && pcm.DurationOf(s.silent, s.p.cfg.InputRate) >= s.p.cfg.EndSilence
@@ -790,12 +808,12 @@ func (s *conv) sendReply(ctx context.Context, turn string, r Reply) {
 			return
 		}
 	}
-	if !write(s.msg("response.end", "turn_id", turn)) {
-		return
-	}
+	// The whole reply is out before response.end is: a client that has
+	// it may acknowledge at once.
 	s.mu.Lock()
 	s.sentAll = turn
 	s.mu.Unlock()
+	write(s.msg("response.end", "turn_id", turn))
 }
 
 // onAck takes a trigger.response.audio.replay_finished. The SDK sends

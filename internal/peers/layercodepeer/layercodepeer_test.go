@@ -162,8 +162,10 @@ func TestReplies(t *testing.T) {
 	send(t, ws, `{"type":"vad_events","event":"vad_end"}`)
 	var types []string
 	var audio int
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	for {
-		_, data, err := ws.Read(t.Context())
+		_, data, err := ws.Read(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,11 +188,11 @@ func TestReplies(t *testing.T) {
 		t.Errorf("%d bytes of audio before response.end", audio)
 	}
 	send(t, ws, `{"type":"trigger.response.audio.replay_finished","reason":"completed"}`)
-	_, data, err := ws.Read(t.Context())
+	_, data, err := ws.Read(ctx)
 	if err != nil || !strings.Contains(string(data), `"type":"turn.end"`) || !strings.Contains(string(data), `"role":"assistant"`) {
 		t.Errorf("after the ack: %s, %v; want turn.end of the assistant", data, err)
 	}
-	_, _, err = ws.Read(t.Context())
+	_, _, err = ws.Read(ctx)
 	if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Errorf("after the ack: %v, want a normal closure (hang-up)", err)
 	}
@@ -220,10 +222,12 @@ func TestSDKAcknowledgements(t *testing.T) {
 		loud[i], loud[i+1] = byte(v), byte(uint16(v)>>8)
 	}
 	speak := `{"type":"client.audio","content":"` + base64.StdEncoding.EncodeToString(loud) + `"}`
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	expect := func(typ, role string) {
 		t.Helper()
 		for {
-			_, data, err := ws.Read(t.Context())
+			_, data, err := ws.Read(ctx)
 			if err != nil {
 				t.Fatalf("waiting for %s %s: %v", typ, role, err)
 			}
@@ -248,7 +252,7 @@ func TestSDKAcknowledgements(t *testing.T) {
 	expect("response.end", "")
 	send(t, ws, `{"type":"trigger.response.audio.replay_finished","reason":"completed"}`)
 	expect("turn.end", "assistant")
-	if _, _, err := ws.Read(t.Context()); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+	if _, _, err := ws.Read(ctx); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Errorf("after the second reply played: %v, want the hang-up", err)
 	}
 	c := p.Calls()[0]
