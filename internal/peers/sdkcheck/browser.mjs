@@ -61,9 +61,10 @@ export async function fetchPCM(name) {
 // MediaStream is silent until say() plays samples into it. The SDK under
 // test records it with its own AudioContext and worklets, as it would a
 // real microphone. Every getUserMedia call gets clones of the track, so an
-// SDK that stops a preliminary stream does not silence the next one.
-export function installFakeMic() {
-  const ctx = new AudioContext({ sampleRate: 48000 });
+// SDK that stops a preliminary stream does not silence the next one. The
+// graph runs at rate, the speech's, so that it resamples nothing itself.
+export function installFakeMic(rate = 48000) {
+  const ctx = new AudioContext({ sampleRate: rate });
   const dest = ctx.createMediaStreamDestination();
   const real = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
   let calls = 0;

@@ -4,13 +4,13 @@
 // microphone) and playback worklet. Run by elevenlabs_test.go.
 //
 // Parameters: url (the double's signed URL), rate (of the speech files),
-// files hello.pcm, specials.pcm, barge.pcm (fake speech the double
-// decodes).
+// bytesPerWord (of the double's speech), files hello.pcm, specials.pcm,
+// barge.pcm (fake speech the double decodes).
 
 import { page, run, params, fetchPCM, installFakeMic, sleep } from './browser.mjs';
 
 const r = page('@elevenlabs/client');
-const mic = installFakeMic();
+const mic = installFakeMic(Number(params.get('rate')));
 const { Conversation } = globalThis.ElevenLabsClient;
 
 run(r, async () => {
@@ -19,12 +19,13 @@ run(r, async () => {
   let mode = 'listening';
   let lastAudio = 0;
   let audioAfterInterrupt = 0;
-  // quiet resolves once audio has come since the agent's last message,
-  // none has come for 700 ms, and the SDK is listening: the reply has been
-  // received and played.
-  let audioAtMessage = 0;
-  const quiet = (what) => r.until(what, () => (r.counts.audio_bytes ?? 0) > audioAtMessage &&
-    mode === 'listening' && Date.now() - lastAudio > 700, 20000);
+  // quiet resolves once the whole of the agent's last reply has come (the
+  // double speaks bytesPerWord a word), none has come for 300 ms, and the
+  // SDK is listening: the reply has been received and played.
+  const bytesPerWord = Number(params.get('bytesPerWord'));
+  let replyEnd = 0;
+  const quiet = (what) => r.until(what, () => (r.counts.audio_bytes ?? 0) >= replyEnd &&
+    mode === 'listening' && Date.now() - lastAudio > 300, 30000);
   const tick = setInterval(() => r.wake(), 100);
   let interrupted = false;
   const conv = await Conversation.startSession({
@@ -40,7 +41,7 @@ run(r, async () => {
     onConnect: ({ conversationId }) => r.set('conversation_id', conversationId),
     onMessage: (m) => {
       r.push('messages', { role: m.role, message: m.message, event_id: m.event_id });
-      if (m.role === 'agent') audioAtMessage = r.counts.audio_bytes ?? 0;
+      if (m.role === 'agent') replyEnd = (r.counts.audio_bytes ?? 0) + m.message.split(/\s+/).length * bytesPerWord;
       r.count(`message:${m.role}`);
       r.log('message', m.role, m.message, m.event_id);
     },

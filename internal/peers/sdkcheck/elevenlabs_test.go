@@ -11,6 +11,7 @@ import (
 
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
 // TestElevenLabsDoubleWithClientSDK drives elevenpeer with ElevenLabs'
@@ -39,16 +40,24 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		Turns: []elevenpeer.Turn{
 			{ToolCall: &elevenpeer.ToolCall{Name: "lookup_table", Parameters: `{"party":2}`}, Reply: "I heard {heard}. Table seven is free."},
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from."},
-			{Reply: "Sure, {heard}."},
+			// The barge-in's words are scripted: the turns before prove
+			// that speech arrives intact, and this one's audio overlaps
+			// the agent's playback, when a loaded machine is most likely
+			// to drop some of it.
+			{UserTranscript: "make it eight", Reply: "Sure, {heard}."},
 			{Reply: "We close at ten."},
 		},
 		PingInterval: 500 * time.Millisecond,
+		// A turn ends after 600 ms of silence: the browser's real-time
+		// audio may drop out for a moment on a loaded machine.
+		SilenceMs: 600,
 		// Audio streamed a little faster than it plays, as a TTS makes
 		// it: the double is still speaking while the SDK plays, so speech
 		// then is a barge-in.
 		ChunkDelay: 80 * time.Millisecond,
 	})
-	r := runBrowser(t, "elevenlabs.html", url.Values{"url": {s.SignedURL()}, "rate": {strconv.Itoa(rate)}}, files, nil)
+	bytesPerWord := 2 * pcm.SamplesFor(16000, fixtures.WordDuration) // pcm_16000, the double's default
+	r := runBrowser(t, "elevenlabs.html", url.Values{"url": {s.SignedURL()}, "rate": {strconv.Itoa(rate)}, "bytesPerWord": {strconv.Itoa(bytesPerWord)}}, files, nil)
 	r.checkFailures(t)
 
 	var msgs []struct {

@@ -13,7 +13,7 @@ import LayercodeClient from '/node_modules/@layercode/js-sdk/dist/layercode-js-s
 import { page, run, params, fetchPCM, installFakeMic, sleep } from './browser.mjs';
 
 const r = page('@layercode/js-sdk');
-const mic = installFakeMic();
+const mic = installFakeMic(Number(params.get('rate')));
 
 // connect starts a client on the double whose authorize endpoint is
 // endpoint, recording what it reports under prefix.
@@ -87,6 +87,9 @@ run(r, async () => {
   await sleep(500);
   await ptt.client.triggerUserTurnStarted();
   await mic.say(hello, rate);
+  // Let the recorder deliver the last of the speech (it sends 1638-sample
+  // chunks) before the button is let go, as a person does.
+  await sleep(800);
   await ptt.client.triggerUserTurnFinished();
   await r.seen('ptt:turn.end/assistant', 1, 20000);
   await ptt.client.disconnect();
