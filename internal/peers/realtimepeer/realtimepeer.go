@@ -296,7 +296,6 @@ type peer struct {
 	greeted   bool
 	script    []planned // responses still to give
 	calls     map[string]bool
-	outputs   int            // tool outputs since the last response
 	spoken    int            // completed spoken responses
 	audioSent map[string]int // assistant audio items → samples sent
 	// The conversation: every item as the server keeps it (what

@@ -9,6 +9,7 @@
 
 import { WebSocket } from 'ws';
 import { Report } from './report.mjs';
+import { runScript } from './node.mjs';
 
 globalThis.WebSocket ??= WebSocket;
 const { Conversation } = await import('@elevenlabs/client');
@@ -41,26 +42,4 @@ async function main() {
   await conv.endSession();
 }
 
-const deadline = setTimeout(() => {
-  r.fail('the script ran out of time (30 s)');
-  finish(1);
-}, 30000);
-
-function finish(code) {
-  clearTimeout(deadline);
-  process.stdout.write(r.json() + '\n');
-  process.exit(code);
-}
-
-process.on('uncaughtException', (e) => {
-  r.fail(`the SDK threw: ${e?.stack ?? e}`);
-  finish(1);
-});
-
-main().then(
-  () => finish(0),
-  (e) => {
-    r.fail(`script: ${e?.stack ?? e}`);
-    finish(1);
-  },
-);
+runScript(r, main, 30000);

@@ -1,7 +1,6 @@
 package sdkcheck_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -104,12 +103,7 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		t.Errorf("disconnect %+v, want the user's own end", disconnect)
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	c, err := s.Wait(ctx, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := ended(t, s.Wait, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
 	if len(c.Errors) > 0 {
 		t.Errorf("the double rejected what the SDK sent: %q", c.Errors)
 	}
@@ -163,12 +157,7 @@ func TestElevenLabsDoubleWithClientSDKTextOnly(t *testing.T) {
 	if n := r.Counts["in:audio"]; n > 0 {
 		t.Errorf("%d audio events in a text-only conversation", n)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	c, err := s.Wait(ctx, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := ended(t, s.Wait, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
 	if len(c.Errors) > 0 || len(c.Feedback) != 1 || c.Feedback[0].Score != "dislike" || len(c.Contexts) != 1 {
 		t.Errorf("the double saw errors %q, feedback %+v, contexts %q", c.Errors, c.Feedback, c.Contexts)
 	}

@@ -148,6 +148,19 @@ func runNode(t *testing.T, script string, env ...string) *report {
 	return &r
 }
 
+// ended waits, 10 s at most, until record i of a double (its Wait or
+// WaitCall method) reports the connection over, and returns the record.
+func ended[R any](t *testing.T, wait func(context.Context, int, func(R) bool) (R, error), i int, over func(R) bool) R {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	rec, err := wait(ctx, i, over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // tail returns the last n bytes of s.
 func tail(s string, n int) string {
 	if len(s) <= n {

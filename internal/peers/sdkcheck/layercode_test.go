@@ -123,12 +123,8 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	c, err := auto.WaitCall(ctx, 0, func(c layercodepeer.Call) bool { return c.Ended })
-	if err != nil {
-		t.Fatal(err)
-	}
+	over := func(c layercodepeer.Call) bool { return c.Ended }
+	c := ended(t, auto.WaitCall, 0, over)
 	if len(c.Errors) > 0 {
 		t.Errorf("the double rejected what the SDK sent: %q", c.Errors)
 	}
@@ -146,10 +142,7 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	if c.AudioMessages < 20 {
 		t.Errorf("only %d client.audio messages", c.AudioMessages)
 	}
-	p, err := ptt.WaitCall(ctx, 0, func(c layercodepeer.Call) bool { return c.Ended })
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := ended(t, ptt.WaitCall, 0, over)
 	if len(p.Errors) > 0 || len(p.Heard) != 1 || p.Heard[0] != "a table for two" || !strings.Contains(strings.Join(p.Types, " "), "trigger.turn.start trigger.turn.end") {
 		t.Errorf("push to talk: errors %q, heard %q, types %q", p.Errors, p.Heard, p.Types)
 	}

@@ -10,6 +10,7 @@
 
 import OpenAI, { toFile } from 'openai';
 import { Report } from './report.mjs';
+import { runScript } from './node.mjs';
 
 const r = new Report('openai');
 const log = (...a) => console.error(r.elapsed(), ...a);
@@ -177,26 +178,4 @@ async function main() {
   }
 }
 
-const deadline = setTimeout(() => {
-  r.fail('the script ran out of time (60 s)');
-  finish(1);
-}, 60000);
-
-function finish(code) {
-  clearTimeout(deadline);
-  process.stdout.write(r.json() + '\n');
-  process.exit(code);
-}
-
-process.on('uncaughtException', (e) => {
-  r.fail(`the SDK threw: ${e?.stack ?? e}`);
-  finish(1);
-});
-
-main().then(
-  () => finish(0),
-  (e) => {
-    r.fail(`script: ${e?.stack ?? e}`);
-    finish(1);
-  },
-);
+runScript(r, main);

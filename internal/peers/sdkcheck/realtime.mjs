@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { RealtimeAgent, RealtimeSession, OpenAIRealtimeWebSocket, tool } from '@openai/agents-realtime';
 import { Report } from './report.mjs';
+import { runScript } from './node.mjs';
 
 // The SDK parses each server event with its zod schemas and treats one that
 // fails them as an unknown, generic event: it drops it without a word. The
@@ -175,26 +176,4 @@ async function main() {
   session.close();
 }
 
-const deadline = setTimeout(() => {
-  r.fail('the script ran out of time (60 s)');
-  finish(1);
-}, 60000);
-
-function finish(code) {
-  clearTimeout(deadline);
-  process.stdout.write(r.json() + '\n');
-  process.exit(code);
-}
-
-process.on('uncaughtException', (e) => {
-  r.fail(`the SDK threw: ${e?.stack ?? e}`);
-  finish(1);
-});
-
-main().then(
-  () => finish(0),
-  (e) => {
-    r.fail(`script: ${e?.stack ?? e}`);
-    finish(1);
-  },
-);
+runScript(r, main);

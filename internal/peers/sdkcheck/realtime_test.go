@@ -101,12 +101,7 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 	}
 
 	// What the double saw.
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	ss, err := s.Wait(ctx, 0, func(ss realtimepeer.Session) bool { return ss.Ended })
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss := ended(t, s.Wait, 0, func(ss realtimepeer.Session) bool { return ss.Ended })
 	if len(ss.Errors) > 0 {
 		t.Errorf("the double rejected what the SDK sent: %q", ss.Errors)
 	}
