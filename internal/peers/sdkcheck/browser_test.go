@@ -14,11 +14,25 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
 )
 
 // browserTimeout bounds one browser conformance run, Chromium's start on
 // a loaded machine included.
 const browserTimeout = 3 * time.Minute
+
+// pageSpeech returns the user's lines the browser pages speak, as raw
+// PCM16 fake speech at rate: hello.pcm, specials.pcm and barge.pcm.
+func pageSpeech(t *testing.T, rate int) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for name, text := range map[string]string{"hello": "a table for two", "specials": "what are the specials", "barge": "make it eight"} {
+		_, samples := fakeSpeech(t, text, rate)
+		files[name+".pcm"] = pcm.EncodePCM16(nil, samples)
+	}
+	return files
+}
 
 // requireChromium returns the Chromium binary, after checking the SDKs.
 func requireChromium(t *testing.T) string {

@@ -27,11 +27,7 @@ import (
 // double does not serve.
 func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 	const rate = 16000
-	files := map[string][]byte{}
-	for name, text := range map[string]string{"hello": "a table for two", "specials": "what are the specials", "barge": "make it eight"} {
-		_, samples := fakeSpeech(t, text, rate)
-		files[name+".pcm"] = pcm.EncodePCM16(nil, samples)
-	}
+	files := pageSpeech(t, rate)
 	s := elevenpeer.New(t, elevenpeer.Config{
 		APIKey:       "xi-sdkcheck",
 		Signature:    "sig-sdkcheck",

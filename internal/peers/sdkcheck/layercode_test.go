@@ -47,11 +47,7 @@ func proxyTo(t *testing.T, target string) http.Handler {
 // speaker.
 func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	const rate = 16000
-	files := map[string][]byte{}
-	for name, text := range map[string]string{"hello": "a table for two", "specials": "what are the specials", "barge": "make it eight"} {
-		_, samples := fakeSpeech(t, text, rate)
-		files[name+".pcm"] = pcm.EncodePCM16(nil, samples)
-	}
+	files := pageSpeech(t, rate)
 	hear := func(c pcm.Chunk) string {
 		tr, err := fixtures.FakeSTT().Transcribe(context.Background(), voicetest.TranscriptionRequest{Audio: c})
 		if err != nil {
