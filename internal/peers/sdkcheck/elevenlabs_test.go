@@ -26,6 +26,7 @@ import (
 // selection, echo cancellation) and the WebRTC connection type, which the
 // double does not serve.
 func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
+	t.Parallel()
 	const rate = 16000
 	files := pageSpeech(t, rate)
 	s := elevenpeer.New(t, elevenpeer.Config{
@@ -134,6 +135,7 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 // listens for events only once the metadata has set the session up, and
 // the double must send no audio in a text-only conversation.
 func TestElevenLabsDoubleWithClientSDKTextOnly(t *testing.T) {
+	t.Parallel()
 	s := elevenpeer.New(t, elevenpeer.Config{
 		FirstMessage: "Hello there.",
 		Turns:        []elevenpeer.Turn{{Reply: "A table for two is booked."}, {Reply: "You are welcome."}},

@@ -46,6 +46,7 @@ func proxyTo(t *testing.T, target string) http.Handler {
 // SDK's VAD fails to load), vad_events with it, and a real microphone and
 // speaker.
 func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
+	t.Parallel()
 	const rate = 16000
 	files := pageSpeech(t, rate)
 	hear := func(c pcm.Chunk) string {
