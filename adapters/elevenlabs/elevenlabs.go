@@ -43,9 +43,10 @@ const elevenAdapter = "elevenlabs"
 // What the adapter does with the agent's events:
 //
 //   - audio: decoded from the output format named in the metadata,
-//     resampled to Session.Rate, AgentAudio. Audio whose event_id is not
-//     after the last interruption's (late audio of a cut response) is
-//     dropped, as ElevenLabs' own clients do.
+//     resampled to Session.Rate, AgentAudio. Audio whose event_id is
+//     below the last interruption's (late audio of a cut response) is
+//     dropped, as ElevenLabs' own clients do; the reply to the
+//     interrupting turn shares the interruption's id and plays.
 //   - agent_response: AgentTranscript with Final set (ElevenLabs sends the
 //     whole response text, not deltas).
 //   - agent_response_correction (the text actually spoken before a
@@ -706,8 +707,13 @@ func (c *elevenConn) audio(ev elevenEvent) ([]voicetest.AgentEvent, error) {
 	default:
 		return nil, errors.New("audio before conversation_initiation_metadata named its format")
 	}
-	if a.EventID != 0 && a.EventID <= c.lastInterrupt {
-		return nil, nil // audio of the response the interruption cut
+	if a.EventID != 0 && a.EventID < c.lastInterrupt {
+		// Audio of the response the interruption cut. The interruption
+		// carries the id of the user turn that interrupts, which the
+		// reply to that turn shares: ElevenLabs' clients keep audio whose
+		// id is at least the interruption's (@elevenlabs/client
+		// VoiceConversation.handleAudio, elevenlabs-python).
+		return nil, nil
 	}
 	var err error
 	c.raw, err = base64.StdEncoding.AppendDecode(c.raw[:0], []byte(*a.Audio))

@@ -105,8 +105,10 @@ type Auth struct {
 //     AgentAudio. Audio of a turn the user interrupted is dropped, as the
 //     SDK's player drops interrupted tracks (when the agent sends turn_id;
 //     without it the adapter cannot tell the turns apart).
-//   - response.text: AgentTranscript deltas (LayerCode streams the text
-//     of the speech, so Capabilities.StreamingTranscripts is set). The
+//   - response.text.delta: AgentTranscript deltas; response.text after
+//     them: the whole text (Final), without them: a delta (LayerCode
+//     streams the text of the speech, so Capabilities.StreamingTranscripts
+//     is set). The
 //     text comes as the agent generates it, ahead of the audio that says
 //     it, so Capabilities.TranscriptAhead is set too: voicetest.AfterWords(n)
 //     waits until n words have been heard, estimated from the audio played
@@ -120,6 +122,7 @@ type Auth struct {
 //   - turn.start role=user while agent audio is still playing: the agent
 //     detected a barge-in. The adapter stops playback, sends replay_finished
 //     with reason "interrupted" and returns AgentInterrupted.
+//   - response.end and turn.end: consumed (see below).
 //   - LayerCode closing the WebSocket (status 1000 or 1001): AgentHangUp.
 //   - anything else (malformed JSON, binary frames, unknown types, bad
 //     base64, odd PCM16 byte counts): a *FrameError from Recv.
@@ -127,12 +130,13 @@ type Auth struct {
 // Faithfulness choices:
 //
 //   - turn.start role=user marks the start of the user's speech, not the
-//     end of the agent's turn, and LayerCode sends the browser nothing at
-//     the end of a response (response.end stays on the webhook side). So the
-//     adapter does not claim Capabilities.TurnEnd: the runner ends agent
-//     turns by tail silence (Config.Timeouts.TailSilence plays the part of
-//     LayerCode Gym's assistant_idle_timeout; raise it for an agent that
-//     pauses between sentences).
+//     end of the agent's turn. response.end and turn.end, which the SDK
+//     handles, are not sent by every server (LayerCode Gym knows neither,
+//     and the SDK itself ends an agent turn when its player runs dry), so
+//     the adapter does not claim Capabilities.TurnEnd: the runner ends
+//     agent turns by tail silence (Config.Timeouts.TailSilence plays the
+//     part of LayerCode Gym's assistant_idle_timeout; raise it for an agent
+//     that pauses between sentences).
 //   - The protocol has no client-side cancel (the SDK only stops its own
 //     player), so Interrupt is unsupported and barge-in is overlapping audio
 //     (Capabilities.NativeInterrupt false).
@@ -463,6 +467,9 @@ type lcConn struct {
 	lastDelta   string
 	droppedTurn string // audio of this turn was interrupted; drop the rest
 	kick        chan struct{}
+
+	// Reader goroutine only.
+	textDeltas bool // the agent's turn has sent response.text.delta
 }
 
 // Capabilities reports what the LayerCode adapter supports.
@@ -612,12 +619,29 @@ func (c *lcConn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Age
 	switch m.Type {
 	case "response.audio":
 		return c.decodeAudio(m)
+	case "response.text.delta":
+		text, err := lcString(m)
+		if err != nil {
+			return nil, err
+		}
+		c.textDeltas = true
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: text}}, nil
 	case "response.text":
 		text, err := lcString(m)
 		if err != nil {
 			return nil, err
 		}
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: text}}, nil
+		// After response.text.delta messages, response.text is the whole
+		// text (the frontend WebSocket API reference); without them it is
+		// a piece, as servers that send no deltas (and LayerCode Gym) have
+		// it.
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: text, Final: c.textDeltas}}, nil
+	case "response.end", "turn.end":
+		// The end of the agent's response and of a turn, which the SDK
+		// handles (LayercodeClient._handleWebSocketMessage). The runner
+		// still ends the agent's turn by its audio: servers that do not
+		// send them exist, and the SDK ends a turn by its playback.
+		return nil, nil
 	case "response.data":
 		if len(m.Content) == 0 {
 			return nil, errors.New("response.data without content")
@@ -637,6 +661,7 @@ func (c *lcConn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Age
 				c.turnID = m.TurnID
 			}
 			c.mu.Unlock()
+			c.textDeltas = false
 			return nil, nil
 		case "user":
 			return c.userTurnStarted(), nil
@@ -645,7 +670,7 @@ func (c *lcConn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Age
 	case "":
 		return nil, errors.New(`no "type" field; expected a LayerCode message such as response.audio`)
 	}
-	return nil, fmt.Errorf("unknown message type %q; LayerCode sends turn.start, response.audio, response.text, response.data and user.transcript(.delta, .interim_delta)", m.Type)
+	return nil, fmt.Errorf("unknown message type %q; LayerCode sends turn.start, turn.end, response.audio, response.text(.delta), response.data, response.end and user.transcript(.delta, .interim_delta)", m.Type)
 }
 
 // lcString returns the message's content as a string.

@@ -34,7 +34,7 @@ func ExampleNew() {
 	// listen prints what the agent says until it has been quiet for a
 	// while (LayerCode marks no end of turn) or hangs up.
 	listen := func() {
-		var text strings.Builder
+		var text strings.Builder // the final text, which replaces its deltas
 		var audio time.Duration
 		for {
 			rctx, cancel := context.WithTimeout(ctx, 600*time.Millisecond)
@@ -48,7 +48,10 @@ func ExampleNew() {
 			case voicetest.AgentAudio:
 				audio += ev.Audio.Duration()
 			case voicetest.AgentTranscript:
-				text.WriteString(ev.Text)
+				if ev.Final {
+					text.Reset()
+					text.WriteString(ev.Text)
+				}
 			case voicetest.AgentHangUp:
 				fmt.Printf("agent said %q (%v of audio), then hung up: %s\n", text.String(), audio.Round(time.Millisecond), ev.Text)
 				return

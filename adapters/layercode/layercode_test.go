@@ -69,6 +69,7 @@ func lcCollect(t testing.TB, conn voicetest.Conn, rate int, quiet time.Duration,
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	var tr lcTurn
+	var finals, pending string // a final transcript replaces its deltas, as in the runner
 	tr.audio = pcm.Chunk{Rate: rate}
 	for {
 		wait := time.Until(deadline)
@@ -89,7 +90,12 @@ func lcCollect(t testing.TB, conn voicetest.Conn, rate int, quiet time.Duration,
 		case voicetest.AgentAudio:
 			tr.audio.Samples = append(tr.audio.Samples, ev.Audio.Samples...)
 		case voicetest.AgentTranscript:
-			tr.text += ev.Text
+			if ev.Final {
+				finals, pending = finals+ev.Text, ""
+			} else {
+				pending += ev.Text
+			}
+			tr.text = finals + pending
 		case voicetest.UserTranscript:
 			if ev.Final {
 				tr.user = ev.Text
@@ -487,7 +493,7 @@ func TestLayerCodeCapture(t *testing.T) {
 	got, gotSends := strings.Join(seq, " "), strings.Join(sends, " ")
 	for _, want := range []string{
 		"note:authorize note:authorized note:open send:client.ready",
-		"recv:turn.start recv:response.text recv:response.audio",
+		"recv:turn.start recv:response.text.delta recv:response.text recv:response.audio",
 		"send:trigger.response.audio.replay_finished",
 		"note:closed",
 	} {

@@ -701,7 +701,7 @@ func TestRealtimeCaptureHasNoKey(t *testing.T) {
 	}
 	for dir, want := range map[string]string{
 		"send": "note:open session.update response.create input_audio_buffer.append input_audio_buffer.commit response.create note:close note:closed",
-		"recv": "note:open session.created session.updated response.created response.output_item.added conversation.item.added response.content_part.added response.output_audio_transcript.delta response.output_audio.delta response.output_audio.done response.output_audio_transcript.done response.content_part.done response.output_item.done response.done input_audio_buffer.committed conversation.item.added response.created",
+		"recv": "note:open session.created session.updated response.created response.output_item.added conversation.item.added response.content_part.added response.output_audio_transcript.delta response.output_audio.delta response.output_audio.done response.output_audio_transcript.done response.content_part.done response.output_item.done conversation.item.done response.done input_audio_buffer.committed conversation.item.added conversation.item.done response.created",
 	} {
 		if got := strings.Join(seqs[dir], " "); !strings.HasPrefix(got, want) {
 			t.Errorf("captured %s sequence\n%s\nwant it to start\n%s", dir, got, want)

@@ -1,26 +1,43 @@
 // Package elevenpeer is a test double of the ElevenLabs Conversational AI
 // (Agents Platform) WebSocket server, wss://api.elevenlabs.io/v1/convai/conversation.
 // It lets the ElevenLabs adapter be tested on loopback against a peer that
-// behaves as the hosted service does, with the message shapes of prior-art
-// §6.4.
+// behaves as the hosted service does. Its messages follow the shapes of
+// prior-art §6.4, ElevenLabs' "client events" documentation and the
+// AsyncAPI types ElevenLabs publishes as @elevenlabs/types (0.23.0); the
+// official browser SDK, @elevenlabs/client 1.25.0, drives it in
+// internal/peers/sdkcheck (TestElevenLabsDoubleWithClientSDK, and
+// ...TextOnly under Node).
 //
 // Like the real service it checks the handshake (the agent_id query
 // parameter; the xi-api-key header or a signed URL's conversation_signature
-// when the agent is private), requires conversation_initiation_client_data
-// as the first message, answers it with conversation_initiation_metadata
-// naming the audio formats, speaks the first message, and then holds the
-// conversation: user_audio_chunk audio (base64 in the input format) is
-// run through an energy turn detector (the server decides when the user
-// has finished; there is no client end-of-turn event), a finished user
-// turn gets user_transcript, agent_response (the whole text) and audio
-// events with increasing event_ids; user speech over the agent's audio
-// gets an interruption event carrying the last audio event_id, the audio
-// stops, and an agent_response_correction gives the words actually said.
+// when the agent is private), answers the "convai" subprotocol the SDKs
+// offer, accepts browsers from any origin, requires
+// conversation_initiation_client_data as the first message, answers it
+// with conversation_initiation_metadata naming the audio formats, speaks
+// the first message (FirstMessageDelay later, as the service needs to
+// synthesize it), and then holds the conversation: user_audio_chunk audio
+// (base64 in the input format) is run through an energy turn detector (the
+// server decides when the user has finished; there is no client
+// end-of-turn event), a finished user turn gets user_transcript, and the
+// reply agent_response (the whole text, with the first audio) and audio
+// events.
+//
+// Event ids: each turn (the first message, each user turn) takes the next
+// event_id, and its user_transcript, agent_response, client_tool_call and
+// audio events carry it. User speech over the agent's audio is a barge-in:
+// an interruption carrying the id of the user turn it starts (so a client
+// keeps audio whose id is at least the interruption's, as the SDKs do),
+// the audio stops, and an agent_response_correction (with the interrupted
+// response's id) gives the words actually said.
+//
 // It sends ping events and records whether each pong echoes its event_id;
 // it sends client_tool_call for scripted tool calls and waits for the
-// matching client_tool_result; user_message text is a user turn;
-// user_activity and contextual_update are recorded. It hangs up by closing
-// the WebSocket normally, as the end_call tool does.
+// matching client_tool_result; user_message (and a multimodal_message's
+// text) is a user turn; feedback must rate an agent response it sent;
+// user_activity and contextual_update are recorded. With
+// conversation_config_override.conversation.text_only it replies with
+// agent_response alone, no audio. It hangs up by closing the WebSocket
+// normally, as the end_call tool does.
 //
 // What it says is scripted (Config.FirstMessage, Config.Turns) and its
 // audio is fixtures.WordTones — one tone per word, 400 ms a word — in
@@ -100,6 +117,13 @@ type Config struct {
 	// FirstMessage is what the agent says first, unless the client
 	// overrides it; empty means the agent waits for the user.
 	FirstMessage string
+	// FirstMessageDelay is how long after the metadata the first message
+	// starts (default 250 ms). The service synthesizes it first, so it
+	// does not arrive together with the metadata; @elevenlabs/client
+	// listens for events only once the metadata has set the session up
+	// (WebSocketConnection.create), and under Node drops a message read
+	// in the same chunk as the metadata.
+	FirstMessageDelay time.Duration
 	// Turns are the scripted user turns; turns past the script are
 	// answered "Okay."
 	Turns []Turn
@@ -151,8 +175,22 @@ type Conversation struct {
 	Replies int
 	// Activity and ContextualUpdates count those messages.
 	Activity, ContextualUpdates int
+	// Contexts are the contextual_update texts.
+	Contexts []string
+	// Feedback are the feedback messages: the like or dislike (or "" for
+	// null) and the event_id of the agent response it rates.
+	Feedback []Feedback
+	// Subprotocol is the WebSocket subprotocol agreed ("convai" when the
+	// client offered it, as the official SDKs do).
+	Subprotocol string
 	// Ended reports that the connection is over.
 	Ended bool
+}
+
+// Feedback is one feedback message.
+type Feedback struct {
+	Score   string
+	EventID int64
 }
 
 // Server is a running ConvAI double.
@@ -191,6 +229,9 @@ func Start(cfg Config) *Server {
 	if cfg.Threshold <= 0 {
 		cfg.Threshold = 500
 	}
+	if cfg.FirstMessageDelay <= 0 {
+		cfg.FirstMessageDelay = 250 * time.Millisecond
+	}
 	s := &Server{cfg: cfg, convs: peerkit.NewLog(cloneConversation)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/convai/conversation", s.serve)
@@ -220,6 +261,8 @@ func cloneConversation(c *Conversation) Conversation {
 	out.Audio = slices.Clone(c.Audio)
 	out.Texts = slices.Clone(c.Texts)
 	out.ToolResults = slices.Clone(c.ToolResults)
+	out.Contexts = slices.Clone(c.Contexts)
+	out.Feedback = slices.Clone(c.Feedback)
 	return out
 }
 
@@ -250,14 +293,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ws, err := peerkit.Accept(w, r, 4<<20)
+	ws, err := peerkit.Accept(w, r, 4<<20, "convai")
 	if err != nil {
 		return
 	}
-	conv := s.convs.Add(func(int) *Conversation { return &Conversation{} })
+	conv := s.convs.Add(func(int) *Conversation { return &Conversation{Subprotocol: ws.Subprotocol()} })
 	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	p := &peer{s: s, ws: ws, conv: conv, ctx: ctx, pending: map[string]bool{}}
+	p := &peer{s: s, ws: ws, conv: conv, ctx: ctx, pending: map[string]bool{}, replied: map[int64]bool{}}
 	p.run()
 	s.update(conv, func(c *Conversation) { c.Ended = true })
 	ws.CloseNow()
@@ -270,16 +313,29 @@ type peer struct {
 	conv *Conversation
 	ctx  context.Context
 
-	in, out   format
-	eventID   int64 // last audio event id
-	pingID    int64
-	pingsOut  map[int64]bool
-	userTurn  int
-	replies   int
-	pending   map[string]bool // tool calls awaiting results
-	waitTool  string
-	afterTool string
-	hungUp    bool
+	in, out format
+	// eventID numbers the turns, as the service does: each turn (the
+	// first message, each user turn) takes the next id, and every event
+	// of the turn carries it — user_transcript, agent_response,
+	// client_tool_call, audio. A barge-in's interruption carries the id of
+	// the turn it starts, so a client keeps audio whose id is at least the
+	// last interruption's and drops older audio (@elevenlabs/client
+	// VoiceConversation.handleAudio; elevenlabs-python's tests
+	// "keeps_audio_with_interruption_event_id" and
+	// "discards_audio_older_than_interruption").
+	eventID     int64
+	userEvent   int64          // the id of the user turn in progress, 0 when none
+	replied     map[int64]bool // ids of the agent responses sent, for feedback
+	pingID      int64
+	pingsOut    map[int64]bool
+	userTurn    int
+	replies     int
+	pending     map[string]bool // tool calls awaiting results
+	waitTool    string
+	afterTool   string
+	afterToolID int64
+	hungUp      bool
+	textOnly    bool // conversation_config_override.conversation.text_only: replies without audio
 
 	// Turn detection over the input.
 	turnAudio      []int16 // the user turn's audio so far
@@ -293,11 +349,13 @@ type peer struct {
 }
 
 type reply struct {
-	first bool // the first message, not a reply
-	words []string
-	audio []int16 // at the output rate
-	sent  int
-	due   time.Time
+	first   bool  // the first message, not a reply
+	id      int64 // the turn's event_id
+	started bool  // agent_response was sent
+	words   []string
+	audio   []int16 // at the output rate
+	sent    int
+	due     time.Time
 }
 
 type format struct {
@@ -322,11 +380,23 @@ type clientMsg struct {
 	Type       string          `json:"type"`
 	UserAudio  *string         `json:"user_audio_chunk"`
 	EventID    *int64          `json:"event_id"`
-	Text       *string         `json:"text"`
+	Text       json.RawMessage `json:"text"`
 	ToolCallID string          `json:"tool_call_id"`
 	Result     json.RawMessage `json:"result"`
 	IsError    *bool           `json:"is_error"`
 	Override   json.RawMessage `json:"conversation_config_override"`
+	Score      json.RawMessage `json:"score"`
+	Files      json.RawMessage `json:"files"`
+	File       json.RawMessage `json:"file"`
+}
+
+// text returns the message's text field when it is a string.
+func (m clientMsg) text() (string, bool) {
+	var s string
+	if json.Unmarshal(m.Text, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 func (p *peer) run() {
@@ -347,12 +417,16 @@ func (p *peer) run() {
 		Agent struct {
 			FirstMessage *string `json:"first_message"`
 		} `json:"agent"`
+		Conversation struct {
+			TextOnly bool `json:"text_only"`
+		} `json:"conversation"`
 	}
 	if len(first.Override) > 0 {
 		if err := json.Unmarshal(first.Override, &ov); err != nil {
 			p.errorf("conversation_config_override is not an object: %v", err)
 		}
 	}
+	p.textOnly = ov.Conversation.TextOnly
 	p.firstMessage = p.s.cfg.FirstMessage
 	if ov.Agent.FirstMessage != nil {
 		p.firstMessage = *ov.Agent.FirstMessage
@@ -394,7 +468,8 @@ func (p *peer) run() {
 		}
 	}()
 	if p.firstMessage != "" {
-		if p.startReply(p.firstMessage, 0) != nil {
+		p.eventID++
+		if p.startReply(p.firstMessage, p.s.cfg.FirstMessageDelay, p.eventID) != nil {
 			return
 		}
 		p.speaking.first = true
@@ -474,18 +549,58 @@ func (p *peer) handle(data []byte) error {
 		delete(p.pingsOut, *m.EventID)
 		p.s.update(p.conv, func(c *Conversation) { c.Pongs++ })
 	case "user_message":
-		if m.Text == nil || *m.Text == "" {
+		text, _ := m.text()
+		if strings.TrimSpace(text) == "" {
 			p.errorf("user_message without text")
 			return nil
 		}
-		text := *m.Text
-		p.s.update(p.conv, func(c *Conversation) { c.Texts = append(c.Texts, text) })
-		p.turnAudio = p.turnAudio[:0]
-		return p.userTurnDone(text)
+		return p.userText(text)
+	case "multimodal_message":
+		// A message with files; the double has no file store, so only
+		// its text part is a user turn.
+		var t struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if len(m.Files) > 0 || len(m.File) > 0 {
+			p.errorf("multimodal_message with files: this double has no uploaded files to read")
+		}
+		if json.Unmarshal(m.Text, &t) != nil || t.Type != "user_message" || t.Text == nil || strings.TrimSpace(*t.Text) == "" {
+			p.errorf("multimodal_message without a user_message text part: %s", data)
+			return nil
+		}
+		return p.userText(*t.Text)
 	case "user_activity":
 		p.s.update(p.conv, func(c *Conversation) { c.Activity++ })
 	case "contextual_update":
-		p.s.update(p.conv, func(c *Conversation) { c.ContextualUpdates++ })
+		text, ok := m.text()
+		if !ok || text == "" {
+			p.errorf("contextual_update without text")
+			return nil
+		}
+		p.s.update(p.conv, func(c *Conversation) {
+			c.ContextualUpdates++
+			c.Contexts = append(c.Contexts, text)
+		})
+	case "feedback":
+		// {"type":"feedback","score":"like"|"dislike"|null,"event_id":n}
+		// rates the agent response n (@elevenlabs/types UserFeedback).
+		var score *string
+		if err := json.Unmarshal(m.Score, &score); err != nil || score != nil && *score != "like" && *score != "dislike" {
+			p.errorf("feedback with score %s; want \"like\", \"dislike\" or null", m.Score)
+			return nil
+		}
+		if m.EventID == nil || !p.replied[*m.EventID] {
+			p.errorf("feedback for event_id %v, which no agent response carried", m.EventID)
+			return nil
+		}
+		f := Feedback{EventID: *m.EventID}
+		if score != nil {
+			f.Score = *score
+		}
+		p.s.update(p.conv, func(c *Conversation) { c.Feedback = append(c.Feedback, f) })
+	case "mcp_tool_approval_result":
+		p.errorf("mcp_tool_approval_result for %q: this double made no MCP tool call awaiting approval", m.ToolCallID)
 	case "client_tool_result":
 		if !p.pending[m.ToolCallID] {
 			p.errorf("client_tool_result for tool_call_id %q, which no call made", m.ToolCallID)
@@ -499,7 +614,7 @@ func (p *peer) handle(data []byte) error {
 		p.s.update(p.conv, func(c *Conversation) { c.ToolResults = append(c.ToolResults, append(json.RawMessage(nil), data...)) })
 		if m.ToolCallID == p.waitTool {
 			p.waitTool = ""
-			return p.startReply(p.afterTool, p.s.cfg.ReplyDelay)
+			return p.startReply(p.afterTool, p.s.cfg.ReplyDelay, p.afterToolID)
 		}
 	case "conversation_initiation_client_data":
 		p.errorf("a second conversation_initiation_client_data")
@@ -541,6 +656,8 @@ func (p *peer) audio(b64 string) error {
 			p.silent = 0
 			if p.voiced >= 3 && !p.inSpeech {
 				p.inSpeech = true
+				p.eventID++
+				p.userEvent = p.eventID
 				if p.speaking != nil {
 					if err := p.interrupt(); err != nil {
 						return err
@@ -570,23 +687,44 @@ func (p *peer) audio(b64 string) error {
 	return nil
 }
 
-// interrupt stops the reply in progress, as the service does on barge-in.
+// interrupt stops the reply in progress, as the service does on barge-in:
+// an interruption carrying the id of the user turn that interrupts, then
+// the correction of the interrupted response to the words said.
 func (p *peer) interrupt() error {
 	r := p.speaking
 	p.speaking = nil
 	p.s.update(p.conv, func(c *Conversation) { c.Interruptions++ })
-	if err := p.write(map[string]any{"type": "interruption", "interruption_event": map[string]any{"event_id": p.eventID}}); err != nil {
+	if err := p.write(map[string]any{"type": "interruption", "interruption_event": map[string]any{"event_id": p.userEvent}}); err != nil {
 		return err
+	}
+	if !r.started {
+		return nil // nothing of it was said
 	}
 	said := min(len(r.words), (r.sent+pcm.SamplesFor(p.out.rate, fixtures.WordDuration)-1)/pcm.SamplesFor(p.out.rate, fixtures.WordDuration))
 	return p.write(map[string]any{"type": "agent_response_correction", "agent_response_correction_event": map[string]any{
 		"original_agent_response": strings.Join(r.words, " "), "corrected_agent_response": strings.Join(r.words[:said], " ") + "...",
+		"event_id": r.id,
 	}})
 }
 
+// userText takes a text message as a whole user turn.
+func (p *peer) userText(text string) error {
+	p.s.update(p.conv, func(c *Conversation) { c.Texts = append(c.Texts, text) })
+	p.turnAudio = p.turnAudio[:0]
+	p.eventID++
+	p.userEvent = p.eventID
+	return p.userTurnDone(text)
+}
+
 // userTurnDone answers a finished user turn, in which the agent heard
-// heard.
+// heard. Its events carry the turn's event_id.
 func (p *peer) userTurnDone(heard string) error {
+	id := p.userEvent
+	p.userEvent = 0
+	if id == 0 { // a turn ended by silence without a detected start
+		p.eventID++
+		id = p.eventID
+	}
 	t := Turn{Reply: "Okay."}
 	if p.userTurn < len(p.s.cfg.Turns) {
 		t = p.s.cfg.Turns[p.userTurn]
@@ -597,32 +735,46 @@ func (p *peer) userTurnDone(heard string) error {
 	t.Reply = strings.ReplaceAll(t.Reply, "{heard}", t.UserTranscript)
 	p.userTurn++
 	p.s.update(p.conv, func(c *Conversation) { c.UserTurns++ })
-	if err := p.write(map[string]any{"type": "user_transcript", "user_transcription_event": map[string]any{"user_transcript": t.UserTranscript}}); err != nil {
+	if err := p.write(map[string]any{"type": "user_transcript", "user_transcription_event": map[string]any{"user_transcript": t.UserTranscript, "event_id": id}}); err != nil {
 		return err
 	}
 	if err := p.write(map[string]any{"type": "vad_score", "vad_score_event": map[string]any{"vad_score": 0.02}}); err != nil {
 		return err
 	}
 	if t.ToolCall != nil {
-		id := fmt.Sprintf("toolu_%d", p.userTurn)
-		p.pending[id] = true
-		p.waitTool, p.afterTool = id, t.Reply
+		call := fmt.Sprintf("toolu_%d", p.userTurn)
+		p.pending[call] = true
+		p.waitTool, p.afterTool, p.afterToolID = call, t.Reply, id
 		return p.write(map[string]any{"type": "client_tool_call", "client_tool_call": map[string]any{
-			"tool_name": t.ToolCall.Name, "tool_call_id": id, "parameters": json.RawMessage(t.ToolCall.Parameters),
+			"tool_name": t.ToolCall.Name, "tool_call_id": call, "parameters": json.RawMessage(t.ToolCall.Parameters), "event_id": id,
 		}})
 	}
-	return p.startReply(t.Reply, p.s.cfg.ReplyDelay)
+	return p.startReply(t.Reply, p.s.cfg.ReplyDelay, id)
 }
 
-// startReply begins speaking text: agent_response, then audio events.
-func (p *peer) startReply(text string, delay time.Duration) error {
-	p.speaking = &reply{words: strings.Fields(text), audio: fixtures.WordTones(text, p.out.rate).Samples, due: time.Now().Add(delay)}
-	return p.write(map[string]any{"type": "agent_response", "agent_response_event": map[string]any{"agent_response": text}})
+// startReply schedules speaking text as the response of turn id, after
+// delay: agent_response comes with the first audio, as the service sends
+// it.
+func (p *peer) startReply(text string, delay time.Duration, id int64) error {
+	p.speaking = &reply{id: id, words: strings.Fields(text), audio: fixtures.WordTones(text, p.out.rate).Samples, due: time.Now().Add(delay)}
+	return nil
 }
 
-// step sends the next audio event of the reply.
+// step sends the next audio event of the reply (the first preceded by
+// agent_response).
 func (p *peer) step() error {
 	r := p.speaking
+	if !r.started {
+		r.started = true
+		p.replied[r.id] = true
+		if err := p.write(map[string]any{"type": "agent_response", "agent_response_event": map[string]any{"agent_response": strings.Join(r.words, " "), "event_id": r.id}}); err != nil {
+			return err
+		}
+		if p.textOnly {
+			r.sent = len(r.audio)
+			return p.replyDone(r)
+		}
+	}
 	n := min(pcm.SamplesFor(p.out.rate, 100*time.Millisecond), len(r.audio)-r.sent)
 	var b []byte
 	if p.out.mulaw {
@@ -634,14 +786,18 @@ func (p *peer) step() error {
 		}
 	}
 	r.sent += n
-	p.eventID++
-	if err := p.write(map[string]any{"type": "audio", "audio_event": map[string]any{"audio_base_64": base64.StdEncoding.EncodeToString(b), "event_id": p.eventID}}); err != nil {
+	if err := p.write(map[string]any{"type": "audio", "audio_event": map[string]any{"audio_base_64": base64.StdEncoding.EncodeToString(b), "event_id": r.id}}); err != nil {
 		return err
 	}
 	r.due = time.Now().Add(p.s.cfg.ChunkDelay)
 	if r.sent < len(r.audio) {
 		return nil
 	}
+	return p.replyDone(r)
+}
+
+// replyDone ends reply r, and hangs up after the HangUpAfter-th.
+func (p *peer) replyDone(r *reply) error {
 	p.speaking = nil
 	if r.first {
 		return nil

@@ -56,10 +56,10 @@ func TestRecordsViolations(t *testing.T) {
 	if meta["agent_output_audio_format"] != "pcm_16000" || meta["user_input_audio_format"] != "pcm_16000" {
 		t.Errorf("metadata %v", meta)
 	}
+	ping := c.Expect("ping")["ping_event"].(map[string]any)
 	if resp := c.Expect("agent_response")["agent_response_event"].(map[string]any); resp["agent_response"] != "Overridden" {
 		t.Errorf("first message %v, want the override", resp)
 	}
-	ping := c.Expect("ping")["ping_event"].(map[string]any)
 	c.Send(`{"type":"pong","event_id":999}`)
 	c.Send(`{"type":"pong","event_id":` + jsonNum(ping["event_id"]) + `}`)
 	c.Send(`{"type":"user_audio","user_audio_chunk":"AAAAAA=="}`)

@@ -24,6 +24,9 @@ type ChatRequest struct {
 	Seed           *int64
 	// MaxTokens is max_completion_tokens or max_tokens, nil when neither.
 	MaxTokens *int
+	// Stream asks for the answer as server-sent chunks; IncludeUsage
+	// (stream_options.include_usage) for a last chunk with the usage.
+	Stream, IncludeUsage bool
 	// Raw holds every top-level field as sent.
 	Raw map[string]json.RawMessage
 }
@@ -144,14 +147,89 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if finish == "" {
 		finish = "stop"
 	}
+	id := fmt.Sprintf("chatcmpl-fake-%d", n)
+	usage := chatUsage(req, reply)
+	if req.Stream {
+		streamChat(w, req, id, msg, finish, usage)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id":      fmt.Sprintf("chatcmpl-fake-%d", n),
+		"id":      id,
 		"object":  "chat.completion",
 		"created": 1700000000,
 		"model":   req.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
-		"usage":   map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+		"usage":   usage,
 	})
+}
+
+// chatUsage counts tokens as words: a stand-in, but one that grows with
+// the prompt and the reply as real counts do.
+func chatUsage(req ChatRequest, reply ChatReply) map[string]any {
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(strings.Fields(m.Content)) + 1
+	}
+	completion := len(strings.Fields(reply.Content))
+	for _, c := range reply.ToolCalls {
+		completion += 1 + len(c.Arguments)/4
+	}
+	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+}
+
+// streamChat answers a streamed completion as the API does: server-sent
+// chat.completion.chunk objects (the role first, then the content word by
+// word, or each tool call's id and name and then its arguments in pieces,
+// then an empty delta with the finish_reason), with
+// stream_options.include_usage a last chunk of no choices and the usage
+// (every other chunk then carries "usage": null), and "data: [DONE]"
+// (API reference, "The chat completion chunk object").
+func streamChat(w http.ResponseWriter, req ChatRequest, id string, msg map[string]any, finish string, usage map[string]any) {
+	sse := newSSE(w)
+	chunk := func(delta map[string]any, finish any) error {
+		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": req.Model,
+			"system_fingerprint": nil, "choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
+		if req.IncludeUsage {
+			c["usage"] = nil
+		}
+		return sse.event(c)
+	}
+	if chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil) != nil {
+		return
+	}
+	if content, _ := msg["content"].(string); content != "" {
+		for _, piece := range strings.SplitAfter(content, " ") {
+			if piece != "" && chunk(map[string]any{"content": piece}, nil) != nil {
+				return
+			}
+		}
+	}
+	calls, _ := msg["tool_calls"].([]any)
+	for i, c := range calls {
+		call := c.(map[string]any)
+		fn := call["function"].(map[string]any)
+		if chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": call["id"], "type": "function",
+			"function": map[string]any{"name": fn["name"], "arguments": ""}}}}, nil) != nil {
+			return
+		}
+		args := fn["arguments"].(string)
+		for off := 0; off < len(args); off += 8 {
+			if chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i,
+				"function": map[string]any{"arguments": args[off:min(off+8, len(args))]}}}}, nil) != nil {
+				return
+			}
+		}
+	}
+	if chunk(map[string]any{}, finish) != nil {
+		return
+	}
+	if req.IncludeUsage {
+		if sse.event(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": req.Model,
+			"system_fingerprint": nil, "choices": []any{}, "usage": usage}) != nil {
+			return
+		}
+	}
+	_ = sse.raw([]byte("[DONE]"))
 }
 
 // checkReply rejects a scripted reply that the real API could not give to
@@ -229,11 +307,19 @@ func parseChat(r *http.Request) (ChatRequest, *APIError) {
 			req.MaxTokens = &n
 		}
 	}
-	var stream bool
-	if _, e := field(f, "stream", &stream, "a boolean"); e != nil {
+	if _, e := field(f, "stream", &req.Stream, "a boolean"); e != nil {
 		return req, e
-	} else if stream {
-		return req, badRequest("stream", "The fakeopenai test double does not stream chat completions; send stream=false.")
+	}
+	var opts struct {
+		IncludeUsage *bool `json:"include_usage"`
+	}
+	if ok, e := field(f, "stream_options", &opts, "an object"); e != nil {
+		return req, e
+	} else if ok {
+		if !req.Stream {
+			return req, badRequest("stream_options", "The 'stream_options' parameter is only allowed when 'stream' is enabled.")
+		}
+		req.IncludeUsage = opts.IncludeUsage != nil && *opts.IncludeUsage
 	}
 	return req, nil
 }

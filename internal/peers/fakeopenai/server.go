@@ -144,10 +144,55 @@ func (s *Server) HandleTranscription(h func(TranscriptionRequest) (string, error
 }
 
 // spokenAudio is audio the Server synthesized, kept so that a transcription
-// of the same audio answers its text.
+// of the same audio answers its text: the samples (found inside a WAV or
+// raw upload) and the file as it was served (mp3, opus, …).
 type spokenAudio struct {
-	pcm  []byte
-	text string
+	pcm, encoded []byte
+	text         string
+}
+
+// maxSpoken bounds the syntheses a Server remembers; the oldest go first.
+const maxSpoken = 256
+
+// remember keeps a synthesis for later transcription.
+func (s *Server) remember(sp spokenAudio) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.spoken) == maxSpoken {
+		s.spoken = slices.Delete(s.spoken, 0, 1)
+	}
+	s.spoken = append(s.spoken, sp)
+}
+
+// sse writes server-sent events: "data: <json>" blocks, each flushed as
+// it is written.
+type sse struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, rc: http.NewResponseController(w)}
+}
+
+// event writes v as one data block.
+func (e *sse) event(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return e.raw(b)
+}
+
+// raw writes data as one data block.
+func (e *sse) raw(data []byte) error {
+	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", data); err != nil {
+		return err
+	}
+	return e.rc.Flush()
 }
 
 // APIError is an error answer in OpenAI's shape. Handlers return it to make
@@ -219,6 +264,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap returns the underlying writer, for http.ResponseController.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Write records an implicit 200 before the first body bytes.
 func (w *statusWriter) Write(b []byte) (int, error) {

@@ -94,7 +94,8 @@ func TestSpeechValidation(t *testing.T) {
 		{"input type", `{"model":"tts-1","input":5,"voice":"nova","response_format":"pcm"}`, "input", "expected a string, but got a number"},
 		{"no voice", `{"model":"tts-1","input":"hi","response_format":"pcm"}`, "voice", "Missing required parameter: 'voice'"},
 		{"bad voice", `{"model":"tts-1","input":"hi","voice":"robot","response_format":"pcm"}`, "voice", "Invalid value for 'voice'"},
-		{"mp3", `{"model":"tts-1","input":"hi","voice":"nova"}`, "response_format", "only response_format \"pcm\""},
+		{"sse on tts-1", `{"model":"tts-1","input":"hi","voice":"nova","stream_format":"sse"}`, "stream_format", "not supported for model \"tts-1\""},
+		{"bad stream format", `{"model":"gpt-4o-mini-tts","input":"hi","voice":"nova","stream_format":"chunks"}`, "stream_format", "Invalid value for 'stream_format'"},
 		{"bad format", `{"model":"tts-1","input":"hi","voice":"nova","response_format":"ogg"}`, "response_format", "Invalid value for 'response_format'"},
 		{"speed", `{"model":"tts-1","input":"hi","voice":"nova","response_format":"pcm","speed":5}`, "speed", "between 0.25 and 4.0"},
 		{"instructions on tts-1", `{"model":"tts-1","input":"hi","voice":"nova","response_format":"pcm","instructions":"calm"}`, "instructions", "not supported"},
@@ -190,7 +191,12 @@ func TestTranscriptionValidation(t *testing.T) {
 		{"bcp47 language", map[string]string{"model": "whisper-1", "language": "en-US"}, []formFile{good}, "ISO-639-1"},
 		{"unknown field", map[string]string{"model": "whisper-1", "speaker": "x"}, []formFile{good}, "Unrecognized request argument supplied: speaker"},
 		{"temperature", map[string]string{"model": "whisper-1", "temperature": "hot"}, []formFile{good}, "temperature"},
-		{"srt", map[string]string{"model": "whisper-1", "response_format": "srt"}, []formFile{good}, "does not produce"},
+		{"diarized", map[string]string{"model": "whisper-1", "response_format": "diarized_json"}, []formFile{good}, "does not produce"},
+		{"verbose on gpt-4o", map[string]string{"model": "gpt-4o-transcribe", "response_format": "verbose_json"}, []formFile{good}, "not compatible with model"},
+		{"words without verbose", map[string]string{"model": "whisper-1", "timestamp_granularities[]": "word"}, []formFile{good}, "requires response_format 'verbose_json'"},
+		{"bad granularity", map[string]string{"model": "whisper-1", "response_format": "verbose_json", "timestamp_granularities[]": "char"}, []formFile{good}, "'word' and 'segment'"},
+		{"bad stream", map[string]string{"model": "gpt-4o-transcribe", "stream": "yes"}, []formFile{good}, "Expected a boolean"},
+		{"logprobs on whisper", map[string]string{"model": "whisper-1", "include[]": "logprobs"}, []formFile{good}, "logprobs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct, body := multipartBody(t, tc.fields, tc.files...)
@@ -215,7 +221,8 @@ func TestTranscriptionValidation(t *testing.T) {
 	st, got, _ := post(t, s, "/v1/audio/speech", "application/json", []byte(`{"model":"tts-1","input":"Hi there.","voice":"nova","response_format":"pcm"}`))
 	require.Equal(t, http.StatusOK, st)
 	require.Equal(t, audio, got)
-	for format, want := range map[string]string{"json": `{"text":"Hi there."}`, "text": "Hi there.\n"} {
+	for format, want := range map[string]string{"json": `{"text":"Hi there.","usage":{"seconds":1,"type":"duration"}}`, "text": "Hi there.\n",
+		"srt": "1\n00:00:00,000 --> 00:00:00,740\nHi there.\n\n", "vtt": "WEBVTT\n\n00:00:00.000 --> 00:00:00.740\nHi there.\n\n"} {
 		ct, body := multipartBody(t, map[string]string{"model": "whisper-1", "response_format": format, "language": "en"},
 			formFile{"file", "turn.wav", "audio/wav", wavOf(t, audio)})
 		st, ans, _ := post(t, s, "/v1/audio/transcriptions", ct, body)
@@ -263,7 +270,8 @@ func TestChatValidation(t *testing.T) {
 		{"bad format type", `{"model":"m","messages":[` + user + `],"response_format":{"type":"yaml"}}`, "response_format.type"},
 		{"temperature", `{"model":"m","messages":[` + user + `],"temperature":3}`, "between 0 and 2"},
 		{"max tokens", `{"model":"m","messages":[` + user + `],"max_tokens":0}`, "Expected a value >= 1"},
-		{"stream", `{"model":"m","messages":[` + user + `],"stream":true}`, "does not stream"},
+		{"stream options alone", `{"model":"m","messages":[` + user + `],"stream_options":{"include_usage":true}}`, "only allowed when 'stream' is enabled"},
+		{"stream not bool", `{"model":"m","messages":[` + user + `],"stream":"yes"}`, "expected a boolean"},
 		{"unknown field", `{"model":"m","messages":[` + user + `],"functions_v2":[]}`, "Unrecognized request argument supplied: functions_v2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package fakeopenai
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -16,10 +17,18 @@ var voices = []string{"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx"
 
 // SpeechRequest is a validated /v1/audio/speech request.
 type SpeechRequest struct {
+	// ResponseFormat is "mp3" when the request did not set it, as the
+	// API's default.
 	Model, Input, Voice, Instructions, ResponseFormat string
+	// StreamFormat is "audio" (the default: the file as the body) or
+	// "sse" (server-sent events of base64 audio).
+	StreamFormat string
 	// Speed is 1 when the request did not set it.
 	Speed float64
 }
+
+// sseChunk is the audio bytes per speech.audio.delta event.
+const sseChunk = 4800
 
 func (s *Server) serveSpeech(w http.ResponseWriter, r *http.Request) {
 	req, apiErr := parseSpeech(r)
@@ -28,13 +37,31 @@ func (s *Server) serveSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pcm := SynthesizePCM(req)
-	s.mu.Lock()
-	s.spoken = append(s.spoken, spokenAudio{pcm: pcm, text: req.Input})
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "audio/pcm")
-	w.Header().Set("Content-Length", strconv.Itoa(len(pcm)))
+	body, contentType, err := encodeSpeech(r.Context(), req.ResponseFormat, pcm)
+	if err != nil {
+		writeError(w, serverError("%v", err))
+		return
+	}
+	s.remember(spokenAudio{pcm: pcm, encoded: body, text: req.Input})
+	if req.StreamFormat == "sse" {
+		// speech.audio.delta events carry the audio in base64 pieces,
+		// then speech.audio.done its usage (API reference, "Stream
+		// events" of /v1/audio/speech).
+		sse := newSSE(w)
+		for off := 0; off < len(body); off += sseChunk {
+			if sse.event(map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(body[off:min(off+sseChunk, len(body))])}) != nil {
+				return
+			}
+		}
+		in := len(strings.Fields(req.Input))
+		out := (len(body) + sseChunk - 1) / sseChunk
+		_ = sse.event(map[string]any{"type": "speech.audio.done", "usage": map[string]any{"input_tokens": in, "output_tokens": out, "total_tokens": in + out}})
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(pcm)
+	_, _ = w.Write(body)
 }
 
 func parseSpeech(r *http.Request) (SpeechRequest, *APIError) {
@@ -42,7 +69,7 @@ func parseSpeech(r *http.Request) (SpeechRequest, *APIError) {
 	if e != nil {
 		return SpeechRequest{}, e
 	}
-	req := SpeechRequest{Speed: 1, ResponseFormat: "mp3"}
+	req := SpeechRequest{Speed: 1, ResponseFormat: "mp3", StreamFormat: "audio"}
 	if ok, e := field(f, "model", &req.Model, "a string"); e != nil {
 		return req, e
 	} else if !ok || req.Model == "" {
@@ -89,19 +116,20 @@ func parseSpeech(r *http.Request) (SpeechRequest, *APIError) {
 	if _, e := field(f, "response_format", &req.ResponseFormat, "a string"); e != nil {
 		return req, e
 	}
-	switch req.ResponseFormat {
-	case "pcm":
-	case "mp3", "opus", "aac", "flac", "wav":
-		return req, badRequest("response_format", "The fakeopenai test double produces only response_format \"pcm\" (24 kHz PCM16), not %q.", req.ResponseFormat)
-	default:
+	if _, ok := speechFormats[req.ResponseFormat]; !ok {
 		return req, badRequest("response_format", "Invalid value for 'response_format': %q. Supported values are: 'mp3', 'opus', 'aac', 'flac', 'wav', and 'pcm'.", req.ResponseFormat)
 	}
-	var stream string
-	if _, e := field(f, "stream_format", &stream, "a string"); e != nil {
+	if _, e := field(f, "stream_format", &req.StreamFormat, "a string"); e != nil {
 		return req, e
 	}
-	if stream != "" && stream != "audio" {
-		return req, badRequest("stream_format", "The fakeopenai test double supports only stream_format \"audio\", not %q.", stream)
+	switch req.StreamFormat {
+	case "audio":
+	case "sse":
+		if req.Model == "tts-1" || req.Model == "tts-1-hd" {
+			return req, badRequest("stream_format", "stream_format 'sse' is not supported for model %q; use gpt-4o-mini-tts or stream_format 'audio'.", req.Model)
+		}
+	default:
+		return req, badRequest("stream_format", "Invalid value for 'stream_format': %q. Supported values are: 'sse' and 'audio'.", req.StreamFormat)
 	}
 	return req, nil
 }

@@ -5,29 +5,44 @@
 // (/v1/agents/web/websocket?client_session_key=…). It lets the LayerCode
 // adapter be tested on loopback against a peer that checks the client's
 // messages as LayerCode does and runs a scripted, deterministic conversation.
+// LayerCode's browser SDK, @layercode/js-sdk 2.8.10, drives it in
+// internal/peers/sdkcheck (TestLayerCodeDoubleWithJSSDK).
 //
 // THIS IS NOT LAYERCODE. It speaks the protocol of LayerCode's JS SDK
-// (layercode-js-sdk src/interfaces.ts) and of LayerCode Gym: the client sends
-// client.ready first, then client.audio (base64 PCM16 mono, 8 kHz by
-// default), vad_events, trigger.turn.start/end (push to talk),
-// client.response.text and trigger.response.audio.replay_finished
-// (reason completed or interrupted); the server sends turn.start
-// (role user or assistant), response.audio (base64 PCM16 mono, 16 kHz by
-// default, with turn_id and delta_id), response.text, response.data and
-// user.transcript(.delta, .interim_delta).
+// (src/interfaces.ts and LayercodeClient._handleWebSocketMessage, the SDK
+// that ships), of the frontend WebSocket API reference
+// (docs.layercode.com/api-reference/frontend_ws_api, and its AsyncAPI
+// description) and of LayerCode Gym. The client sends client.ready first,
+// then client.audio (base64 PCM16 mono, 8 kHz by default), vad_events,
+// trigger.turn.start/end (push to talk), client.response.text,
+// client.response.data and trigger.response.audio.replay_finished; the
+// server sends turn.start and turn.end (role user or assistant, with
+// turn_id), response.text.delta (the reply's text as it comes) and
+// response.text (the whole text), response.data, response.audio (base64
+// PCM16 mono, 16 kHz by default, with turn_id and delta_id), response.end,
+// and user.transcript(.delta, .interim_delta).
 //
-// Behaviour: the peer detects user speech by energy in client.audio; the
-// utterance ends at vad_end (or trigger.turn.end, or EndSilence of silent
-// audio). It then sends the user transcripts (when Config.Transcribe is set),
-// and after ReplyDelay answers with turn.start(assistant), the reply's
-// response.text word by word, its response.data, and its audio in chunks.
-// It considers itself speaking until the client acknowledges playback with
-// replay_finished. Voiced user audio while it speaks is a barge-in: it stops
-// sending the reply, sends turn.start(user), and expects replay_finished
-// with reason "interrupted". After HangUpAfter replies have been played
-// (acknowledged as completed) it closes the WebSocket, as LayerCode does
-// when the agent ends the call. Every protocol violation is recorded in
-// Call.Errors, and Fault makes it misbehave.
+// Where the documentation and the SDK disagree, the double follows the SDK
+// and takes both: replay_finished comes from the SDK as
+// {"reason":"completed"} alone, whenever its player runs dry or is stopped
+// (after a barge-in too), while LayerCode Gym and the AsyncAPI description
+// add turn_id and use "interrupted" for a cut reply.
+//
+// Behaviour: the peer detects user speech by energy in client.audio and
+// sends turn.start(user); the utterance ends at vad_end (or
+// trigger.turn.end, or EndSilence of silent audio). It then sends the user
+// transcripts (when Config.Transcribe is set) and turn.end(user), and after
+// ReplyDelay answers with turn.start(assistant), the reply's
+// response.text.delta word by word and response.text, its response.data,
+// its audio in chunks, and response.end. It considers itself speaking until
+// the client acknowledges playback with replay_finished, after the whole
+// reply has been sent; it then sends turn.end(assistant). Voiced user audio
+// (or client.response.text) while it speaks is a barge-in: it stops sending
+// the reply and sends turn.start(user); the reply is over, and the next
+// acknowledgement without a turn_id is taken for it. After HangUpAfter
+// replies have been played (acknowledged as completed) it closes the
+// WebSocket, as LayerCode does when the agent ends the call. Every protocol
+// violation is recorded in Call.Errors, and Fault makes it misbehave.
 package layercodepeer
 
 import (
@@ -176,6 +191,8 @@ type Call struct {
 	// Heard holds each user utterance's transcript ("" without
 	// Transcribe), or a client.response.text's content.
 	Heard []string
+	// Data are the client.response.data payloads (their data objects).
+	Data []json.RawMessage
 	// Acks are the playback acknowledgements, in order.
 	Acks []Ack
 	// Interruptions counts barge-ins.
@@ -261,6 +278,7 @@ func cloneCall(c *Call) Call {
 	out.Audio = append([]int16(nil), c.Audio...)
 	out.Heard = append([]string(nil), c.Heard...)
 	out.Acks = append([]Ack(nil), c.Acks...)
+	out.Data = append([]json.RawMessage(nil), c.Data...)
 	return out
 }
 
@@ -394,9 +412,12 @@ type conv struct {
 	userOn    bool    // user speech in progress
 	silent    int     // silent samples since the last voiced audio
 	utterance []int16 // audio of the utterance in progress
+	preroll   []int16 // the last prerollLen of audio before it
 	utterNo   int
 	turnNo    int
 	speaking  string             // turn_id of the reply not yet acknowledged
+	sentAll   string             // turn_id of the last reply sent whole
+	cut       string             // turn_id of the reply a barge-in cut, not yet acknowledged
 	cancel    context.CancelFunc // stops sending the current reply
 	played    int                // replies acknowledged as completed
 	hangUp    bool
@@ -406,13 +427,14 @@ func (s *conv) send(v any) error { return peerkit.WriteJSON(s.ctx, s.ws, v) }
 
 // clientMsg is any message the client sends.
 type clientMsg struct {
-	Type              string  `json:"type"`
-	Content           *string `json:"content"`
-	Event             string  `json:"event"`
-	Role              string  `json:"role"`
-	Reason            string  `json:"reason"`
-	TurnID            string  `json:"turn_id"`
-	LastDeltaIDPlayed string  `json:"last_delta_id_played"`
+	Type              string          `json:"type"`
+	Content           *string         `json:"content"`
+	Data              json.RawMessage `json:"data"`
+	Event             string          `json:"event"`
+	Role              string          `json:"role"`
+	Reason            string          `json:"reason"`
+	TurnID            string          `json:"turn_id"`
+	LastDeltaIDPlayed string          `json:"last_delta_id_played"`
 }
 
 func (s *conv) run() error {
@@ -515,12 +537,24 @@ func (s *conv) handle(m clientMsg) error {
 			s.p.update(s.call, func(c *Call) { c.errorf("client.response.text without content") })
 			return nil
 		}
+		// The SDK stops its player before it sends text
+		// (sendClientResponseText): text over the agent's speech cuts it.
 		s.mu.Lock()
+		s.cutLocked()
 		s.utterNo++
 		n := s.utterNo
 		s.mu.Unlock()
 		s.p.update(s.call, func(c *Call) { c.Heard = append(c.Heard, *m.Content) })
 		s.reply(n, *m.Content)
+	case "client.response.data":
+		// {"type":"client.response.data","data":{…}}: structured data for
+		// the agent's webhook (the SDK's sendClientResponseData; the
+		// frontend WebSocket API's ClientResponseData).
+		if len(m.Data) == 0 || m.Data[0] != '{' {
+			s.p.update(s.call, func(c *Call) { c.errorf("client.response.data without a data object") })
+			return nil
+		}
+		s.p.update(s.call, func(c *Call) { c.Data = append(c.Data, append(json.RawMessage(nil), m.Data...)) })
 	case "trigger.response.audio.replay_finished":
 		return s.onAck(m)
 	default:
@@ -569,10 +603,22 @@ func (s *conv) onReady() error {
 	return nil
 }
 
+// prerollLen is the audio before the detected start of speech that an
+// utterance keeps.
+const prerollLen = 300 * time.Millisecond
+
 func (s *conv) onAudio(samples []int16) error {
 	voiced := rms(samples) > s.p.cfg.Threshold
 	s.mu.Lock()
 	startNow := voiced && !s.userOn
+	if startNow {
+		// The utterance keeps the audio just before it (prefix padding,
+		// as speech detectors do): a chunk whose speech begins late is
+		// not loud enough on average to count as voiced. The SDK sends
+		// chunks of about 205 ms.
+		s.utterance = append(s.utterance, s.preroll...)
+		s.preroll = s.preroll[:0]
+	}
 	if voiced {
 		s.userOn = true
 		s.silent = 0
@@ -581,6 +627,11 @@ func (s *conv) onAudio(samples []int16) error {
 	}
 	if s.userOn {
 		s.utterance = append(s.utterance, samples...)
+	} else {
+		s.preroll = append(s.preroll, samples...)
+		if max := pcm.SamplesFor(s.p.cfg.InputRate, prerollLen); len(s.preroll) > max {
+			s.preroll = s.preroll[:copy(s.preroll, s.preroll[len(s.preroll)-max:])]
+		}
 	}
 	speaking := s.speaking != ""
 	end := s.userOn && pcm.DurationOf(s.silent, s.p.cfg.InputRate) >= s.p.cfg.EndSilence
@@ -590,8 +641,13 @@ func (s *conv) onAudio(samples []int16) error {
 			if err := s.bargeIn(); err != nil {
 				return err
 			}
-		} else if err := s.send(s.msg("turn.start", "role", "user")); err != nil {
-			return err
+		} else {
+			s.mu.Lock()
+			turn := "user-" + strconv.Itoa(s.utterNo+1)
+			s.mu.Unlock()
+			if err := s.send(s.msg("turn.start", "role", "user", "turn_id", turn)); err != nil {
+				return err
+			}
 		}
 	}
 	if end {
@@ -600,15 +656,29 @@ func (s *conv) onAudio(samples []int16) error {
 	return nil
 }
 
-// bargeIn stops the current reply.
+// bargeIn stops the current reply: turn.start role=user tells the client
+// to stop playing it (the SDK then interrupts its player).
 func (s *conv) bargeIn() error {
 	s.mu.Lock()
+	s.cutLocked()
+	turn := "user-" + strconv.Itoa(s.utterNo+1)
+	s.mu.Unlock()
+	s.p.update(s.call, func(c *Call) { c.Interruptions++ })
+	return s.send(s.msg("turn.start", "role", "user", "turn_id", turn))
+}
+
+// cutLocked ends the reply in progress without waiting for the client to
+// acknowledge it: the SDK sends no acknowledgement of its own for a cut
+// reply, only the "completed" its player reports when it stops, which is
+// then taken for the cut reply's. Call with mu held.
+func (s *conv) cutLocked() {
+	if s.speaking == "" {
+		return
+	}
 	if s.cancel != nil && !s.p.cfg.KeepTalking {
 		s.cancel()
 	}
-	s.mu.Unlock()
-	s.p.update(s.call, func(c *Call) { c.Interruptions++ })
-	return s.send(s.msg("turn.start", "role", "user"))
+	s.cut, s.speaking = s.speaking, ""
 }
 
 func (s *conv) endUtterance() error {
@@ -639,6 +709,9 @@ func (s *conv) endUtterance() error {
 		if err := s.send(s.msg("user.transcript", "content", heard, "turn_id", turn)); err != nil {
 			return err
 		}
+	}
+	if err := s.send(s.msg("turn.end", "role", "user", "turn_id", fmt.Sprintf("user-%d", n))); err != nil {
+		return err
 	}
 	s.p.update(s.call, func(c *Call) { c.Heard = append(c.Heard, heard) })
 	s.reply(n, heard)
@@ -702,9 +775,12 @@ func (s *conv) sendReply(ctx context.Context, turn string, r Reply) {
 		if i < len(words)-1 {
 			w += " "
 		}
-		if !write(s.msg("response.text", "content", w, "turn_id", turn)) {
+		if !write(s.msg("response.text.delta", "content", w, "turn_id", turn)) {
 			return
 		}
+	}
+	if !write(s.msg("response.text", "content", r.Text, "turn_id", turn)) {
+		return
 	}
 	if r.Data != nil && !write(s.msg("response.data", "content", r.Data, "turn_id", turn)) {
 		return
@@ -732,8 +808,23 @@ func (s *conv) sendReply(ctx context.Context, turn string, r Reply) {
 			return
 		}
 	}
+	// The whole reply is out before response.end is: a client that has
+	// it may acknowledge at once.
+	s.mu.Lock()
+	s.sentAll = turn
+	s.mu.Unlock()
+	write(s.msg("response.end", "turn_id", turn))
 }
 
+// onAck takes a trigger.response.audio.replay_finished. The SDK sends
+// {"reason":"completed"} alone each time its player runs dry or is
+// stopped (LayercodeClient._clientResponseAudioReplayFinished, from
+// WavStreamPlayer's "stop"), after a barge-in too; LayerCode Gym and the
+// AsyncAPI description of the frontend WebSocket API add turn_id and use
+// "interrupted" for a cut reply. Both are taken: an acknowledgement
+// without turn_id is the current reply's once all its audio has been
+// sent, else the cut reply's, else a stray one (recorded, no effect). A
+// completed reply gets turn.end role=assistant.
 func (s *conv) onAck(m clientMsg) error {
 	if m.Reason != "completed" && m.Reason != "interrupted" {
 		s.p.update(s.call, func(c *Call) {
@@ -749,19 +840,42 @@ func (s *conv) onAck(m clientMsg) error {
 	if n, err := strconv.Atoi(strings.TrimPrefix(m.TurnID, "turn-")); m.TurnID != "" && (err != nil || n < 1 || n > s.turnNo) {
 		known = false
 	}
-	current := m.TurnID == "" || m.TurnID == s.speaking
-	if current {
+	turn := m.TurnID
+	if turn == "" {
+		switch {
+		case s.speaking != "" && s.sentAll == s.speaking:
+			turn = s.speaking
+		case s.cut != "":
+			turn = s.cut
+		}
+	}
+	completed := false
+	switch turn {
+	case "":
+	case s.cut:
+		s.cut = "" // the cut reply is over; it does not count as played
+	case s.speaking:
+		if m.Reason == "interrupted" { // a client that cut it itself
+			s.speaking = ""
+			break
+		}
+		if s.sentAll != turn {
+			break // the player ran dry before the rest arrived
+		}
 		s.speaking = ""
-	}
-	hangUp := false
-	if m.Reason == "completed" && current {
+		completed = true
 		s.played++
-		hangUp = s.p.cfg.HangUpAfter > 0 && s.played >= s.p.cfg.HangUpAfter
-		s.hangUp = hangUp
+		s.hangUp = s.p.cfg.HangUpAfter > 0 && s.played >= s.p.cfg.HangUpAfter
 	}
+	hangUp := completed && s.hangUp
 	s.mu.Unlock()
 	if !known {
 		s.p.update(s.call, func(c *Call) { c.errorf("replay_finished for turn_id %q, which the server never sent", m.TurnID) })
+	}
+	if completed {
+		if err := s.send(s.msg("turn.end", "role", "assistant", "turn_id", turn)); err != nil {
+			return err
+		}
 	}
 	if hangUp {
 		s.ws.Close(websocket.StatusNormalClosure, "conversation ended by agent")

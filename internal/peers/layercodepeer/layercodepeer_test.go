@@ -162,8 +162,10 @@ func TestReplies(t *testing.T) {
 	send(t, ws, `{"type":"vad_events","event":"vad_end"}`)
 	var types []string
 	var audio int
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
 	for {
-		_, data, err := ws.Read(t.Context())
+		_, data, err := ws.Read(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,22 +175,88 @@ func TestReplies(t *testing.T) {
 		if msg.Type == "response.audio" {
 			b, _ := base64.StdEncoding.DecodeString(msg.Content)
 			audio += len(b)
-			if audio == 2*2*16000*150/1000 { // two words of 150 ms at 16 kHz
-				break
-			}
+		}
+		if msg.Type == "response.end" {
+			break
 		}
 	}
 	got := strings.Join(types, " ")
-	if !strings.HasPrefix(got, "turn.start/user turn.start/assistant response.text/ response.text/ response.data/ response.audio/") {
-		t.Errorf("server messages: %s", got)
+	if want := "turn.start/user turn.end/user turn.start/assistant response.text.delta/ response.text.delta/ response.text/ response.data/ response.audio/"; !strings.HasPrefix(got, want) {
+		t.Errorf("server messages: %s\nwant them to start %s", got, want)
 	}
-	send(t, ws, `{"type":"trigger.response.audio.replay_finished","reason":"completed","turn_id":"turn-1"}`)
-	_, _, err = ws.Read(t.Context())
+	if audio != 2*2*16000*150/1000 { // two words of 150 ms at 16 kHz
+		t.Errorf("%d bytes of audio before response.end", audio)
+	}
+	send(t, ws, `{"type":"trigger.response.audio.replay_finished","reason":"completed"}`)
+	_, data, err := ws.Read(ctx)
+	if err != nil || !strings.Contains(string(data), `"type":"turn.end"`) || !strings.Contains(string(data), `"role":"assistant"`) {
+		t.Errorf("after the ack: %s, %v; want turn.end of the assistant", data, err)
+	}
+	_, _, err = ws.Read(ctx)
 	if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Errorf("after the ack: %v, want a normal closure (hang-up)", err)
 	}
 	c := p.Calls()[0]
 	if len(c.Errors) > 0 || c.Replies != 1 || !bytes.Equal([]byte(c.Acks[0].Reason), []byte("completed")) {
 		t.Errorf("call %+v", c)
+	}
+}
+
+// TestSDKAcknowledgements checks the acknowledgements as the SDK sends
+// them: "completed" with no turn_id, also when its player stops at a
+// barge-in, which must not count as the cut reply played.
+func TestSDKAcknowledgements(t *testing.T) {
+	p := layercodepeer.New(t, layercodepeer.Config{HangUpAfter: 1})
+	_, m := authorize(t, p, `{"agent_id":"agent-test"}`)
+	ws, _, err := dial(t, p, m["client_session_key"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, ws, `{"type":"client.ready"}`)
+	loud := make([]byte, 1600)
+	for i := 0; i < len(loud); i += 2 {
+		v := int16(8000)
+		if i/16%2 == 1 {
+			v = -8000
+		}
+		loud[i], loud[i+1] = byte(v), byte(uint16(v)>>8)
+	}
+	speak := `{"type":"client.audio","content":"` + base64.StdEncoding.EncodeToString(loud) + `"}`
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	expect := func(typ, role string) {
+		t.Helper()
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				t.Fatalf("waiting for %s %s: %v", typ, role, err)
+			}
+			var msg struct{ Type, Role string }
+			json.Unmarshal(data, &msg)
+			if msg.Type == "turn.end" && msg.Role == "assistant" && typ != "turn.end" {
+				t.Fatalf("turn.end of the assistant while waiting for %s %s", typ, role)
+			}
+			if msg.Type == typ && msg.Role == role {
+				return
+			}
+		}
+	}
+	send(t, ws, speak)
+	send(t, ws, `{"type":"vad_events","event":"vad_end"}`)
+	expect("response.end", "")
+	send(t, ws, speak) // a barge-in before the reply played
+	expect("turn.start", "user")
+	send(t, ws, `{"type":"trigger.response.audio.replay_finished","reason":"completed"}`) // the SDK's player stopped
+	send(t, ws, `{"type":"client.response.data","data":{"seat":"window"}}`)
+	send(t, ws, `{"type":"vad_events","event":"vad_end"}`)
+	expect("response.end", "")
+	send(t, ws, `{"type":"trigger.response.audio.replay_finished","reason":"completed"}`)
+	expect("turn.end", "assistant")
+	if _, _, err := ws.Read(ctx); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+		t.Errorf("after the second reply played: %v, want the hang-up", err)
+	}
+	c := p.Calls()[0]
+	if len(c.Errors) > 0 || c.Interruptions != 1 || len(c.Acks) != 2 || len(c.Data) != 1 || string(c.Data[0]) != `{"seat":"window"}` {
+		t.Errorf("call: errors %q, %d interruptions, acks %+v, data %s", c.Errors, c.Interruptions, c.Acks, c.Data)
 	}
 }

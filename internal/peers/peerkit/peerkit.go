@@ -61,10 +61,13 @@ func (s *Server) Close() {
 }
 
 // Accept upgrades the request to a WebSocket whose messages may be up to
-// readLimit bytes. On error the handshake has already answered w, and the
-// handler should return.
-func Accept(w http.ResponseWriter, r *http.Request, readLimit int64) (*websocket.Conn, error) {
-	ws, err := websocket.Accept(w, r, nil)
+// readLimit bytes, choosing the first of subprotocols the client offers
+// (none when it offers none of them). Any Origin is accepted, as the
+// cloud services the doubles stand for accept browsers on any site. On
+// error the handshake has already answered w, and the handler should
+// return.
+func Accept(w http.ResponseWriter, r *http.Request, readLimit int64, subprotocols ...string) (*websocket.Conn, error) {
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: subprotocols, OriginPatterns: []string{"*"}})
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,12 @@
 // Package realtimepeer is a test double of an OpenAI Realtime server: the
 // WebSocket endpoint behind wss://api.openai.com/v1/realtime. It lets the
 // Realtime adapter be tested on loopback against a peer that behaves as the
-// real service does, with the message shapes of prior-art §6.3 and the
-// openai-go v3.95.0 realtime types.
+// real service does, with the message shapes of prior-art §6.3, the API
+// reference (platform.openai.com/docs/api-reference/realtime-server-events)
+// and the openai-go v3.95.0 realtime types. OpenAI's Agents SDK for
+// Realtime, @openai/agents-realtime 0.20.0, drives it in
+// internal/peers/sdkcheck (TestRealtimeDoubleWithAgentsSDK), which checks
+// every event it sends against the SDK's own schemas.
 //
 // Like the real service it checks the handshake ("Authorization: Bearer"
 // when Config.APIKey is set, a "model" query parameter), speaks the GA
@@ -10,7 +14,8 @@
 // one (beta event names, flat session shape); it sends session.created,
 // validates session.update strictly (unknown parameters, formats, turn
 // detection and tools are rejected with an "error" event naming the
-// parameter) and answers session.updated. It keeps an input audio buffer
+// parameter) and answers session.updated with the whole session, every
+// update merged in. It keeps an input audio buffer
 // (input_audio_buffer.append/commit/clear; a commit of less than 100 ms is
 // the real server's input_audio_buffer_commit_empty error), detects speech
 // by energy under server turn detection (speech_started/stopped, commit,
@@ -18,8 +23,23 @@
 // responses on response.create (one at a time:
 // conversation_already_has_active_response), cancels them on
 // response.cancel (response_cancel_not_active when none), truncates items
-// (conversation.item.truncate beyond the audio sent is an error), and takes
+// (conversation.item.truncate beyond the audio sent is an error, and the
+// item's transcript is deleted, as the reference says), and takes
 // function_call_output items for the calls it made.
+//
+// It keeps the conversation as the server does: every item, in order, with
+// its role and content (user audio items gain their transcript), so that
+// conversation.item.retrieve answers conversation.item.retrieved,
+// conversation.item.delete answers conversation.item.deleted, created items
+// can be placed with previous_item_id ("root" or an item), and every
+// conversation.item.added (beta: .created) and, under GA,
+// conversation.item.done carries the full item and the id of the item
+// before it. Items always carry role and content, also a cancelled
+// response's incomplete item in response.output_item.done. The
+// response.content_part events name the part's kind "audio", while the
+// item's content part is "output_audio" (beta: "audio"), as the reference,
+// openai-go (ResponseContentPartAddedEventPart) and the SDK's schema have
+// them.
 //
 // What it says is scripted (Config.Greeting, Config.Turns): each reply is
 // streamed as word transcript deltas and audio deltas of
@@ -158,6 +178,8 @@ type Session struct {
 	Truncates []Truncate
 	// ToolOutputs are the function outputs the client sent.
 	ToolOutputs []ToolOutput
+	// Deleted are the ids of the items the client deleted.
+	Deleted []string
 	// Completed and Cancelled count responses by outcome.
 	Completed, Cancelled int
 	// Ended reports that the connection is over.
@@ -212,6 +234,7 @@ func cloneSession(ss *Session) Session {
 	out.Texts = slices.Clone(ss.Texts)
 	out.Truncates = slices.Clone(ss.Truncates)
 	out.ToolOutputs = slices.Clone(ss.ToolOutputs)
+	out.Deleted = slices.Clone(ss.Deleted)
 	return out
 }
 
@@ -248,7 +271,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	sess := s.sessions.Add(func(int) *Session { return &Session{Model: model, Beta: beta} })
 	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	p := &peer{s: s, ws: ws, sess: sess, ctx: ctx, beta: beta, model: model, calls: map[string]bool{}, items: map[string]int{}}
+	p := &peer{s: s, ws: ws, sess: sess, ctx: ctx, beta: beta, model: model, calls: map[string]bool{}, audioSent: map[string]int{}, conv: map[string]map[string]any{}}
 	p.run()
 	s.update(sess, func(ss *Session) { ss.Ended = true })
 	ws.CloseNow()
@@ -268,21 +291,27 @@ type peer struct {
 	td         *turnDetection
 	transcribe bool
 
-	buf        []int16 // input audio buffer
-	userTurns  int     // committed user turns
-	greeted    bool
-	script     []planned // responses still to give
-	calls      map[string]bool
-	spoken     int            // completed spoken responses
-	items      map[string]int // assistant audio items → samples sent
-	resp       *response
-	vadSpeech  bool
-	vadVoiced  int
-	vadSilent  int
-	vadStartMs int
-	vadPos     int // buffer samples the detector has seen
-	faulted    bool
-	hungUp     bool
+	buf       []int16 // input audio buffer
+	userTurns int     // committed user turns
+	greeted   bool
+	script    []planned // responses still to give
+	calls     map[string]bool
+	spoken    int            // completed spoken responses
+	audioSent map[string]int // assistant audio items → samples sent
+	// The conversation: every item as the server keeps it (what
+	// conversation.item.retrieve returns), and their order.
+	conv        map[string]map[string]any
+	order       []string
+	pendingUser string         // the id of the user item speech in progress will commit
+	session     map[string]any // the session's settings, merged from every session.update
+	resp        *response
+	vadSpeech   bool
+	vadVoiced   int
+	vadSilent   int
+	vadStartMs  int
+	vadPos      int // buffer samples the detector has seen
+	faulted     bool
+	hungUp      bool
 }
 
 // planned is one response the script gives next.
@@ -440,6 +469,9 @@ type clientEvent struct {
 	ItemID     string          `json:"item_id"`
 	AudioEndMs *int64          `json:"audio_end_ms"`
 	Response   json.RawMessage `json:"response"`
+	// PreviousItemID places a created item: "root" first, an id after
+	// that item; absent appends.
+	PreviousItemID *string `json:"previous_item_id"`
 }
 
 // handle reacts to one client event; an error ends the session.
@@ -472,6 +504,10 @@ func (p *peer) handle(data []byte) error {
 		return p.itemCreate(ev)
 	case "conversation.item.truncate":
 		return p.truncate(ev)
+	case "conversation.item.retrieve":
+		return p.retrieve(ev)
+	case "conversation.item.delete":
+		return p.deleteItem(ev)
 	case "response.create":
 		p.s.update(p.sess, func(ss *Session) { ss.ResponseCreates++ })
 		if p.resp != nil {
@@ -616,13 +652,37 @@ func (p *peer) sessionUpdate(ev clientEvent) error {
 	}
 	p.configured = true
 	p.s.update(p.sess, func(ss *Session) { ss.Update = append(json.RawMessage(nil), ev.Session...) })
-	echo := map[string]any{}
-	json.Unmarshal(ev.Session, &echo)
-	echo["id"], echo["object"] = "sess_1", "realtime.session"
-	if err := p.emit("session.updated", map[string]any{"session": echo}); err != nil {
+	// session.update changes only the fields it names, and
+	// session.updated carries the whole session as it now is: a client
+	// (the Agents SDK does) reads its settings, e.g. whether the server
+	// cancels a response on barge-in, from there.
+	var upd map[string]any
+	json.Unmarshal(ev.Session, &upd)
+	p.session = mergeJSON(p.session, upd)
+	p.session["id"], p.session["object"] = "sess_1", "realtime.session"
+	if err := p.emit("session.updated", map[string]any{"session": p.session}); err != nil {
 		return err
 	}
 	return p.fault()
+}
+
+// mergeJSON merges the JSON object upd into base, recursively: objects
+// merge, other values replace. It returns base (a new map when base is
+// nil).
+func mergeJSON(base, upd map[string]any) map[string]any {
+	if base == nil {
+		base = map[string]any{}
+	}
+	for k, v := range upd {
+		if sub, ok := v.(map[string]any); ok {
+			if old, ok := base[k].(map[string]any); ok {
+				base[k] = mergeJSON(old, sub)
+				continue
+			}
+		}
+		base[k] = v
+	}
+	return base
 }
 
 // fault shows the configured misbehaviour, once.
@@ -697,7 +757,7 @@ func (p *peer) vad(samples []int16) error {
 			if !p.vadSpeech && p.vadVoiced >= 3 {
 				p.vadSpeech = true
 				p.vadStartMs = (off - 2*frame) * 1000 / Rate
-				if err := p.emit("input_audio_buffer.speech_started", map[string]any{"audio_start_ms": p.vadStartMs, "item_id": "item_user_pending"}); err != nil {
+				if err := p.emit("input_audio_buffer.speech_started", map[string]any{"audio_start_ms": p.vadStartMs, "item_id": p.userItemID()}); err != nil {
 					return err
 				}
 				if p.resp != nil && (p.td.InterruptResponse == nil || *p.td.InterruptResponse) {
@@ -714,7 +774,7 @@ func (p *peer) vad(samples []int16) error {
 			p.vadSilent++
 			if p.vadSilent*20 >= silenceMs {
 				p.vadSpeech, p.vadVoiced, p.vadSilent = false, 0, 0
-				if err := p.emit("input_audio_buffer.speech_stopped", map[string]any{"audio_end_ms": (off + frame) * 1000 / Rate, "item_id": "item_user_pending"}); err != nil {
+				if err := p.emit("input_audio_buffer.speech_stopped", map[string]any{"audio_end_ms": (off + frame) * 1000 / Rate, "item_id": p.userItemID()}); err != nil {
 					return err
 				}
 				if err := p.commit(""); err != nil {
@@ -742,16 +802,19 @@ func (p *peer) commit(eventID string) error {
 	heard := hear(p.buf, Rate)
 	p.buf = p.buf[:0]
 	p.vadPos = 0
-	item := p.id("item")
+	item := p.userItemID()
+	p.pendingUser = ""
 	turn := p.userTurns
 	p.userTurns++
 	p.s.update(p.sess, func(ss *Session) { ss.Commits = append(ss.Commits, n) })
-	if err := p.emit("input_audio_buffer.committed", map[string]any{"item_id": item, "previous_item_id": nil}); err != nil {
+	part := map[string]any{"type": "input_audio", "transcript": nil}
+	userItem := map[string]any{"id": item, "object": "realtime.item", "type": "message", "role": "user", "status": "completed",
+		"content": []any{part}}
+	prev := p.store(userItem, "")
+	if err := p.emit("input_audio_buffer.committed", map[string]any{"item_id": item, "previous_item_id": prev}); err != nil {
 		return err
 	}
-	userItem := map[string]any{"id": item, "object": "realtime.item", "type": "message", "role": "user", "status": "completed",
-		"content": []any{map[string]any{"type": "input_audio", "transcript": nil}}}
-	if err := p.emit(p.name("conversation.item.added", "conversation.item.created"), map[string]any{"item": userItem, "previous_item_id": nil}); err != nil {
+	if err := p.announce(userItem, prev); err != nil {
 		return err
 	}
 	p.plan(turn, heard)
@@ -765,10 +828,69 @@ func (p *peer) commit(eventID string) error {
 				return err
 			}
 		}
+		part["transcript"] = text
 		return p.emit("conversation.item.input_audio_transcription.completed", map[string]any{"item_id": item, "content_index": 0, "transcript": text,
 			"usage": map[string]any{"type": "duration", "seconds": float64(n) / Rate}})
 	}
 	return nil
+}
+
+// userItemID returns the id of the user item that the speech in progress
+// (or the next commit) creates: speech_started and speech_stopped already
+// name it, as the real server's do.
+func (p *peer) userItemID() string {
+	if p.pendingUser == "" {
+		p.pendingUser = p.id("item")
+	}
+	return p.pendingUser
+}
+
+// store adds item to the conversation after the item with id after (""
+// appends, "root" puts it first) and returns the id of the item now
+// before it, or nil when it is first: the previous_item_id the server
+// events carry.
+func (p *peer) store(item map[string]any, after string) any {
+	id := item["id"].(string)
+	p.conv[id] = item
+	i := len(p.order)
+	switch after {
+	case "":
+	case "root":
+		i = 0
+	default:
+		i = slices.Index(p.order, after) + 1
+	}
+	p.order = slices.Insert(p.order, i, id)
+	if i == 0 {
+		return nil
+	}
+	return p.order[i-1]
+}
+
+// announce tells the client that item joined the conversation after prev:
+// conversation.item.added (beta: conversation.item.created) and, for a
+// complete item under GA, conversation.item.done.
+func (p *peer) announce(item map[string]any, prev any) error {
+	if err := p.emit(p.name("conversation.item.added", "conversation.item.created"), map[string]any{"item": item, "previous_item_id": prev}); err != nil {
+		return err
+	}
+	if p.beta || item["status"] != "completed" {
+		return nil
+	}
+	return p.itemDone(item)
+}
+
+// itemDone sends conversation.item.done (GA only) for a finished item.
+func (p *peer) itemDone(item map[string]any) error {
+	if p.beta {
+		return nil
+	}
+	i := slices.Index(p.order, item["id"].(string))
+	var prev any
+	if i > 0 {
+		prev = p.order[i-1]
+	}
+	return p.emit("conversation.item.done", map[string]any{"item": item, "previous_item_id": prev})
 }
 
 // turn returns scripted turn i.
@@ -805,19 +927,38 @@ func hear(samples []int16, rate int) string {
 
 func (p *peer) itemCreate(ev clientEvent) error {
 	var it struct {
-		Type    string `json:"type"`
-		Role    string `json:"role"`
-		CallID  string `json:"call_id"`
-		Output  *string
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
+		ID        string  `json:"id"`
+		Type      string  `json:"type"`
+		Role      string  `json:"role"`
+		CallID    string  `json:"call_id"`
+		Name      string  `json:"name"`
+		Arguments *string `json:"arguments"`
+		Output    *string `json:"output"`
+		Content   []struct {
+			Type       string  `json:"type"`
+			Text       *string `json:"text"`
+			Audio      *string `json:"audio"`
+			Transcript *string `json:"transcript"`
 		} `json:"content"`
 	}
 	if err := json.Unmarshal(ev.Item, &it); err != nil {
 		return p.fail("invalid_type", "Invalid type for 'item': expected an object.", "item", ev.EventID)
 	}
-	item := p.id("item")
+	after := ""
+	if ev.PreviousItemID != nil {
+		after = *ev.PreviousItemID
+		if _, ok := p.conv[after]; !ok && after != "root" {
+			return p.fail("invalid_value", fmt.Sprintf("Invalid 'previous_item_id': no item with id '%s' in the conversation.", after), "previous_item_id", ev.EventID)
+		}
+	}
+	id := it.ID
+	if id == "" {
+		id = p.id("item")
+	} else if _, dup := p.conv[id]; dup {
+		return p.fail("invalid_value", fmt.Sprintf("Invalid 'item.id': an item with id '%s' already exists.", id), "item.id", ev.EventID)
+	}
+	item := map[string]any{"id": id, "object": "realtime.item", "type": it.Type, "status": "completed"}
+	userText := ""
 	switch it.Type {
 	case "function_call_output":
 		if !p.calls[it.CallID] {
@@ -827,23 +968,88 @@ func (p *peer) itemCreate(ev clientEvent) error {
 			return p.fail("missing_required_parameter", "Missing required parameter: 'item.output'.", "item.output", ev.EventID)
 		}
 		out := *it.Output
+		item["call_id"], item["output"] = it.CallID, out
 		p.s.update(p.sess, func(ss *Session) { ss.ToolOutputs = append(ss.ToolOutputs, ToolOutput{CallID: it.CallID, Output: out}) })
-	case "message":
-		if it.Role != "user" || len(it.Content) != 1 || it.Content[0].Type != "input_text" {
-			return p.fail("invalid_value", "This test double takes user messages with one input_text part.", "item.content", ev.EventID)
+	case "function_call":
+		if it.Name == "" || it.CallID == "" || it.Arguments == nil {
+			return p.fail("missing_required_parameter", "Missing required parameter: a function_call item needs 'name', 'call_id' and 'arguments'.", "item", ev.EventID)
 		}
-		text := it.Content[0].Text
-		p.s.update(p.sess, func(ss *Session) { ss.Texts = append(ss.Texts, text) })
-		p.plan(p.userTurns, text)
-		p.userTurns++
+		p.calls[it.CallID] = true
+		item["name"], item["call_id"], item["arguments"] = it.Name, it.CallID, *it.Arguments
+	case "message":
+		// The part types each role may hold (GA names; the beta's
+		// assistant parts are "text" and "audio").
+		allowed := map[string][]string{
+			"user":      {"input_text", "input_audio"},
+			"system":    {"input_text"},
+			"assistant": {p.name("output_text", "text"), p.name("output_audio", "audio")},
+		}[it.Role]
+		if allowed == nil {
+			return p.fail("invalid_value", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'user', 'assistant', and 'system'.", it.Role), "item.role", ev.EventID)
+		}
+		if len(it.Content) == 0 {
+			return p.fail("missing_required_parameter", "Missing required parameter: 'item.content'.", "item.content", ev.EventID)
+		}
+		var content []any
+		var texts []string
+		for i, c := range it.Content {
+			if !slices.Contains(allowed, c.Type) {
+				return p.fail("invalid_value", fmt.Sprintf("Invalid value: '%s' for a %s message's content part; supported: %s.", c.Type, it.Role, strings.Join(allowed, ", ")),
+					fmt.Sprintf("item.content[%d].type", i), ev.EventID)
+			}
+			part := map[string]any{"type": c.Type}
+			switch {
+			case c.Text != nil:
+				part["text"] = *c.Text
+				texts = append(texts, *c.Text)
+			case c.Audio != nil || c.Transcript != nil:
+				if c.Audio != nil {
+					part["audio"] = *c.Audio
+				}
+				part["transcript"] = c.Transcript
+			default:
+				return p.fail("missing_required_parameter", fmt.Sprintf("Missing required parameter: 'item.content[%d].text'.", i), fmt.Sprintf("item.content[%d].text", i), ev.EventID)
+			}
+			content = append(content, part)
+		}
+		item["role"], item["content"] = it.Role, content
+		if it.Role == "user" && len(texts) > 0 {
+			userText = strings.Join(texts, " ")
+		}
 	default:
 		return p.fail("invalid_value", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'message', 'function_call', and 'function_call_output'.", it.Type), "item.type", ev.EventID)
 	}
-	return p.emit(p.name("conversation.item.added", "conversation.item.created"), map[string]any{"item": map[string]any{"id": item, "type": it.Type}, "previous_item_id": nil})
+	if userText != "" {
+		p.s.update(p.sess, func(ss *Session) { ss.Texts = append(ss.Texts, userText) })
+		p.plan(p.userTurns, userText)
+		p.userTurns++
+	}
+	return p.announce(item, p.store(item, after))
+}
+
+// retrieve answers conversation.item.retrieve with the item as the server
+// keeps it.
+func (p *peer) retrieve(ev clientEvent) error {
+	item, ok := p.conv[ev.ItemID]
+	if !ok {
+		return p.fail("item_retrieve_invalid_item_id", "Item with item_id not found: "+ev.ItemID, "item_id", ev.EventID)
+	}
+	return p.emit("conversation.item.retrieved", map[string]any{"item": item})
+}
+
+// deleteItem removes an item from the conversation.
+func (p *peer) deleteItem(ev clientEvent) error {
+	if _, ok := p.conv[ev.ItemID]; !ok {
+		return p.fail("item_delete_invalid_item_id", "Item with item_id not found: "+ev.ItemID, "item_id", ev.EventID)
+	}
+	delete(p.conv, ev.ItemID)
+	p.order = slices.DeleteFunc(p.order, func(id string) bool { return id == ev.ItemID })
+	p.s.update(p.sess, func(ss *Session) { ss.Deleted = append(ss.Deleted, ev.ItemID) })
+	return p.emit("conversation.item.deleted", map[string]any{"item_id": ev.ItemID})
 }
 
 func (p *peer) truncate(ev clientEvent) error {
-	sent, ok := p.items[ev.ItemID]
+	sent, ok := p.audioSent[ev.ItemID]
 	if !ok {
 		return p.fail("item_truncate_invalid_item_id", "Item with item_id not found: "+ev.ItemID, "item_id", ev.EventID)
 	}
@@ -855,6 +1061,13 @@ func (p *peer) truncate(ev clientEvent) error {
 	}
 	tr := Truncate{ItemID: ev.ItemID, AudioEndMs: *ev.AudioEndMs}
 	p.s.update(p.sess, func(ss *Session) { ss.Truncates = append(ss.Truncates, tr) })
+	// "Truncating audio will delete the server-side text transcript"
+	// (conversation.item.truncate, API reference).
+	if item := p.conv[ev.ItemID]; item != nil {
+		if content, _ := item["content"].([]any); len(content) > 0 {
+			content[0].(map[string]any)["transcript"] = ""
+		}
+	}
 	return p.emit("conversation.item.truncated", map[string]any{"item_id": ev.ItemID, "content_index": 0, "audio_end_ms": *ev.AudioEndMs})
 }
 
@@ -893,16 +1106,21 @@ func (p *peer) step() error {
 			return p.sendCall(r)
 		}
 		r.item = p.id("item")
-		p.items[r.item] = 0
+		p.audioSent[r.item] = 0
 		item := map[string]any{"id": r.item, "object": "realtime.item", "type": "message", "role": "assistant", "status": "in_progress", "content": []any{}}
+		prev := p.store(item, "")
 		if err := p.emit("response.output_item.added", map[string]any{"response_id": r.id, "output_index": 0, "item": item}); err != nil {
 			return err
 		}
-		if err := p.emit(p.name("conversation.item.added", "conversation.item.created"), map[string]any{"item": item, "previous_item_id": nil}); err != nil {
+		if err := p.announce(item, prev); err != nil {
 			return err
 		}
-		part := p.name("output_audio", "audio")
-		return p.emit("response.content_part.added", map[string]any{"response_id": r.id, "item_id": r.item, "output_index": 0, "content_index": 0, "part": map[string]any{"type": part, "transcript": ""}})
+		// The item's content part is output_audio (beta: audio); the
+		// content_part events name its kind "audio" in both protocols
+		// (API reference, response.content_part.added; openai-go
+		// ResponseContentPartAddedEventPart; the Agents SDK's schema).
+		item["content"] = []any{map[string]any{"type": p.name("output_audio", "audio"), "transcript": ""}}
+		return p.emit("response.content_part.added", map[string]any{"response_id": r.id, "item_id": r.item, "output_index": 0, "content_index": 0, "part": map[string]any{"type": "audio", "transcript": ""}})
 	}
 	ref := map[string]any{"response_id": r.id, "item_id": r.item, "output_index": 0, "content_index": 0}
 	with := func(k string, v any) map[string]any {
@@ -930,7 +1148,7 @@ func (p *peer) step() error {
 			b = append(b, 0)
 		}
 		r.sent += n
-		p.items[r.item] = r.sent
+		p.audioSent[r.item] = r.sent
 		if err := p.emit(p.name("response.output_audio.delta", "response.audio.delta"), with("delta", base64.StdEncoding.EncodeToString(b))); err != nil {
 			return err
 		}
@@ -944,12 +1162,14 @@ func (p *peer) step() error {
 	if err := p.emit(p.name("response.output_audio_transcript.done", "response.audio_transcript.done"), with("transcript", text)); err != nil {
 		return err
 	}
-	part := map[string]any{"type": p.name("output_audio", "audio"), "transcript": text}
-	if err := p.emit("response.content_part.done", with("part", part)); err != nil {
+	if err := p.emit("response.content_part.done", with("part", map[string]any{"type": "audio", "transcript": text})); err != nil {
 		return err
 	}
-	item := map[string]any{"id": r.item, "object": "realtime.item", "type": "message", "role": "assistant", "status": "completed", "content": []any{part}}
+	item := p.finishItem(r, "completed", text)
 	if err := p.emit("response.output_item.done", map[string]any{"response_id": r.id, "output_index": 0, "item": item}); err != nil {
+		return err
+	}
+	if err := p.itemDone(item); err != nil {
 		return err
 	}
 	return p.done(r, "completed", nil, []any{item})
@@ -960,7 +1180,11 @@ func (p *peer) sendCall(r *response) error {
 	r.item, r.callID = p.id("item"), p.id("call")
 	p.calls[r.callID] = true
 	item := map[string]any{"id": r.item, "object": "realtime.item", "type": "function_call", "status": "in_progress", "name": r.call.Name, "call_id": r.callID, "arguments": ""}
+	prev := p.store(item, "")
 	if err := p.emit("response.output_item.added", map[string]any{"response_id": r.id, "output_index": 0, "item": item}); err != nil {
+		return err
+	}
+	if err := p.announce(item, prev); err != nil {
 		return err
 	}
 	ref := map[string]any{"response_id": r.id, "item_id": r.item, "output_index": 0, "call_id": r.callID}
@@ -985,6 +1209,9 @@ func (p *peer) sendCall(r *response) error {
 	if err := p.emit("response.output_item.done", map[string]any{"response_id": r.id, "output_index": 0, "item": item}); err != nil {
 		return err
 	}
+	if err := p.itemDone(item); err != nil {
+		return err
+	}
 	return p.done(r, "completed", nil, []any{item})
 }
 
@@ -993,13 +1220,32 @@ func (p *peer) cancel(reason string) error {
 	r := p.resp
 	var output []any
 	if r.started && r.call == nil {
-		item := map[string]any{"id": r.item, "object": "realtime.item", "type": "message", "role": "assistant", "status": "incomplete"}
+		// The item ends incomplete, with the transcript generated so far
+		// and its content as always (response.output_item.done: "also
+		// emitted when a Response is interrupted, incomplete, or
+		// cancelled"; a message item's content is required).
+		item := p.finishItem(r, "incomplete", strings.Join(r.words[:r.word], " "))
 		if err := p.emit("response.output_item.done", map[string]any{"response_id": r.id, "output_index": 0, "item": item}); err != nil {
+			return err
+		}
+		if err := p.itemDone(item); err != nil {
 			return err
 		}
 		output = []any{item}
 	}
 	return p.done(r, "cancelled", map[string]any{"type": "cancelled", "reason": reason}, output)
+}
+
+// finishItem ends r's assistant item with status and transcript and
+// returns it.
+func (p *peer) finishItem(r *response, status, transcript string) map[string]any {
+	item := p.conv[r.item]
+	if item == nil { // deleted by the client meanwhile
+		item = map[string]any{"id": r.item, "object": "realtime.item", "type": "message", "role": "assistant"}
+	}
+	item["status"] = status
+	item["content"] = []any{map[string]any{"type": p.name("output_audio", "audio"), "transcript": transcript}}
+	return item
 }
 
 // done ends response r with status.

@@ -1,0 +1,143 @@
+package sdkcheck_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os/exec"
+	"path"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
+)
+
+// browserTimeout bounds one browser conformance run, Chromium's start on
+// a loaded machine included.
+const browserTimeout = 3 * time.Minute
+
+// pageSpeech returns the user's lines the browser pages speak, as raw
+// PCM16 fake speech at rate: hello.pcm, specials.pcm and barge.pcm.
+func pageSpeech(t *testing.T, rate int) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for name, text := range map[string]string{"hello": "a table for two", "specials": "what are the specials", "barge": "make it eight"} {
+		_, samples := fakeSpeech(t, text, rate)
+		files[name+".pcm"] = pcm.EncodePCM16(nil, samples)
+	}
+	return files
+}
+
+// requireChromium returns the Chromium binary, after checking the SDKs.
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	checkPins(t)
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	missing(t, "chromium not found: install the Debian package chromium (apt-get install -y chromium)")
+	return ""
+}
+
+// runBrowser opens page (an HTML page of this folder) in headless
+// Chromium, with query as the page's query string, and returns the report
+// the page posts to /report. The folder (with node_modules) is served from
+// a loopback HTTP server, with files at /files/<name> and routes (pattern
+// to handler) beside them, on the page's own origin; what the page posts
+// to /log is logged.
+func runBrowser(t *testing.T, page string, query url.Values, files map[string][]byte, routes map[string]http.Handler) *report {
+	t.Helper()
+	browser := requireChromium(t)
+	var (
+		mu     sync.Mutex
+		logs   []string
+		result = make(chan []byte, 1)
+	)
+	static := http.FileServer(http.Dir("."))
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /report", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		select {
+		case result <- b:
+		default:
+		}
+	})
+	mux.HandleFunc("POST /log", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		mu.Lock()
+		logs = append(logs, string(b))
+		mu.Unlock()
+	})
+	mux.HandleFunc("GET /files/{name}", func(w http.ResponseWriter, r *http.Request) {
+		b, ok := files[r.PathValue("name")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+	})
+	for pattern, h := range routes {
+		mux.Handle(pattern, h)
+	}
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if ext := path.Ext(r.URL.Path); ext == ".mjs" || ext == ".js" {
+			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		}
+		static.ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(t.Context(), browserTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser,
+		"--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
+		"--disable-features=Translate,MediaRouter", "--autoplay-policy=no-user-gesture-required",
+		"--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+		"--user-data-dir="+t.TempDir(), srv.URL+"/"+page+"?"+query.Encode())
+	ownGroup(cmd)
+	cmd.WaitDelay = 5 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cancel()
+		<-exited
+	}()
+	var out []byte
+	select {
+	case out = <-result:
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("chromium exited before %s reported: %v\n%s", page, err, tail(stderr.String(), 3000))
+	case <-ctx.Done():
+		mu.Lock()
+		t.Logf("%s log:\n%s", page, strings.Join(logs, "\n"))
+		mu.Unlock()
+		t.Fatalf("%s reported nothing within %v; chromium stderr:\n%s", page, browserTimeout, tail(stderr.String(), 3000))
+	}
+	var r report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%s posted a report that is not JSON (%v): %.500s", page, err, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(r.Failures) > 0 || testing.Verbose() {
+		t.Logf("%s log:\n%s", page, strings.Join(logs, "\n"))
+	}
+	return &r
+}

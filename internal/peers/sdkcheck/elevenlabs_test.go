@@ -1,0 +1,162 @@
+package sdkcheck_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest/fixtures"
+)
+
+// TestElevenLabsDoubleWithClientSDK drives elevenpeer with ElevenLabs'
+// browser SDK (@elevenlabs/client, web build) in headless Chromium: a
+// private agent through a signed URL and the convai subprotocol, the first
+// message played, a spoken turn with a client tool call, a barge-in over a
+// long reply (interruption, correction, and the reply to the interrupting
+// turn played), a text turn, contextual_update, user_activity, feedback on
+// the last reply, pings answered, and the end of the session.
+//
+// The SDK records the page's fake microphone and plays through its own
+// worklets; what stays untested is a real microphone and speaker (device
+// selection, echo cancellation) and the WebRTC connection type, which the
+// double does not serve.
+func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
+	t.Parallel()
+	const rate = 16000
+	files := pageSpeech(t, rate)
+	s := elevenpeer.New(t, elevenpeer.Config{
+		APIKey:       "xi-sdkcheck",
+		Signature:    "sig-sdkcheck",
+		FirstMessage: "Hello, how can I help?",
+		Turns: []elevenpeer.Turn{
+			{ToolCall: &elevenpeer.ToolCall{Name: "lookup_table", Parameters: `{"party":2}`}, Reply: "I heard {heard}. Table seven is free."},
+			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from."},
+			// The barge-in's words are scripted: the turns before prove
+			// that speech arrives intact, and this one's audio overlaps
+			// the agent's playback, when a loaded machine is most likely
+			// to drop some of it.
+			{UserTranscript: "make it eight", Reply: "Sure, {heard}."},
+			{Reply: "We close at ten."},
+		},
+		PingInterval: 500 * time.Millisecond,
+		// A turn ends after 600 ms of silence: the browser's real-time
+		// audio may drop out for a moment on a loaded machine.
+		SilenceMs: 600,
+		// Audio streamed a little faster than it plays, as a TTS makes
+		// it: the double is still speaking while the SDK plays, so speech
+		// then is a barge-in.
+		ChunkDelay: 80 * time.Millisecond,
+	})
+	bytesPerWord := 2 * pcm.SamplesFor(16000, fixtures.WordDuration) // pcm_16000, the double's default
+	r := runBrowser(t, "elevenlabs.html", url.Values{"url": {s.SignedURL()}, "rate": {strconv.Itoa(rate)}, "bytesPerWord": {strconv.Itoa(bytesPerWord)}}, files, nil)
+	r.checkFailures(t)
+
+	var msgs []struct {
+		Role, Message string
+		EventID       int64 `json:"event_id"`
+	}
+	r.value(t, "messages", &msgs)
+	var said []string
+	for _, m := range msgs {
+		said = append(said, m.Role+": "+m.Message)
+	}
+	want := []string{
+		"agent: Hello, how can I help?",
+		"user: a table for two",
+		"agent: I heard a table for two. Table seven is free.",
+		"user: what are the specials",
+		"agent: Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from.",
+		"user: make it eight",
+		"agent: Sure, make it eight.",
+		"user: When do you close?",
+		"agent: We close at ten.",
+	}
+	if strings.Join(said, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the SDK's messages:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(want, "\n"))
+	}
+	var interruptions []int64
+	r.value(t, "interruptions", &interruptions)
+	if len(interruptions) != 1 || len(msgs) < 7 || interruptions[0] != msgs[5].EventID || msgs[6].EventID != msgs[5].EventID {
+		t.Errorf("interruption ids %v; want one, the id of the interrupting user turn and of its reply (messages %+v)", interruptions, msgs)
+	}
+	var after int
+	r.value(t, "audio_after_interrupt", &after)
+	if after == 0 {
+		t.Error("the SDK dropped the reply to the barge-in")
+	}
+	var params []map[string]int
+	r.value(t, "tool_params", &params)
+	if len(params) != 1 || params[0]["party"] != 2 {
+		t.Errorf("client tool ran with %v", params)
+	}
+	var disconnect struct{ Reason string }
+	r.value(t, "disconnect", &disconnect)
+	if disconnect.Reason != "user" {
+		t.Errorf("disconnect %+v, want the user's own end", disconnect)
+	}
+
+	c := ended(t, s.Wait, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
+	if len(c.Errors) > 0 {
+		t.Errorf("the double rejected what the SDK sent: %q", c.Errors)
+	}
+	if c.Subprotocol != "convai" {
+		t.Errorf("subprotocol %q, want convai", c.Subprotocol)
+	}
+	var init struct {
+		DynamicVariables map[string]string       `json:"dynamic_variables"`
+		SourceInfo       struct{ Source string } `json:"source_info"`
+	}
+	if err := json.Unmarshal(c.Init, &init); err != nil || init.DynamicVariables["guest"] != "Sam" || init.SourceInfo.Source == "" {
+		t.Errorf("conversation_initiation_client_data %s (%v)", c.Init, err)
+	}
+	if len(c.ToolResults) != 1 || !strings.Contains(string(c.ToolResults[0]), `"result":"{\"table\":7}"`) {
+		t.Errorf("tool results %s", c.ToolResults)
+	}
+	if c.Interruptions != 1 || c.UserTurns != 4 || len(c.Texts) != 1 || c.Pongs == 0 || c.Activity != 1 || len(c.Contexts) != 1 {
+		t.Errorf("the double saw %d interruptions, %d user turns, texts %q, %d pongs, %d activity, contexts %q",
+			c.Interruptions, c.UserTurns, c.Texts, c.Pongs, c.Activity, c.Contexts)
+	}
+	if len(c.Feedback) != 1 || c.Feedback[0].Score != "like" || len(msgs) == 0 || c.Feedback[0].EventID != msgs[len(msgs)-1].EventID {
+		t.Errorf("feedback %+v, want a like of the last reply", c.Feedback)
+	}
+	if c.Chunks < 50 {
+		t.Errorf("only %d user_audio_chunk messages", c.Chunks)
+	}
+}
+
+// TestElevenLabsDoubleWithClientSDKTextOnly drives elevenpeer with the
+// same SDK in text-only mode under Node (the `ws` package standing in for
+// the WebSocket Node 20 lacks): the first message must reach the SDK, which
+// listens for events only once the metadata has set the session up, and
+// the double must send no audio in a text-only conversation.
+func TestElevenLabsDoubleWithClientSDKTextOnly(t *testing.T) {
+	t.Parallel()
+	s := elevenpeer.New(t, elevenpeer.Config{
+		FirstMessage: "Hello there.",
+		Turns:        []elevenpeer.Turn{{Reply: "A table for two is booked."}, {Reply: "You are welcome."}},
+	})
+	r := runNode(t, "elevenlabs-text.mjs", "SDKCHECK_URL="+s.URL+"?agent_id=agent_test")
+	r.checkFailures(t)
+	var msgs []struct{ Role, Message string }
+	r.value(t, "messages", &msgs)
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Role+": "+m.Message)
+	}
+	want := "agent: Hello there.|user: A table for two, please.|agent: A table for two is booked.|user: Thanks.|agent: You are welcome."
+	if strings.Join(got, "|") != want {
+		t.Errorf("the SDK's messages %q, want %q", got, want)
+	}
+	if n := r.Counts["in:audio"]; n > 0 {
+		t.Errorf("%d audio events in a text-only conversation", n)
+	}
+	c := ended(t, s.Wait, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
+	if len(c.Errors) > 0 || len(c.Feedback) != 1 || c.Feedback[0].Score != "dislike" || len(c.Contexts) != 1 {
+		t.Errorf("the double saw errors %q, feedback %+v, contexts %q", c.Errors, c.Feedback, c.Contexts)
+	}
+}

@@ -1,0 +1,146 @@
+package sdkcheck_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/fixtures"
+)
+
+// proxyTo forwards requests to target, as a customer backend's authorize
+// route forwards to LayerCode.
+func proxyTo(t *testing.T, target string) http.Handler {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.Out.URL = u
+		r.Out.Host = u.Host
+	}}
+}
+
+// TestLayerCodeDoubleWithJSSDK drives layercodepeer with LayerCode's
+// browser SDK (@layercode/js-sdk) in headless Chromium: authorize through
+// the page's backend, the WebSocket and client.ready, the greeting played
+// and acknowledged, a spoken turn (transcripts, response.data, text deltas
+// and the whole text, response.end, turn.end), a barge-in over a long
+// reply (the SDK stops its player on turn.start role=user), a text turn,
+// client.response.data, and a push-to-talk conversation
+// (trigger.turn.start/end).
+//
+// What stays untested: the SDK's voice activity detection (its Silero
+// model loads from assets.layercode.com, out of a test's reach, so the
+// page turns it off and the double's turn detection decides, as when the
+// SDK's VAD fails to load), vad_events with it, and a real microphone and
+// speaker.
+func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
+	t.Parallel()
+	const rate = 16000
+	files := pageSpeech(t, rate)
+	hear := func(c pcm.Chunk) string {
+		tr, err := fixtures.FakeSTT().Transcribe(context.Background(), voicetest.TranscriptionRequest{Audio: c})
+		if err != nil {
+			return "(inaudible)"
+		}
+		return tr.Text
+	}
+	replies := func(n int, heard string) layercodepeer.Reply {
+		switch n {
+		case 1:
+			return layercodepeer.Reply{Text: "I heard " + heard + ".", Data: json.RawMessage(`{"table":7}`)}
+		case 2:
+			return layercodepeer.Reply{Text: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you."}
+		case 3:
+			// The barge-in's reply does not depend on its words: its
+			// audio overlaps the agent's playback, when a loaded machine
+			// is most likely to drop some of it; the turns before prove
+			// that speech arrives intact.
+			return layercodepeer.Reply{Text: "Sure, make it eight."}
+		}
+		return layercodepeer.Reply{Text: "Sure, " + heard + "."}
+	}
+	// An utterance ends after 800 ms of silence: the browser's real-time
+	// audio may drop out for a moment on a loaded machine, and a pause
+	// within an utterance must not end it.
+	auto := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello, how can I help?", Transcribe: hear, Replies: replies, EndSilence: 800 * time.Millisecond})
+	ptt := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk", Transcribe: hear, Replies: replies, EndSilence: 800 * time.Millisecond})
+	r := runBrowser(t, "layercode.html", url.Values{"ws": {auto.WebSocketURL}, "wsptt": {ptt.WebSocketURL}, "rate": {strconv.Itoa(rate)}}, files,
+		map[string]http.Handler{
+			"POST /api/authorize":     proxyTo(t, auto.AuthorizeURL),
+			"POST /api/authorize-ptt": proxyTo(t, ptt.AuthorizeURL),
+		})
+	r.checkFailures(t)
+
+	type message struct{ Type, Role, Content string }
+	var msgs []message
+	r.value(t, "messages", &msgs)
+	var texts, users []string
+	for _, m := range msgs {
+		switch m.Type {
+		case "response.text":
+			texts = append(texts, m.Content)
+		case "user.transcript":
+			users = append(users, m.Content)
+		}
+	}
+	wantTexts := []string{"Hello, how can I help?", "I heard a table for two.",
+		"Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you.",
+		"Sure, make it eight.", "Sure, When do you close?."}
+	if strings.Join(texts, "|") != strings.Join(wantTexts, "|") {
+		t.Errorf("response.text the SDK got:\n%q\nwant\n%q", texts, wantTexts)
+	}
+	if len(users) != 3 || users[0] != "a table for two" || users[1] != "what are the specials" {
+		t.Errorf("user transcripts the SDK got: %q", users)
+	}
+	var deltas []string
+	r.value(t, "deltas", &deltas)
+	if strings.Join(deltas, "") != strings.Join(wantTexts, "") {
+		t.Errorf("response.text.delta pieces join to %q", strings.Join(deltas, ""))
+	}
+	var data []map[string]int
+	r.value(t, "data", &data)
+	if len(data) != 1 || data[0]["table"] != 7 {
+		t.Errorf("response.data the SDK got: %v", data)
+	}
+	for _, k := range []string{"response.end", "turn.start/user", "turn.end/user", "trigger.response.audio.replay_finished", "agent_speaking:true", "ptt:turn.end/assistant"} {
+		if r.Counts[k] == 0 {
+			t.Errorf("the SDK never reported %s (counts %v)", k, r.Counts)
+		}
+	}
+
+	over := func(c layercodepeer.Call) bool { return c.Ended }
+	c := ended(t, auto.WaitCall, 0, over)
+	if len(c.Errors) > 0 {
+		t.Errorf("the double rejected what the SDK sent: %q", c.Errors)
+	}
+	if c.Metadata["guest"] != "Sam" || c.Body["sdk_version"] == nil {
+		t.Errorf("authorize body %v", c.Body)
+	}
+	if c.Interruptions != 1 || len(c.Data) != 1 || string(c.Data[0]) != `{"seat":"window"}` || c.Types[0] != "client.ready" {
+		t.Errorf("the double saw %d interruptions, data %s, types %q", c.Interruptions, c.Data, c.Types)
+	}
+	for _, a := range c.Acks {
+		if a.Reason != "completed" || a.TurnID != "" {
+			t.Errorf("ack %+v; the SDK sends reason completed and no turn_id", a)
+		}
+	}
+	if c.AudioMessages < 20 {
+		t.Errorf("only %d client.audio messages", c.AudioMessages)
+	}
+	p := ended(t, ptt.WaitCall, 0, over)
+	if len(p.Errors) > 0 || len(p.Heard) != 1 || p.Heard[0] != "a table for two" || !strings.Contains(strings.Join(p.Types, " "), "trigger.turn.start trigger.turn.end") {
+		t.Errorf("push to talk: errors %q, heard %q, types %q", p.Errors, p.Heard, p.Types)
+	}
+}

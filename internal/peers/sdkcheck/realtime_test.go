@@ -1,0 +1,124 @@
+package sdkcheck_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/fixtures"
+)
+
+// fakeSpeech writes text as fixtures.FakeTTS speech, raw PCM16 mono at
+// rate, to a file in t's temporary directory and returns its path and
+// samples.
+func fakeSpeech(t *testing.T, text string, rate int) (string, []int16) {
+	t.Helper()
+	c, err := fixtures.FakeTTS().Synthesize(context.Background(), voicetest.SpeechRequest{Text: text, Rate: rate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "speech.pcm")
+	if err := os.WriteFile(path, pcm.EncodePCM16(nil, c.Samples), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, c.Samples
+}
+
+// TestRealtimeDoubleWithAgentsSDK drives realtimepeer with OpenAI's Agents
+// SDK for Realtime (@openai/agents-realtime, WebSocket transport, as on a
+// Node server): handshake and session.update, a greeting, a spoken turn
+// the server detects, transcribes (the SDK retrieves the item) and answers
+// after a client tool call, a text turn the user's speech interrupts (the
+// server cancels, the SDK truncates), and an interrupt from the client
+// (response.cancel and truncate). Every event the double sends must pass
+// the SDK's schemas: the SDK reports a parse failure as an error.
+func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
+	t.Parallel()
+	const said = "a table for two"
+	speech, _ := fakeSpeech(t, said, realtimepeer.Rate)
+	s := realtimepeer.New(t, realtimepeer.Config{
+		APIKey:   "sk-sdkcheck",
+		Greeting: "Hello, how can I help?",
+		Turns: []realtimepeer.Turn{
+			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "I heard {heard}. Table seven is free."},
+			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a long list of desserts for you."},
+			{Reply: "Sure."},
+			{Reply: "We have cake, ice cream, fruit, cheese, tarts and a very long list of other sweet things."},
+			{Reply: "Committed: {heard}."},
+		},
+		ChunkDelay: 100 * time.Millisecond,
+	})
+	r := runNode(t, "realtime.mjs",
+		"SDKCHECK_URL="+s.URL+"?model=gpt-realtime",
+		"SDKCHECK_KEY=sk-sdkcheck",
+		"SDKCHECK_SPEECH="+speech)
+	r.checkFailures(t)
+	if n := r.Counts["error"]; n > 0 {
+		var errs []string
+		r.value(t, "errors", &errs)
+		t.Errorf("the SDK reported %d errors: %q", n, errs)
+	}
+
+	// What the SDK heard and did.
+	var ends []string
+	r.value(t, "agent_end", &ends)
+	if len(ends) < 5 || ends[0] != "Hello, how can I help?" || !strings.Contains(ends[2], "I heard "+said+".") {
+		t.Errorf("the SDK's agent_end texts = %q; want the greeting, then a reply that heard %q", ends, said)
+	}
+	var args []map[string]int
+	r.value(t, "tool_args", &args)
+	if len(args) != 1 || args[0]["party"] != 2 {
+		t.Errorf("the lookup_table tool ran with %v, want one call with party 2", args)
+	}
+	var history []struct {
+		Type, Role string
+		Content    []struct{ Type, Transcript string }
+	}
+	r.value(t, "final_history", &history)
+	var userTranscripts []string
+	for _, it := range history {
+		if it.Role == "user" {
+			for _, c := range it.Content {
+				userTranscripts = append(userTranscripts, c.Transcript)
+			}
+		}
+	}
+	if !slices.Contains(userTranscripts, said) {
+		t.Errorf("the SDK's history has user transcripts %q, want %q (retrieved after transcription)", userTranscripts, said)
+	}
+	for _, ev := range []string{"session.created", "session.updated", "input_audio_buffer.speech_started", "input_audio_buffer.committed",
+		"conversation.item.input_audio_transcription.completed", "conversation.item.retrieved", "response.content_part.added",
+		"response.function_call_arguments.done", "conversation.item.truncated"} {
+		if r.Counts["event:"+ev] == 0 {
+			t.Errorf("the SDK never saw %s", ev)
+		}
+	}
+
+	// What the double saw.
+	ss := ended(t, s.Wait, 0, func(ss realtimepeer.Session) bool { return ss.Ended })
+	if len(ss.Errors) > 0 {
+		t.Errorf("the double rejected what the SDK sent: %q", ss.Errors)
+	}
+	if len(ss.ToolOutputs) != 1 || ss.ToolOutputs[0].Output != "table 7 is free" {
+		t.Errorf("tool outputs = %+v, want the SDK's one result", ss.ToolOutputs)
+	}
+	if len(ss.Truncates) != 2 || ss.Cancelled != 2 || ss.Cancels != 1 {
+		t.Errorf("%d truncates, %d responses cancelled (%d by response.cancel); want 2, 2 and 1", len(ss.Truncates), ss.Cancelled, ss.Cancels)
+	}
+	if len(ss.Texts) != 2 {
+		t.Errorf("user texts = %q, want the SDK's two messages", ss.Texts)
+	}
+	if len(ss.Deleted) != 1 {
+		t.Errorf("deleted items %q, want the one the SDK's history edit removed", ss.Deleted)
+	}
+	if len(ss.Commits) != 3 || !strings.Contains(ends[len(ends)-1], "Committed: "+said) {
+		t.Errorf("%d commits (want 2 by the server's turn detection, 1 by the SDK); last reply %q", len(ss.Commits), ends[len(ends)-1])
+	}
+}
