@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -188,38 +189,77 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 }
 
 // runScript runs the steps; it returns the first error, as a *StepError.
+//
+// Nothing is skipped silently. A step that needs the line (Step.line)
+// after the agent hung up fails with a *HangUpError; after the user hung
+// up or the judge gave its final verdict it is not run, and is listed
+// with the reason. Steps that only read the conversation always run.
+// After a failure or Succeed, the rest is listed as not run.
 func (r *runner) runScript(ctx context.Context) error {
-	var err error
 	steps := r.cfg.Script
-	i := 0
-	for ; i < len(steps); i++ {
-		if r.ended != "" || r.decided {
-			break
+	for i, s := range steps {
+		if r.stopped != "" {
+			r.skipFrom(i, r.stopped)
+			return nil
 		}
-		var serr error
-		if !steps[i].blind {
-			serr = r.settle(ctx)
+		if s.line {
+			// A hang-up that has already arrived ends the line now, not
+			// halfway through this step.
+			if err := r.poll(); err != nil {
+				return r.stepFailed(i, err)
+			}
+			if r.hungUp {
+				return r.stepFailed(i, r.hangUpError())
+			}
+			if r.ended != "" {
+				r.skip(i, r.endReason)
+				continue
+			}
 		}
-		if serr == nil {
-			serr = steps[i].run(ctx, r)
+		r.step = fmt.Sprintf("step %d %s", i+1, s)
+		var err error
+		if !s.blind {
+			err = r.settle(ctx)
 		}
-		if serr != nil {
-			err = &StepError{Index: i + 1, Step: steps[i].String(), Err: serr}
-			i++
-			break
+		if err == nil {
+			err = s.run(ctx, r)
+		}
+		if err != nil {
+			return r.stepFailed(i, err)
 		}
 	}
-	for ; i < len(steps); i++ {
-		r.skipped = append(r.skipped, fmt.Sprintf("step %d %s", i+1, steps[i]))
+	return nil
+}
+
+// stepFailed returns err as the *StepError of step i and lists the steps
+// after it as not run.
+func (r *runner) stepFailed(i int, err error) error {
+	s := r.cfg.Script[i]
+	r.skipFrom(i+1, fmt.Sprintf("step %d %s failed", i+1, s))
+	return &StepError{Index: i + 1, Step: s.String(), Err: err}
+}
+
+// skip lists step i as not run, for why.
+func (r *runner) skip(i int, why string) {
+	r.skipped = append(r.skipped, fmt.Sprintf("step %d %s", i+1, r.cfg.Script[i]))
+	if r.skipReason == "" {
+		r.skipReason = why
+	} else if !strings.Contains(r.skipReason, why) {
+		r.skipReason += "; " + why
 	}
-	if err == nil && !r.decided && r.verdict == nil && r.cfg.Judge != nil &&
-		(r.ended == "the agent hung up" || r.ended == "the user hung up") && len(r.skipped) > 0 {
-		// A hang-up skipped the rest of the script; the judge still decides.
-		if verr := r.finalVerdict(ctx); verr != nil {
-			err = fmt.Errorf("final verdict after %s: %w", r.ended, verr)
-		}
+}
+
+// skipFrom lists the steps from i on as not run, for why.
+func (r *runner) skipFrom(i int, why string) {
+	for ; i < len(r.cfg.Script); i++ {
+		r.skip(i, why)
 	}
-	return err
+}
+
+// hangUpError describes the agent's hang-up to a step that needs the
+// line.
+func (r *runner) hangUpError() error {
+	return &HangUpError{At: r.hangUpAt, Reason: r.hangUpReason, Turn: r.hangUpTurn, Step: r.hangUpStep}
 }
 
 // result builds the Result of a finished run.
@@ -230,6 +270,7 @@ func (r *runner) result(err error) *Result {
 		Err:          err,
 		Ended:        r.ended,
 		SkippedSteps: r.skipped,
+		SkipReason:   r.skipReason,
 		State:        st,
 		Transcript:   st.transcript,
 		Timeline:     st.timeline,

@@ -57,9 +57,13 @@ type runner struct {
 	segs []Segment
 
 	// outcome
-	ended    string // why the conversation ended before the script did
-	skipped  []string
-	decided  bool
+	ended      string // why the conversation ended before the script did
+	endReason  string // ended, with when, for the steps it skips
+	stopped    string // why the script stopped (Succeed), with where
+	step       string // the step running, as "step N Name()"
+	skipped    []string
+	skipReason string
+	decided    bool
 	success  bool
 	reason   string
 	verdict  *Judgment
@@ -74,6 +78,9 @@ type runner struct {
 	// stream state
 	hungUp       bool
 	hangUpAt     time.Duration
+	hangUpReason string
+	hangUpTurn   int
+	hangUpStep   string // the step during which the agent hung up
 	streamClosed bool
 	closeErr     error
 
@@ -342,6 +349,7 @@ func (r *runner) handle(it recvItem) error {
 	case AgentHangUp:
 		r.hungUp = true
 		r.hangUpAt = at
+		r.hangUpReason, r.hangUpTurn, r.hangUpStep = ev.Text, turn, r.step
 		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
 	case AgentLog:
 		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
@@ -593,21 +601,21 @@ func (r *runner) listeningSince() time.Duration {
 	return r.now()
 }
 
-// agentTurn drains one agent turn. greeting makes a missing first chunk
-// (within Timeouts.Greeting) no error.
-func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
+// agentTurn drains one agent turn. With o.greeting it waits
+// Timeouts.Greeting, and no greeting (or a silent one) is no error.
+func (r *runner) agentTurn(ctx context.Context, o turnOptions) error {
 	if r.hungUp {
 		return r.closeAndEnd(ctx)
 	}
 	begin := r.now()
 	wait := r.cfg.Timeouts.FirstChunk
-	if greeting {
+	if o.greeting {
 		wait = r.cfg.Timeouts.Greeting
 	}
 	started := func() bool { return r.seg != nil || r.turnEnds > 0 || r.hungUp || r.streamClosed }
 	err := r.pump(ctx, started, func() time.Duration { return begin + wait })
 	switch {
-	case err == errDeadline && greeting:
+	case err == errDeadline && o.greeting:
 		return nil
 	case err == errDeadline:
 		return &TimeoutError{Phase: PhaseFirstChunk, Timeout: wait, Turn: r.st.turn,
@@ -635,14 +643,17 @@ func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
 	if err != nil && err != errDeadline {
 		return err
 	}
+	ended := r.now()
 	r.turnEnds = 0
 	if maxHit {
 		r.addEvent(Event{At: r.now(), Type: EventMaxTurnAudio, Turn: r.st.turn, Role: RoleAgent,
 			Text: fmt.Sprintf("stopped draining after %v of agent audio", r.cfg.Timeouts.MaxTurnAudio)})
 	}
+	said := len(r.st.transcript)
 	if err := r.closeSpeech(ctx); err != nil {
 		return err
 	}
+	silent := len(r.st.transcript) == said
 	if err := r.replay(); err != nil {
 		return err
 	}
@@ -655,14 +666,53 @@ func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
 	}
 	if r.hungUp {
 		r.end("the agent hung up")
+		return nil
+	}
+	if silent && !o.allowSilence && !o.greeting {
+		return fmt.Errorf("%w: the %s agent ended its turn at %s (turn %d) without a word, so there is no reply to record; if the agent may stay silent here, use AgentTurn(voicetest.AllowSilence())",
+			ErrSilentTurn, r.adapter(), fmtOffset(ended), r.st.turn)
 	}
 	return nil
 }
 
-// end marks the conversation over; the remaining steps are skipped.
+// expectHangUp runs an ExpectHangUp step: the agent has hung up, or does
+// within Timeouts.FirstChunk of its last event; its last words are
+// recorded as its turn.
+func (r *runner) expectHangUp(ctx context.Context) error {
+	if !r.hungUp && !r.streamClosed {
+		begin := r.now()
+		err := r.pump(ctx, func() bool { return r.hungUp || r.streamClosed },
+			func() time.Duration { return max(begin, r.lastAgentAt) + r.cfg.Timeouts.FirstChunk })
+		if err == errDeadline {
+			if ferr := r.flush(ctx); ferr != nil {
+				return ferr
+			}
+			return &TimeoutError{Phase: PhaseHangUp, Timeout: r.cfg.Timeouts.FirstChunk, Turn: r.st.turn,
+				Hint: fmt.Sprintf("the %s agent is still on the line: ExpectHangUp waits Config.Timeouts.FirstChunk after the agent's last event for it to hang up", r.adapter())}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	if !r.hungUp {
+		return &TransportClosedError{Adapter: r.adapter()}
+	}
+	r.end("the agent hung up")
+	return nil
+}
+
+// end marks the conversation over: the remaining steps that need the
+// line are not run (or, after the agent's hang-up, fail).
 func (r *runner) end(why string) {
 	if r.ended == "" {
 		r.ended = why
+		r.endReason = fmt.Sprintf("%s at %s", why, fmtOffset(r.now()))
+		if r.step != "" {
+			r.endReason += " (" + r.step + ")"
+		}
 	}
 }
 
@@ -989,7 +1039,7 @@ func (r *runner) interrupt(ctx context.Context, u Utterance, when InterruptWhen)
 		return err
 	}
 	if r.hungUp {
-		return r.agentTurn(ctx, false)
+		return r.agentTurn(ctx, turnOptions{})
 	}
 	if r.streamClosed {
 		return &TransportClosedError{Adapter: r.adapter()}
@@ -1240,6 +1290,11 @@ func (r *runner) checkpoint(ctx context.Context, criteria []string) error {
 }
 
 func (r *runner) finalVerdict(ctx context.Context) error {
+	if r.verdict != nil {
+		// Proceed's judge decided already: its verdict stands.
+		r.logf("voicetest: %s: the judge already gave its final verdict (%s); it stands", r.step, r.verdict.Status())
+		return nil
+	}
 	v, err := r.judge(ctx, JudgeRequest{Final: true}, "Verdict")
 	if err != nil {
 		return err
@@ -1286,7 +1341,7 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 	}
 	if !r.greeted && r.st.turn == 0 && r.agentTurns == 0 {
 		r.greeted = true
-		if err := r.agentTurn(ctx, true); err != nil {
+		if err := r.agentTurn(ctx, turnOptions{greeting: true}); err != nil {
 			return err
 		}
 	}
@@ -1315,7 +1370,7 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 			r.end("the agent hung up")
 			break
 		}
-		if err := r.agentTurn(ctx, false); err != nil {
+		if err := r.agentTurn(ctx, turnOptions{}); err != nil {
 			return err
 		}
 		if r.ended != "" || r.cfg.Judge == nil {

@@ -165,6 +165,9 @@ func report(t testing.TB, res *Result) {
 		}
 	}
 	if res.Success {
+		if len(res.SkippedSteps) > 0 {
+			t.Logf("voicetest: %q: %s", res.Name, res.skippedLine())
+		}
 		t.Logf("voicetest: %q passed: %d turns, %v, latency p50 %v p95 %v",
 			res.Name, res.Turns, res.Duration, res.Latency.P50, res.Latency.P95)
 		return
