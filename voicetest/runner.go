@@ -64,10 +64,10 @@ type runner struct {
 	skipped    []string
 	skipReason string
 	decided    bool
-	success  bool
-	reason   string
-	verdict  *Judgment
-	criteria []CriterionResult
+	success    bool
+	reason     string
+	verdict    *Judgment
+	criteria   []CriterionResult
 
 	// metrics
 	latencies  []time.Duration
