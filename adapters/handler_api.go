@@ -16,9 +16,10 @@ import (
 //
 // Turn ends: when a call returns and its speech has been spoken, the Conn
 // emits AgentTurnEnd if the call spoke, or if it answered the user
-// (StartEvent, TextEvent, DTMFEvent) and was not interrupted — an answer of
-// silence is still an answer. A call for an event of the agent's own
-// (TimeoutEvent, CustomEvent, InterruptEvent) that says nothing ends no turn,
+// (TextEvent, DTMFEvent) and was not interrupted — an answer of silence is
+// still an answer. A StartEvent call that says nothing (an agent that does
+// not greet) ends no turn, nor does a call for an event of the agent's own
+// (TimeoutEvent, CustomEvent, InterruptEvent) that says nothing,
 // and speech cut short by the user ends with AgentInterrupted instead, so
 // that the runner's next AgentTurn waits for the reply to the user's
 // barge-in.

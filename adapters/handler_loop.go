@@ -357,10 +357,12 @@ func (l *agentLoop) pump(now time.Time) {
 }
 
 // answersUser reports whether a handler call for ev answers the user, so
-// that its end is a turn end even when it said nothing.
+// that its end is a turn end even when it said nothing. StartEvent does
+// not: an agent that does not greet has taken no turn, and a turn end
+// there would make every reply look like the answer to the line before.
 func answersUser(ev Event) bool {
 	switch ev.(type) {
-	case StartEvent, TextEvent, DTMFEvent:
+	case TextEvent, DTMFEvent:
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package voicetest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +195,31 @@ func TestStepsAfterTheConversationEndedAreReported(t *testing.T) {
 	logged := strings.Join(ftb.logs, "\n")
 	if !strings.Contains(logged, "not run (the user hung up") || !strings.Contains(logged, "step 2 AgentTurn()") {
 		t.Errorf("a passing scenario must say what it did not run; log:\n%s", logged)
+	}
+}
+
+// An AgentTurn after the hang-up still records the goodbye that arrived
+// while the user spoke; a second one has nothing left and fails.
+func TestAgentTurnRecordsTheLastWordsAfterTheHangUp(t *testing.T) {
+	agent := fixtures.Fake(fixtures.FakeConfig{Greeting: fixtures.Reply{Text: "Bye", Latency: 410 * time.Millisecond, HangUp: true}})
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: agent, UserVoice: &toneTTS{},
+		Script: []voicetest.Step{voicetest.UserSays("I have a long question for you"), voicetest.AgentTurn(), voicetest.Check(func(st *voicetest.State) error {
+			if st.LastAgentText() != "Bye" {
+				return fmt.Errorf("the goodbye is not recorded: %+v", st.Transcript())
+			}
+			return nil
+		})},
+	})
+	if err != nil || !res.Success {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = runVirtual(t, voicetest.Config{
+		Agent: agent, UserVoice: &toneTTS{},
+		Script: []voicetest.Step{voicetest.UserSays("I have a long question for you"), voicetest.AgentTurn(), voicetest.AgentTurn()},
+	})
+	var se *voicetest.StepError
+	if !errors.Is(err, voicetest.ErrHungUp) || !errors.As(err, &se) || se.Index != 3 {
+		t.Fatalf("err = %v, want step 3 to fail on the hang-up", err)
 	}
 }

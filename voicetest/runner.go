@@ -19,6 +19,9 @@ type recvItem struct {
 	ev  AgentEvent
 	at  time.Duration
 	err error
+	// said is how many user utterances the runner had begun to send
+	// when Recv returned it (see runner.said).
+	said int64
 }
 
 // piece is agent audio placed on the conversation's time axis.
@@ -47,10 +50,13 @@ type runner struct {
 	cfg    Config
 	conn   Conn
 	caps   Capabilities
+	clock  *vclock // the conversation's time; virtual only when shared with the agent
 	start  time.Time
 	logf   func(format string, args ...any)
 	events <-chan recvItem
+	took   int64         // events taken from events (not errors), for clock.quiet
 	listen *atomic.Int64 // see receive
+	said   *atomic.Int64 // user utterances begun, for receive to stamp
 	timer  *time.Timer
 
 	st   State
@@ -99,6 +105,7 @@ type runner struct {
 	greeted      bool
 	agentTurns   int
 	userEnd      time.Duration
+	userSpeaking bool // say is sending an utterance
 	awaitLatency bool
 
 	// interrupt state
@@ -111,7 +118,12 @@ type runner struct {
 	stt []*sttJob
 }
 
-func (r *runner) now() time.Duration { return time.Since(r.start) }
+func (r *runner) now() time.Duration {
+	if r.clock == nil {
+		return time.Since(r.start)
+	}
+	return r.clock.Now().Sub(r.start)
+}
 
 func (r *runner) realTime() bool { return r.cfg.Pacing == PaceRealTime }
 
@@ -139,13 +151,13 @@ func (r *runner) decide(success bool, reason string) {
 // listen holds 1 + the offset at which it last called Recv while it waits
 // in Recv, and 0 from Recv's return until the event is in out (while the
 // queue is full, the agent goes unheard).
-func receive(ctx context.Context, conn Conn, start time.Time, listen *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
+func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, listen, said *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
 	for {
-		listen.Store(int64(time.Since(start)) + 1)
+		listen.Store(int64(clock.Now().Sub(start)) + 1)
 		ev, err := conn.Recv(ctx)
-		it := recvItem{ev: ev, at: time.Since(start), err: err}
+		it := recvItem{ev: ev, at: clock.Now().Sub(start), err: err, said: said.Load()}
 		listen.Store(0)
 		if err != nil && ctx.Err() != nil {
 			return
@@ -168,6 +180,9 @@ func receive(ctx context.Context, conn Conn, start time.Time, listen *atomic.Int
 // line slower than real time, an overloaded machine) must still see the
 // agent's events as they come, not only once it catches up.
 func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
+	if r.clock != nil && r.clock.isVirtual() {
+		return r.pumpVirtual(ctx, stop, deadline)
+	}
 	for {
 		if stop() {
 			return nil
@@ -207,6 +222,70 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			return ctx.Err()
 		}
 	}
+}
+
+// pumpVirtual is pump on a virtual clock shared with the agent: while
+// the agent is idle and every event it sent has been taken, the time jumps
+// to the deadline or to the agent's next timer, whichever comes first;
+// otherwise it waits for events, for the agent to go idle, or for the
+// deadline in real time (an agent busy for longer than the wait).
+func (r *runner) pumpVirtual(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
+	for {
+		if stop() {
+			return nil
+		}
+		d := deadline() - r.now()
+		if d <= 0 {
+			if err := r.poll(); err != nil {
+				return err
+			}
+			if stop() {
+				return nil
+			}
+			if deadline() > r.now() {
+				continue
+			}
+			return errDeadline
+		}
+		if r.quiet() {
+			r.clock.jump(r.start.Add(deadline()))
+			continue
+		}
+		if r.timer == nil {
+			r.timer = time.NewTimer(d)
+		} else {
+			r.timer.Reset(d)
+		}
+		select {
+		case it, ok := <-r.events:
+			r.timer.Stop()
+			if !ok {
+				r.events = nil
+				r.streamClosed = true
+				continue
+			}
+			if err := r.take(it); err != nil {
+				return err
+			}
+		case <-r.clock.idleC:
+			r.timer.Stop()
+		case <-r.timer.C:
+			// The agent worked for longer than the wait, in real time.
+			r.clock.advance(r.start.Add(r.now() + d))
+		case <-ctx.Done():
+			r.timer.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// quiet reports whether nothing can happen until the virtual clock moves:
+// the agent is idle, and every event it sent has been handled.
+func (r *runner) quiet() bool {
+	if r.events == nil {
+		return true // the agent's stream is over
+	}
+	return len(r.events) == 0 && r.clock.quiet(r.took)
 }
 
 // waitUntil handles agent events until the offset t.
@@ -249,6 +328,9 @@ const maxTurnEvents = 100_000
 
 // take counts and handles one event received from the agent.
 func (r *runner) take(it recvItem) error {
+	if it.err == nil {
+		r.took++
+	}
 	r.turnEvents++
 	if r.turnEvents > maxTurnEvents && it.err == nil {
 		return fmt.Errorf("the %s adapter sent more than %d events in one agent turn (the last a %s at %v, turn %d): it floods the runner; fix the agent or the adapter", r.adapter(), maxTurnEvents, it.ev.Kind, it.at, r.st.turn)
@@ -336,6 +418,16 @@ func (r *runner) handle(it recvItem) error {
 		r.addEvent(e)
 		r.addItem(e)
 	case AgentTurnEnd:
+		if r.seg == nil && !r.hasText && (it.said < r.said.Load() || r.userSpeaking || at < r.userEnd) {
+			// A turn end without a word that came before the user's
+			// latest utterance was over cannot answer it: the agent's
+			// silence is not a turn (an agent that did not greet, an
+			// adapter that marks the start of a session). Counting it
+			// would end the next AgentTurn at once and record every
+			// reply in the turn after its question.
+			r.logf("voicetest: ignored the %s agent's turn end at %s (turn %d): it said nothing, before the user's utterance was over", r.adapter(), fmtOffset(at), turn)
+			return nil
+		}
 		r.turnEnds++
 	case AgentInterrupted:
 		e := Event{At: at, Type: EventAgentInterrupted, Turn: turn, Role: RoleAgent}
@@ -770,6 +862,11 @@ func (r *runner) userTurn(ctx context.Context, u Utterance, interrupt bool) erro
 
 // say sends one user utterance and records it.
 func (r *runner) say(ctx context.Context, u Utterance) error {
+	r.userSpeaking = true
+	defer func() { r.userSpeaking = false }()
+	if r.said != nil {
+		r.said.Add(1)
+	}
 	r.st.turn++
 	turn := r.st.turn
 	var start, end time.Duration
@@ -1194,11 +1291,32 @@ func (r *runner) flush(ctx context.Context) error {
 }
 
 func (r *runner) closeAndEnd(ctx context.Context) error {
-	if err := r.closeSpeech(ctx); err != nil {
+	if err := r.flush(ctx); err != nil {
 		return err
 	}
 	r.end("the agent hung up")
 	return nil
+}
+
+// unrecorded reports whether the agent said something that no step has
+// recorded yet: speech open, or deferred to the next turn.
+func (r *runner) unrecorded() bool {
+	if r.seg != nil || (r.hasText && strings.TrimSpace(r.agentText()) != "") {
+		return true
+	}
+	for _, it := range r.deferred {
+		switch it.ev.Kind {
+		case AgentAudio:
+			if !it.ev.Audio.IsEmpty() {
+				return true
+			}
+		case AgentTranscript:
+			if strings.TrimSpace(it.ev.Text) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // estimatesWords reports whether spokenWords estimates from speech time:

@@ -60,21 +60,24 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	}
 	var res *Result
 	var err error
-	run := func(tb testing.TB, ctx context.Context) {
-		h := hooks{
-			logf:      tb.Logf,
-			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
-		}
-		res, err = runAll(ctx, cfg, h)
-	}
 	vt := runsOnVirtualTime(cfg.Agent)
 	alreadyBubbled := vt && inBubble()
 	virtual := alreadyBubbled
+	run := func(tb testing.TB, ctx context.Context, clock bool) {
+		h := hooks{
+			logf:      tb.Logf,
+			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
+			virtual:   clock,
+		}
+		res, err = runAll(ctx, cfg, h)
+	}
 	if tt, ok := t.(*testing.T); ok && vt && !alreadyBubbled {
-		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context()) })
+		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false) })
 		virtual = true
 	} else {
-		run(t, t.Context())
+		// A testing.B (or a TB that is not a *testing.T) cannot make a
+		// bubble: an in-process agent runs on a virtual Clock instead.
+		run(t, t.Context(), vt && !alreadyBubbled)
 	}
 	if err != nil {
 		t.Fatalf("voicetest: invalid scenario %q: %v", cfg.Name, err)

@@ -29,6 +29,9 @@ type Step struct {
 	line bool
 	// hangUp marks ExpectHangUp: no line step may follow it.
 	hangUp bool
+	// drains marks AgentTurn: after a hang-up it still records the last
+	// words the agent said before hanging up, when no step has yet.
+	drains bool
 }
 
 // String describes the step as reports show it, e.g. `UserSays("Hi")`.
@@ -135,7 +138,7 @@ func AgentTurn(opts ...TurnOption) Step {
 		opt.apply(&o)
 		names = append(names, opt.name)
 	}
-	return Step{name: "AgentTurn(" + strings.Join(names, ", ") + ")", blind: true, line: true, run: func(ctx context.Context, r *runner) error {
+	return Step{name: "AgentTurn(" + strings.Join(names, ", ") + ")", blind: true, line: true, drains: true, run: func(ctx context.Context, r *runner) error {
 		return r.agentTurn(ctx, turnOptions{allowSilence: o.allowSilence})
 	}}
 }
