@@ -320,8 +320,12 @@ func WithSessionData(data map[string]any) HandlerOption {
 // TextEvent for each user message, DTMFEvent, TimeoutEvent, InterruptEvent
 // and CustomEvent as they happen, and a StopEvent at Close. The agent runs on
 // goroutines and channels only, so inside testing/synctest it runs on
-// virtual time and its timeline is identical on every run. Close ends every
-// goroutine it started.
+// virtual time and its timeline is identical on every run. It takes its
+// time from Session.Clock when the runner gives one (voicetest.Run outside
+// a bubble, a scenario in a testing.B), with the same timeline; a handler
+// or task that waits on something of its own (time.Sleep, its own
+// channels) counts as working, so the time then runs as the real clock
+// does. Close ends every goroutine it started.
 //
 // Bad options are reported by Connect.
 func Handler(fn HandlerFunc, opts ...HandlerOption) voicetest.Agent {

@@ -674,7 +674,7 @@ func TestHandlerCapabilities(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		text := connect(t, a, 16000).conn.Capabilities()
 		want := voicetest.Capabilities{Adapter: "handler", Text: true, StreamingTranscripts: true, DTMF: true,
-			NativeInterrupt: true, TurnEnd: true, ToolEvents: true, VirtualTime: true}
+			NativeInterrupt: true, TurnEnd: true, ToolEvents: true, VirtualTime: true, SessionClock: true}
 		if text != want {
 			t.Errorf("text mode capabilities %+v, want %+v", text, want)
 		}

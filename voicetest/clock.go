@@ -25,11 +25,13 @@ import (
 //     until an AfterFunc timer fires or the runner calls its Conn, it
 //     calls Idle with the number of events its Recv has returned so far.
 //
-// Time cannot jump while the agent is busy: an agent that works for long
-// (a model called over the network, a handler that blocks) is waited for
-// in real time, and a wait of the runner that it outlasts ends at its
-// deadline, as on the real clock. AfterFunc timers fire, in the order of
-// their times, when the time reaches them.
+// Time cannot jump while the agent is busy. Work that outlasts the next
+// thing due (a model called over the network, a background task that
+// waits on something of its own) lets the time run as the real clock
+// does, until the agent is idle again. AfterFunc timers fire, in the
+// order of their times, when the time reaches them. An Idle that comes
+// after a timer fired but before the agent read Now again is ignored:
+// the agent has not yet done what became due.
 type Clock interface {
 	// Now returns the current time of the conversation.
 	Now() time.Time
@@ -77,7 +79,44 @@ type vclock struct {
 	seq     uint64
 	idle    bool
 	sent    int64
+	fires   uint64        // jumps that fired a timer
+	seen    uint64        // fires when the agent last read Now
 	idleC   chan struct{} // signalled by Idle
+}
+
+// agentClock is the view of a vclock given to the agent: its Now records
+// which timer firings the agent has seen, so that a stale Idle is ignored.
+type agentClock struct{ c *vclock }
+
+func (a agentClock) Now() time.Time {
+	c := a.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen = c.fires
+	if !c.virtual {
+		return time.Now()
+	}
+	return c.now
+}
+
+func (a agentClock) AfterFunc(d time.Duration, f func()) func() bool { return a.c.AfterFunc(d, f) }
+func (a agentClock) Busy()                                           { a.c.Busy() }
+
+func (a agentClock) Idle(events int64) {
+	c := a.c
+	c.mu.Lock()
+	stale := c.seen != c.fires
+	if !stale {
+		c.idle, c.sent = true, events
+	}
+	c.mu.Unlock()
+	if stale {
+		return
+	}
+	select {
+	case c.idleC <- struct{}{}:
+	default:
+	}
 }
 
 func newVClock() *vclock {
@@ -158,14 +197,16 @@ func (c *vclock) Busy() {
 	c.mu.Unlock()
 }
 
-func (c *vclock) Idle(events int64) {
+func (c *vclock) Idle(events int64) { agentClock{c}.Idle(events) }
+
+// next returns when the earliest timer is due.
+func (c *vclock) next() (time.Time, bool) {
 	c.mu.Lock()
-	c.idle, c.sent = true, events
-	c.mu.Unlock()
-	select {
-	case c.idleC <- struct{}{}:
-	default:
+	defer c.mu.Unlock()
+	if len(c.timers) == 0 {
+		return time.Time{}, false
 	}
+	return c.timers[0].when, true
 }
 
 // isVirtual reports whether the clock runs on virtual time.
@@ -217,20 +258,11 @@ func (c *vclock) jump(to time.Time) bool {
 	}
 	if len(due) > 0 {
 		c.idle = false
+		c.fires++
 	}
 	c.mu.Unlock()
 	for _, t := range due {
 		t.f()
 	}
 	return len(due) > 0
-}
-
-// advance moves the time to at least to without firing timers: a wait
-// that a busy agent outlasted in real time ends at its deadline.
-func (c *vclock) advance(to time.Time) {
-	c.mu.Lock()
-	if to.After(c.now) {
-		c.now = to
-	}
-	c.mu.Unlock()
 }

@@ -244,9 +244,9 @@ func TestAgentHangsUpWhileTheUserSpeaks(t *testing.T) {
 	// The user stopped being heard when the agent hung up, and the agent's
 	// last words were recorded although no AgentTurn drained them.
 	want := `      0ms turn 1 user_start_speaking
+    410ms turn 1 user_stop_speaking
     410ms turn 1 agent_start_speaking
     410ms turn 1 agent_hang_up "goodbye"
-    410ms turn 1 user_stop_speaking
     810ms turn 1 agent_stop_speaking
 `
 	if got := res.TimelineText(); got != want {

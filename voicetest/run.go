@@ -25,19 +25,29 @@ type hooks struct {
 	// virtual offers the agent a virtual Clock (Session.Clock): the run
 	// is outside a synctest bubble and the agent runs in process.
 	virtual bool
+	// bubble says that the run is inside a synctest bubble: its times are
+	// virtual, and events at one instant share it exactly.
+	bubble bool
 }
 
-// Run runs the scenario described by cfg on the real clock, outside of a
-// test (or inside a synctest bubble the caller made), and returns its
-// result. An invalid cfg returns a nil Result and the validation error;
-// otherwise the error is Result.Err: nil on success, else the first error
-// or the failed verdict (errors.Is ErrFailed).
+// Run runs the scenario described by cfg outside of a test (a plain
+// program, a benchmark) or inside a synctest bubble the caller made, and
+// returns its result. An invalid cfg returns a nil Result and the
+// validation error; otherwise the error is Result.Err: nil on success,
+// else the first error or the failed verdict (errors.Is ErrFailed).
+//
+// An in-process agent that can share the runner's virtual Clock
+// (Capabilities.SessionClock, as adapters.Handler does) runs on virtual
+// time outside a bubble too: its speech, think time and the user's pauses
+// cost no wall time, and the timeline is the one a bubble gives. Other
+// agents run on the real clock (the bubble's, inside one).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	logf := cfg.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	res, err := runAll(ctx, cfg, hooks{logf: logf, virtual: cfg.Agent != nil && runsOnVirtualTime(cfg.Agent) && !inBubble()})
+	bubble := inBubble()
+	res, err := runAll(ctx, cfg, hooks{logf: logf, bubble: bubble, virtual: cfg.Agent != nil && runsOnVirtualTime(cfg.Agent) && !bubble})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +122,7 @@ const closeWait = 5 * time.Second
 func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	r := &runner{cfg: cfg, clock: newVClock(), logf: h.logf}
+	r := &runner{cfg: cfg, clock: newVClock(), logf: h.logf, bubble: h.bubble}
 	if !h.virtual {
 		r.clock.realize()
 	}
@@ -167,7 +177,7 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 	defer cancel()
 	sess := Session{Name: r.cfg.Name, Rate: r.cfg.Rate, Logf: h.logf, Capture: r.cfg.Capture}
 	if r.clock.isVirtual() {
-		sess.Clock = r.clock
+		sess.Clock = agentClock{r.clock}
 	}
 	conn, err := r.cfg.Agent.Connect(cctx, sess)
 	if err != nil {
@@ -281,6 +291,11 @@ func (r *runner) hangUpError() error {
 // result builds the Result of a finished run.
 func (r *runner) result(err error) *Result {
 	st := r.st.clone()
+	window := sameInstant
+	if r.bubble || r.clock.isVirtual() {
+		window = 0
+	}
+	orderTimeline(st.timeline, window)
 	res := &Result{
 		Name:         r.cfg.Name,
 		Err:          err,

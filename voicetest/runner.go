@@ -51,6 +51,7 @@ type runner struct {
 	conn   Conn
 	caps   Capabilities
 	clock  *vclock // the conversation's time; virtual only when shared with the agent
+	bubble bool    // the run is inside a synctest bubble
 	start  time.Time
 	logf   func(format string, args ...any)
 	events <-chan recvItem
@@ -227,8 +228,9 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 // pumpVirtual is pump on a virtual clock shared with the agent: while
 // the agent is idle and every event it sent has been taken, the time jumps
 // to the deadline or to the agent's next timer, whichever comes first;
-// otherwise it waits for events, for the agent to go idle, or for the
-// deadline in real time (an agent busy for longer than the wait).
+// otherwise it waits for events, for the agent to go idle, or, in real
+// time, for the deadline or the agent's next timer (work that outlasts
+// them lets the time run as the real clock does).
 func (r *runner) pumpVirtual(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
 	for {
 		if stop() {
@@ -247,9 +249,13 @@ func (r *runner) pumpVirtual(ctx context.Context, stop func() bool, deadline fun
 			}
 			return errDeadline
 		}
+		to := r.start.Add(deadline())
 		if r.quiet() {
-			r.clock.jump(r.start.Add(deadline()))
+			r.clock.jump(to)
 			continue
+		}
+		if next, ok := r.clock.next(); ok && next.Before(to) {
+			d = max(next.Sub(r.clock.Now()), 0)
 		}
 		if r.timer == nil {
 			r.timer = time.NewTimer(d)
@@ -270,8 +276,9 @@ func (r *runner) pumpVirtual(ctx context.Context, stop func() bool, deadline fun
 		case <-r.clock.idleC:
 			r.timer.Stop()
 		case <-r.timer.C:
-			// The agent worked for longer than the wait, in real time.
-			r.clock.advance(r.start.Add(r.now() + d))
+			// The agent worked for longer than the wait, in real time:
+			// so much time has passed.
+			r.clock.jump(r.clock.Now().Add(d))
 		case <-ctx.Done():
 			r.timer.Stop()
 			return ctx.Err()

@@ -24,7 +24,9 @@ import (
 // timeline is identical on every run, and the bubble itself fails the
 // test if any goroutine outlives the scenario. Such a scenario must not
 // call t.Run or t.Parallel from its steps, and its agent must block only
-// on channels and timers. Other agents (and *testing.B) run on the real
+// on channels and timers. Under a *testing.B, which cannot make a bubble,
+// such an agent runs on the runner's virtual Clock when it declares
+// Capabilities.SessionClock (see Run). Other agents run on the real
 // clock. A test that already runs in a bubble (it called synctest.Test
 // itself) runs the scenario in that bubble.
 //
@@ -46,8 +48,10 @@ import (
 // fails the scenario (Result.GoldenErr) with the differences, event by
 // event and field by field, and the command that updates the files: go
 // test with goldie's -update flag (or GOLDIE_UPDATE=1), which writes them
-// before comparing, whatever the outcome of the run (review the diff);
-// -update -clean also removes stale ones. Each
+// before comparing (review the diff). -update writes only from a run that
+// otherwise passed (a failed run reports "goldens not updated",
+// ErrGoldenNotUpdated), and leaves a file the run already matches within
+// its tolerance untouched; -update -clean also removes stale ones. Each
 // scenario a test runs needs its own Config.Name, which then names a
 // further directory. Under a *testing.B nothing is compared.
 //
@@ -63,21 +67,22 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	vt := runsOnVirtualTime(cfg.Agent)
 	alreadyBubbled := vt && inBubble()
 	virtual := alreadyBubbled
-	run := func(tb testing.TB, ctx context.Context, clock bool) {
+	run := func(tb testing.TB, ctx context.Context, clock, bubble bool) {
 		h := hooks{
 			logf:      tb.Logf,
 			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
 			virtual:   clock,
+			bubble:    bubble,
 		}
 		res, err = runAll(ctx, cfg, h)
 	}
 	if tt, ok := t.(*testing.T); ok && vt && !alreadyBubbled {
-		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false) })
+		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false, true) })
 		virtual = true
 	} else {
 		// A testing.B (or a TB that is not a *testing.T) cannot make a
 		// bubble: an in-process agent runs on a virtual Clock instead.
-		run(t, t.Context(), vt && !alreadyBubbled)
+		run(t, t.Context(), vt && !alreadyBubbled, alreadyBubbled || inBubble())
 	}
 	if err != nil {
 		t.Fatalf("voicetest: invalid scenario %q: %v", cfg.Name, err)
