@@ -181,6 +181,10 @@ func (e *HandlerError) Error() string {
 // Unwrap returns the handler's error.
 func (e *HandlerError) Unwrap() error { return e.Err }
 
+// PanicStack returns Stack, so that a scenario's failure report prints
+// where the handler panicked.
+func (e *HandlerError) PanicStack() []byte { return e.Stack }
+
 // HandlerOption configures Handler.
 type HandlerOption func(*handlerConfig)
 

@@ -407,6 +407,9 @@ func (res *Result) report() string {
 	} else {
 		fmt.Fprintf(&b, "voicetest: scenario %q: verdict %s\n", res.Name, res.Status)
 	}
+	if stack := panicStack(res.Err); stack != "" {
+		fmt.Fprintf(&b, "  panic stack:\n%s", stack)
+	}
 	for _, c := range res.Failed {
 		fmt.Fprintf(&b, "  %s\n", criterionLine("FAIL", c))
 	}
@@ -420,7 +423,11 @@ func (res *Result) report() string {
 		fmt.Fprintf(&b, "  judge reasoning: %s\n", res.Reasoning)
 	}
 	if res.Ended != "" {
-		fmt.Fprintf(&b, "  the conversation ended early: %s\n", res.Ended)
+		early := ""
+		if len(res.SkippedSteps) > 0 {
+			early = " early"
+		}
+		fmt.Fprintf(&b, "  the conversation ended%s: %s\n", early, res.Ended)
 	}
 	if len(res.SkippedSteps) > 0 {
 		fmt.Fprintf(&b, "  %s\n", res.skippedLine())
@@ -444,6 +451,27 @@ func (res *Result) report() string {
 			res.Latency.P50.Milliseconds(), res.Latency.P95.Milliseconds(), res.Latency.Mean.Milliseconds(), n)
 	}
 	return b.String()
+}
+
+// maxStackLines bounds the panic stack a report prints.
+const maxStackLines = 60
+
+// panicStack returns the stack of a panic that err carries (an error with
+// a PanicStack() []byte method, such as adapters.HandlerError), indented
+// for the report, or "".
+func panicStack(err error) string {
+	var p interface{ PanicStack() []byte }
+	if !errors.As(err, &p) {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(p.PanicStack()), "\n"), "\n")
+	if len(lines) == 0 || lines[0] == "" {
+		return ""
+	}
+	if len(lines) > maxStackLines {
+		lines = append(lines[:maxStackLines], fmt.Sprintf("... (%d more lines)", len(lines)-maxStackLines))
+	}
+	return "    " + strings.Join(lines, "\n    ") + "\n"
 }
 
 // skippedLine says which steps did not run and why, on one line.

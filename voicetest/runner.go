@@ -340,7 +340,7 @@ func (r *runner) take(it recvItem) error {
 	}
 	r.turnEvents++
 	if r.turnEvents > maxTurnEvents && it.err == nil {
-		return fmt.Errorf("the %s adapter sent more than %d events in one agent turn (the last a %s at %v, turn %d): it floods the runner; fix the agent or the adapter", r.adapter(), maxTurnEvents, it.ev.Kind, it.at, r.st.turn)
+		return fmt.Errorf("the %s adapter sent more than %d events in one agent turn (the last a %s at %s, turn %d): it floods the runner; fix the agent or the adapter", r.adapter(), maxTurnEvents, it.ev.Kind, fmtOffset(it.at), r.st.turn)
 	}
 	return r.handle(it)
 }
@@ -354,10 +354,10 @@ func (r *runner) handle(it recvItem) error {
 				return nil
 			}
 			r.closeErr = it.err
-			return fmt.Errorf("the %s connection closed without a hang-up at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
+			return fmt.Errorf("the %s connection closed without a hang-up at %s (turn %d): %w", r.adapter(), fmtOffset(it.at), r.st.turn, it.err)
 		}
 		r.closeErr = it.err
-		return fmt.Errorf("receiving from the %s adapter at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
+		return fmt.Errorf("receiving from the %s adapter at %s (turn %d): %w", r.adapter(), fmtOffset(it.at), r.st.turn, it.err)
 	}
 	if r.turnEnds > 0 && it.ev.Kind != AgentHangUp {
 		// The agent ended its turn; what follows is its next turn's, and
@@ -372,10 +372,10 @@ func (r *runner) handle(it recvItem) error {
 	switch ev.Kind {
 	case AgentAudio:
 		if err := ev.Audio.Validate(); err != nil {
-			return fmt.Errorf("the %s adapter sent agent audio with no valid sample rate at %v: %w (adapters must send audio at Session.Rate, %d Hz)", r.adapter(), at, err, r.cfg.Rate)
+			return fmt.Errorf("the %s adapter sent agent audio with no valid sample rate at %s: %w (adapters must send audio at Session.Rate, %d Hz)", r.adapter(), fmtOffset(at), err, r.cfg.Rate)
 		}
 		if ev.Audio.Rate != r.cfg.Rate {
-			return fmt.Errorf("the %s adapter sent agent audio at %d Hz at %v, but the session rate is %d Hz: adapters must convert audio to Session.Rate", r.adapter(), ev.Audio.Rate, at, r.cfg.Rate)
+			return fmt.Errorf("the %s adapter sent agent audio at %d Hz at %s, but the session rate is %d Hz: adapters must convert audio to Session.Rate", r.adapter(), ev.Audio.Rate, fmtOffset(at), r.cfg.Rate)
 		}
 		if ev.Audio.IsEmpty() {
 			return nil
@@ -389,7 +389,7 @@ func (r *runner) handle(it recvItem) error {
 		r.speak(at, ev.Audio, ev.Audio.Duration())
 	case AgentTranscript:
 		if ev.Speech < 0 {
-			return fmt.Errorf("the %s adapter sent an agent transcript with negative speech time %v at %v", r.adapter(), ev.Speech, at)
+			return fmt.Errorf("the %s adapter sent an agent transcript with negative speech time %v at %s", r.adapter(), ev.Speech, fmtOffset(at))
 		}
 		if !r.hasText {
 			r.textAt = at
@@ -410,7 +410,7 @@ func (r *runner) handle(it recvItem) error {
 		r.addEvent(Event{At: at, Type: EventUserTranscript, Turn: turn, Role: RoleUser, Text: ev.Text})
 	case AgentToolCall, AgentToolResult:
 		if ev.Tool == nil {
-			return fmt.Errorf("the %s adapter sent a %s event with no Tool at %v", r.adapter(), ev.Kind, at)
+			return fmt.Errorf("the %s adapter sent a %s event with no Tool at %s", r.adapter(), ev.Kind, fmtOffset(at))
 		}
 		typ := EventToolCall
 		if ev.Kind == AgentToolResult {
@@ -452,9 +452,9 @@ func (r *runner) handle(it recvItem) error {
 		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
 	case AgentLog:
 		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
-		r.logf("agent log at %v: %s", at, ev.Text)
+		r.logf("agent log at %s: %s", fmtOffset(at), ev.Text)
 	default:
-		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %v: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, at)
+		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %s: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, fmtOffset(at))
 	}
 	return nil
 }
@@ -628,6 +628,7 @@ func (r *runner) settle(ctx context.Context) error {
 			return j.err
 		}
 		r.st.transcript[j.msg].Text = j.text
+		r.st.transcript[j.msg].NothingHeard = j.text == ""
 		r.st.items[j.item].Text = j.text
 		r.segs[j.seg].Text = j.text
 	}

@@ -12,7 +12,14 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/voicetest-go/voicetest/internal/testlog"
 )
+
+// modulePath is this module's import path, whose frames a log line is
+// never attributed to.
+const modulePath = "github.com/voicetest-go/voicetest"
 
 // Scenario runs the scenario described by cfg as part of the test t and
 // reports it there; it returns the Result for further checks.
@@ -67,9 +74,12 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	vt := runsOnVirtualTime(cfg.Agent)
 	alreadyBubbled := vt && inBubble()
 	virtual := alreadyBubbled
+	// The run's log lines (the runner's, the adapter's) are the test's,
+	// at the line that called Scenario, whichever goroutine logs them.
+	loc := testlog.Caller(0, modulePath)
 	run := func(tb testing.TB, ctx context.Context, clock, bubble bool) {
 		h := hooks{
-			logf:      tb.Logf,
+			logf:      testlog.Logf(tb, loc),
 			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
 			virtual:   clock,
 			bubble:    bubble,
@@ -177,7 +187,7 @@ func report(t testing.TB, res *Result) {
 			t.Logf("voicetest: %q: %s", res.Name, res.skippedLine())
 		}
 		t.Logf("voicetest: %q passed: %d turns, %v, latency p50 %v p95 %v",
-			res.Name, res.Turns, res.Duration, res.Latency.P50, res.Latency.P95)
+			res.Name, res.Turns, res.Duration.Round(time.Millisecond), res.Latency.P50.Round(time.Millisecond), res.Latency.P95.Round(time.Millisecond))
 		return
 	}
 	var b strings.Builder
@@ -195,7 +205,7 @@ func report(t testing.TB, res *Result) {
 	if dir != "" {
 		fmt.Fprintf(&b, "artifacts: %s (report.html, conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
 	}
-	fmt.Fprintf(&b, "rerun: go test -run '^%s$' -artifacts", runPattern(t.Name()))
+	fmt.Fprintf(&b, "rerun: go test %s -run '^%s$' -artifacts", packageArg(), runPattern(t.Name()))
 	t.Error(b.String())
 }
 

@@ -21,12 +21,16 @@ import (
 // messages it answers with a bare turn end instead.
 type staleEndAgent struct {
 	silent map[string]bool
+	log    string // an AgentLog line sent first, if not empty
 }
 
 func (a staleEndAgent) VirtualTime() bool { return true }
 
 func (a staleEndAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	c := &staleEndConn{silent: a.silent, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if a.log != "" {
+		c.queue = append(c.queue, voicetest.AgentEvent{Kind: voicetest.AgentLog, Text: a.log})
+	}
 	c.queue = append(c.queue, voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
 	return c, nil
 }
