@@ -18,6 +18,7 @@ import (
 	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
 	"github.com/voicetest-go/voicetest/internal/peers/wsbot"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/personas"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -107,102 +108,81 @@ func dataBelongs(t *testing.T, res *voicetest.Result, replyTurn func(voicetest.E
 }
 
 func TestRepliesBelongToTheirQuestionsWhenTheAgentDoesNotGreet(t *testing.T) {
-	t.Run("handler text", func(t *testing.T) {
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent:  adapters.Handler(echoHandler(false), adapters.WithThinkTime(200*time.Millisecond)),
-			Golden: voicetest.GoldenOptions{Disable: true},
-			Script: noGreetingScript(),
-		})
-		echoesBelong(t, res)
-		if len(res.Latency.PerTurn) != 2 || res.Latency.P50 != 200*time.Millisecond {
-			t.Errorf("latencies %v, want the 200ms think time twice", res.Latency.PerTurn)
+	// Each case builds the agent (and its loopback peer) and checks the
+	// result; the script is always noGreetingScript.
+	echo := "You said {heard}"
+	marks := func(e voicetest.Event) (int, bool) { // Twilio: mark "reply-N"
+		var m struct{ Name string }
+		var n int
+		if json.Unmarshal(e.Data, &m) != nil {
+			return 0, false
 		}
-	})
-	t.Run("handler audio", func(t *testing.T) {
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent:     adapters.Handler(echoHandler(false), adapters.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())),
-			UserVoice: fixtures.FakeTTS(),
-			Golden:    voicetest.GoldenOptions{Disable: true},
-			Script:    noGreetingScript(),
-		})
-		echoesBelong(t, res)
-	})
-	t.Run("realtime", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "You said {heard}"}, {Reply: "You said {heard}"}}})
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent: realtimeAgent(peer), UserVoice: fixtures.FakeTTS(),
-			Golden: voicetest.GoldenOptions{Disable: true},
-			Script: noGreetingScript(),
-		})
-		echoesBelong(t, res)
-	})
-	t.Run("elevenlabs", func(t *testing.T) {
-		peer := elevenpeer.New(t, elevenpeer.Config{Turns: []elevenpeer.Turn{{Reply: "You said {heard}"}, {Reply: "You said {heard}"}}})
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent: elevenAgent(peer), UserVoice: fixtures.FakeTTS(),
-			Golden: voicetest.GoldenOptions{Disable: true},
-			Script: noGreetingScript(),
-		})
-		echoesBelong(t, res)
-	})
-	t.Run("layercode", func(t *testing.T) {
-		peer := layercodepeer.New(t, layercodepeer.Config{
-			Speech: fakeSpeech, Transcribe: fakeTranscribe, RealTimeAudio: true, ReplyDelay: 50 * time.Millisecond,
-			Replies: func(n int, heard string) layercodepeer.Reply { return layercodepeer.Reply{Text: "You said " + heard} },
-		})
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent: lcAgent(peer), UserVoice: fixtures.FakeTTS(),
-			Golden: voicetest.GoldenOptions{Disable: true},
-			Script: noGreetingScript(),
-		})
-		echoesBelong(t, res)
-	})
-	t.Run("composable", func(t *testing.T) {
-		srv := fakeopenai.New(t)
-		srv.HandleChat(func(req fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
-			return fakeopenai.ChatReply{Content: "You said " + req.Messages[len(req.Messages)-1].Content}, nil
-		})
-		a := adapters.Composable(fixtures.FakeSTT(), composableLLM(t, srv, t.TempDir(), cache.Off), fixtures.FakeTTS())
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent: a, UserVoice: fixtures.FakeTTS(), Rate: pcm.Rate16k,
-			Golden: voicetest.GoldenOptions{Disable: true},
-			Script: noGreetingScript(),
-		})
-		echoesBelong(t, res)
-	})
-	t.Run("twilio", func(t *testing.T) {
-		bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 300 * time.Millisecond})
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent: adapters.Twilio(bot.URL), UserVoice: toneTTS{},
-			Golden: voicetest.GoldenOptions{Disable: true},
-			Script: noGreetingScript(),
-		})
-		dataBelongs(t, res, func(e voicetest.Event) (int, bool) {
-			var m struct{ Name string }
-			var n int
-			if json.Unmarshal(e.Data, &m) != nil {
-				return 0, false
+		_, err := fmt.Sscanf(m.Name, "reply-%d", &n)
+		return n, err == nil
+	}
+	ui := func(e voicetest.Event) (int, bool) { // the WebSocket bot's {"turn": n}
+		var m struct{ Turn int }
+		if e.Text != "ui" || json.Unmarshal(e.Data, &m) != nil {
+			return 0, false
+		}
+		return m.Turn, true
+	}
+	for _, tc := range []struct {
+		name  string
+		cfg   func(t *testing.T) voicetest.Config
+		check func(t *testing.T, res *voicetest.Result)
+	}{
+		{"handler text", func(t *testing.T) voicetest.Config {
+			return voicetest.Config{Agent: adapters.Handler(echoHandler(false), adapters.WithThinkTime(200*time.Millisecond))}
+		}, func(t *testing.T, res *voicetest.Result) {
+			echoesBelong(t, res)
+			if len(res.Latency.PerTurn) != 2 || res.Latency.P50 != 200*time.Millisecond {
+				t.Errorf("latencies %v, want the 200ms think time twice", res.Latency.PerTurn)
 			}
-			_, err := fmt.Sscanf(m.Name, "reply-%d", &n)
-			return n, err == nil
+		}},
+		{"handler audio", func(t *testing.T) voicetest.Config {
+			return voicetest.Config{Agent: adapters.Handler(echoHandler(false), adapters.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), UserVoice: fixtures.FakeTTS()}
+		}, echoesBelong},
+		{"realtime", func(t *testing.T) voicetest.Config {
+			peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: echo}, {Reply: echo}}})
+			return voicetest.Config{Agent: realtimeAgent(peer), UserVoice: fixtures.FakeTTS()}
+		}, echoesBelong},
+		{"elevenlabs", func(t *testing.T) voicetest.Config {
+			peer := elevenpeer.New(t, elevenpeer.Config{Turns: []elevenpeer.Turn{{Reply: echo}, {Reply: echo}}})
+			return voicetest.Config{Agent: elevenAgent(peer), UserVoice: fixtures.FakeTTS()}
+		}, echoesBelong},
+		{"layercode", func(t *testing.T) voicetest.Config {
+			peer := layercodepeer.New(t, layercodepeer.Config{
+				Speech: fakeSpeech, Transcribe: fakeTranscribe, RealTimeAudio: true, ReplyDelay: 50 * time.Millisecond,
+				Replies: func(n int, heard string) layercodepeer.Reply { return layercodepeer.Reply{Text: "You said " + heard} },
+			})
+			return voicetest.Config{Agent: lcAgent(peer), UserVoice: fixtures.FakeTTS()}
+		}, echoesBelong},
+		{"composable", func(t *testing.T) voicetest.Config {
+			srv := fakeopenai.New(t)
+			srv.HandleChat(func(req fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
+				return fakeopenai.ChatReply{Content: "You said " + req.Messages[len(req.Messages)-1].Content}, nil
+			})
+			a := adapters.Composable(fixtures.FakeSTT(), composableLLM(t, srv, t.TempDir(), cache.Off), fixtures.FakeTTS())
+			return voicetest.Config{Agent: a, UserVoice: fixtures.FakeTTS(), Rate: pcm.Rate16k}
+		}, echoesBelong},
+		{"twilio", func(t *testing.T) voicetest.Config {
+			bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 300 * time.Millisecond})
+			return voicetest.Config{Agent: adapters.Twilio(bot.URL), UserVoice: toneTTS{}}
+		}, func(t *testing.T, res *voicetest.Result) { dataBelongs(t, res, marks) }},
+		{"websocket", func(t *testing.T) voicetest.Config {
+			bot := wsbot.New(t, wsbot.Config{Rate: 16000, Tools: true})
+			codec := adapters.JSONBase64(adapters.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true})
+			return voicetest.Config{Agent: adapters.WebSocket(bot.URL, codec), UserVoice: toneTTS{}}
+		}, func(t *testing.T, res *voicetest.Result) { dataBelongs(t, res, ui) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg(t)
+			cfg.Golden = voicetest.GoldenOptions{Disable: true}
+			cfg.Script = noGreetingScript()
+			tc.check(t, voicetest.Scenario(t, cfg))
 		})
-	})
-	t.Run("websocket", func(t *testing.T) {
-		bot := wsbot.New(t, wsbot.Config{Rate: 16000, Tools: true})
-		res := voicetest.Scenario(t, voicetest.Config{
-			Agent:     adapters.WebSocket(bot.URL, adapters.JSONBase64(adapters.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true})),
-			UserVoice: toneTTS{},
-			Golden:    voicetest.GoldenOptions{Disable: true},
-			Script:    noGreetingScript(),
-		})
-		dataBelongs(t, res, func(e voicetest.Event) (int, bool) {
-			var m struct{ Turn int }
-			if e.Text != "ui" || json.Unmarshal(e.Data, &m) != nil {
-				return 0, false
-			}
-			return m.Turn, true
-		})
-	})
+	}
 }
 
 // A Handler agent that does not greet ends no turn at the start: a script
@@ -226,7 +206,7 @@ func TestHandlerThatDoesNotGreet(t *testing.T) {
 	t.Run("Proceed", func(t *testing.T) {
 		res := voicetest.Scenario(t, voicetest.Config{
 			Agent:  adapters.Handler(echoHandler(false)),
-			User:   lines("A table for two.", "At seven."),
+			User:   personas.Scripted("A table for two.", "At seven."),
 			Golden: voicetest.GoldenOptions{Disable: true},
 		})
 		echoesBelong(t, res)
@@ -274,18 +254,6 @@ func (q *quietTB) Helper()           {}
 func (q *quietTB) Error(args ...any) { q.errs = append(q.errs, fmt.Sprint(args...)) }
 func (q *quietTB) Errorf(format string, args ...any) {
 	q.errs = append(q.errs, fmt.Sprintf(format, args...))
-}
-
-// lines is a scripted test caller: one line per turn, then it hangs up.
-func lines(ls ...string) voicetest.User {
-	i := 0
-	return voicetest.UserFunc(func(ctx context.Context, st *voicetest.State) (voicetest.Utterance, error) {
-		if i >= len(ls) {
-			return voicetest.Utterance{Done: true}, nil
-		}
-		i++
-		return voicetest.Utterance{Text: ls[i-1]}, nil
-	})
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }

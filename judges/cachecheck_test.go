@@ -1,7 +1,6 @@
 package judges_test
 
 import (
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,18 +14,9 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 )
 
-// cacheEntries lists the entry files (not bodies) under dir.
-func cacheEntries(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if b := filepath.Base(p); err == nil && !d.IsDir() && strings.HasSuffix(b, ".json") && strings.Count(b, ".") == 1 {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out
-}
+// entryPattern matches the entry files (<digest>.json, not their bodies)
+// of the llm answers in a cache directory.
+var entryPattern = filepath.Join("llm", strings.Repeat("[0-9a-f]", 64)+".json")
 
 // Issue 14, item 5: a verdict that does not validate is never stored as a
 // good cache entry. The judge's retry is recorded as one entry holding
@@ -40,7 +30,8 @@ func TestCriteriaJudgeNeverCachesAnInvalidVerdict(t *testing.T) {
 	v, err := judges.Criteria(twoCriteria...).WithLLM(newLLM(t, srv, dir, cache.Record)).Evaluate(t.Context(), voicetest.JudgeRequest{State: st, Final: true})
 	require.NoError(t, err)
 	assert.Equal(t, voicetest.StatusFail, v.Status())
-	assert.Len(t, cacheEntries(t, dir), 1, "only the valid verdict is stored")
+	stored, _ := filepath.Glob(filepath.Join(dir, entryPattern))
+	assert.Len(t, stored, 1, "only the valid verdict is stored")
 	v, err = judges.Criteria(twoCriteria...).WithLLM(newLLM(t, nil, dir, cache.Replay)).Evaluate(t.Context(), voicetest.JudgeRequest{State: st, Final: true})
 	require.NoError(t, err)
 	assert.Equal(t, voicetest.StatusFail, v.Status())
@@ -51,5 +42,6 @@ func TestCriteriaJudgeNeverCachesAnInvalidVerdict(t *testing.T) {
 	require.ErrorIs(t, err, judges.ErrInvalidAnswer)
 	assert.Contains(t, err.Error(), "criteria 2 are not answered; after one retry: criterion id 3 does not exist")
 	assert.Contains(t, err.Error(), "it was not stored")
-	assert.Empty(t, cacheEntries(t, dir), "invalid verdicts are not stored")
+	stored, _ = filepath.Glob(filepath.Join(dir, entryPattern))
+	assert.Empty(t, stored, "invalid verdicts are not stored")
 }

@@ -1,7 +1,6 @@
 package personas_test
 
 import (
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,13 +25,8 @@ func TestLLMPersonaNeverCachesAnUnusableAnswer(t *testing.T) {
 	u, err := personas.LLM(personas.Rushed, "Book a table.").With(newClient(t, srv, dir, cache.Record)).NextUtterance(t.Context(), &voicetest.State{})
 	require.NoError(t, err)
 	assert.Equal(t, "Two people, seven o'clock.", u.Text)
-	var entries []string
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if b := filepath.Base(p); err == nil && !d.IsDir() && strings.HasSuffix(b, ".json") && strings.Count(b, ".") == 1 {
-			entries = append(entries, p)
-		}
-		return nil
-	})
+	entries, err := filepath.Glob(filepath.Join(dir, "llm", strings.Repeat("[0-9a-f]", 64)+".json"))
+	require.NoError(t, err)
 	assert.Len(t, entries, 1, "only the usable answer is stored")
 	u, err = personas.LLM(personas.Rushed, "Book a table.").With(newClient(t, nil, dir, cache.Replay)).NextUtterance(t.Context(), &voicetest.State{})
 	require.NoError(t, err)

@@ -180,9 +180,18 @@ func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, liste
 // the deadline has passed on entry: a runner that is late everywhere (a
 // line slower than real time, an overloaded machine) must still see the
 // agent's events as they come, not only once it catches up.
+//
+// On a virtual clock shared with the agent, while the agent is idle and
+// every event it sent has been taken, the time jumps to the deadline or to
+// the agent's next timer, whichever comes first; otherwise pump waits for
+// events, for the agent to go idle, or, in real time, for the deadline or
+// the agent's next timer (work that outlasts them lets the time run as the
+// real clock does).
 func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
-	if r.clock != nil && r.clock.isVirtual() {
-		return r.pumpVirtual(ctx, stop, deadline)
+	virtual := r.clock != nil && r.clock.isVirtual()
+	var idle <-chan struct{}
+	if virtual {
+		idle = r.clock.idleC
 	}
 	for {
 		if stop() {
@@ -201,61 +210,15 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			return errDeadline
 		}
-		if r.timer == nil {
-			r.timer = time.NewTimer(d)
-		} else {
-			r.timer.Reset(d)
-		}
-		select {
-		case it, ok := <-r.events:
-			r.timer.Stop()
-			if !ok {
-				r.events = nil
-				r.streamClosed = true
+		if virtual {
+			to := r.start.Add(deadline())
+			if r.quiet() {
+				r.clock.jump(to)
 				continue
 			}
-			if err := r.take(it); err != nil {
-				return err
+			if next, ok := r.clock.next(); ok && next.Before(to) {
+				d = max(next.Sub(r.clock.Now()), 0)
 			}
-		case <-r.timer.C:
-		case <-ctx.Done():
-			r.timer.Stop()
-			return ctx.Err()
-		}
-	}
-}
-
-// pumpVirtual is pump on a virtual clock shared with the agent: while
-// the agent is idle and every event it sent has been taken, the time jumps
-// to the deadline or to the agent's next timer, whichever comes first;
-// otherwise it waits for events, for the agent to go idle, or, in real
-// time, for the deadline or the agent's next timer (work that outlasts
-// them lets the time run as the real clock does).
-func (r *runner) pumpVirtual(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
-	for {
-		if stop() {
-			return nil
-		}
-		d := deadline() - r.now()
-		if d <= 0 {
-			if err := r.poll(); err != nil {
-				return err
-			}
-			if stop() {
-				return nil
-			}
-			if deadline() > r.now() {
-				continue
-			}
-			return errDeadline
-		}
-		to := r.start.Add(deadline())
-		if r.quiet() {
-			r.clock.jump(to)
-			continue
-		}
-		if next, ok := r.clock.next(); ok && next.Before(to) {
-			d = max(next.Sub(r.clock.Now()), 0)
 		}
 		if r.timer == nil {
 			r.timer = time.NewTimer(d)
@@ -273,12 +236,14 @@ func (r *runner) pumpVirtual(ctx context.Context, stop func() bool, deadline fun
 			if err := r.take(it); err != nil {
 				return err
 			}
-		case <-r.clock.idleC:
+		case <-idle: // the agent went idle: time may jump
 			r.timer.Stop()
 		case <-r.timer.C:
-			// The agent worked for longer than the wait, in real time:
-			// so much time has passed.
-			r.clock.jump(r.clock.Now().Add(d))
+			if virtual {
+				// The agent worked for longer than the wait, in real
+				// time: so much time has passed.
+				r.clock.jump(r.clock.Now().Add(d))
+			}
 		case <-ctx.Done():
 			r.timer.Stop()
 			return ctx.Err()

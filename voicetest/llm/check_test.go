@@ -3,7 +3,6 @@ package llm
 import (
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,16 +18,11 @@ import (
 // Issue 14, item 5: the cache never keeps a bad answer, and a replay miss
 // names the inputs the environment chose.
 
-// entries lists the entry files under dir.
+// entries lists the entry files (<digest>.json, not bodies) under dir.
 func entries(t *testing.T, dir string) []string {
 	t.Helper()
-	var out []string
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if b := filepath.Base(p); err == nil && !d.IsDir() && strings.HasSuffix(b, ".json") && strings.Count(b, ".") == 1 {
-			out = append(out, p)
-		}
-		return nil
-	})
+	out, err := filepath.Glob(filepath.Join(dir, "llm", strings.Repeat("[0-9a-f]", 64)+".json"))
+	require.NoError(t, err)
 	return out
 }
 
