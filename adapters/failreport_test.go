@@ -23,8 +23,7 @@ func TestPanickingHandlerStackIsReported(t *testing.T) {
 		voicetest.Scenario(q, voicetest.Config{
 			Agent: adapters.Handler(func(ctx context.Context, ev adapters.Event, c *adapters.Call) error {
 				if _, ok := ev.(adapters.TextEvent); ok {
-					var m map[string]int
-					m["party"]++ // panics
+					panic("the party size is missing")
 				}
 				return nil
 			}),
