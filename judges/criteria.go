@@ -402,10 +402,20 @@ func toolArgs(resp voicetest.ChatResponse, tool string) (json.RawMessage, error)
 }
 
 // askValid sends req; when parse rejects the answer it sends the problem
-// back to the model once and parses the second answer.
+// back to the model once and parses the second answer. The check goes
+// with the request (ChatRequest.Check), so that an LLM that caches
+// answers, such as an *llm.Client, does the retry itself and never keeps
+// an answer that does not parse.
 func askValid[T any](ctx context.Context, l voicetest.LLM, req voicetest.ChatRequest, parse func(voicetest.ChatResponse) (T, error)) (T, error) {
 	var zero T
+	req.Check = func(resp voicetest.ChatResponse) error {
+		_, err := parse(resp)
+		return err
+	}
 	resp, err := l.Complete(ctx, req)
+	if errors.Is(err, voicetest.ErrAnswerRejected) {
+		return zero, fmt.Errorf("%w: %w", ErrInvalidAnswer, err)
+	}
 	if err != nil {
 		return zero, err
 	}
@@ -413,8 +423,9 @@ func askValid[T any](ctx context.Context, l voicetest.LLM, req voicetest.ChatReq
 	if perr == nil {
 		return v, nil
 	}
+	// An LLM that does not check answers: ask again here.
 	retry := req
-	retry.Messages = append(append([]voicetest.ChatMessage(nil), req.Messages...), followUp(resp, perr, req.ToolChoice)...)
+	retry.Messages = append(append([]voicetest.ChatMessage(nil), req.Messages...), llm.RetryMessages(req, resp, perr)...)
 	resp2, err := l.Complete(ctx, retry)
 	if err != nil {
 		return zero, fmt.Errorf("retrying after an invalid answer (%v): %w", perr, err)
@@ -424,31 +435,4 @@ func askValid[T any](ctx context.Context, l voicetest.LLM, req voicetest.ChatReq
 		return zero, fmt.Errorf("%w: %v; after one retry: %v", ErrInvalidAnswer, perr, perr2)
 	}
 	return v, nil
-}
-
-// followUp returns the messages that tell the model what was wrong with
-// its answer: the answer itself, then a tool result per call (or a user
-// message when it called nothing).
-func followUp(resp voicetest.ChatResponse, problem error, tool string) []voicetest.ChatMessage {
-	msg := fmt.Sprintf("Your answer was invalid: %v. Call %s again with a corrected answer.", problem, tool)
-	am := resp.Message
-	am.Role = voicetest.ChatAssistant
-	ids := true
-	for _, c := range am.ToolCalls {
-		if c.ID == "" || c.Name == "" || (len(c.Arguments) > 0 && !json.Valid(c.Arguments)) {
-			ids = false
-		}
-	}
-	if len(am.ToolCalls) == 0 || !ids {
-		var out []voicetest.ChatMessage
-		if strings.TrimSpace(am.Content) != "" {
-			out = append(out, voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: am.Content})
-		}
-		return append(out, voicetest.ChatMessage{Role: voicetest.ChatUser, Content: msg})
-	}
-	out := []voicetest.ChatMessage{{Role: voicetest.ChatAssistant, Content: am.Content, ToolCalls: am.ToolCalls}}
-	for _, c := range am.ToolCalls {
-		out = append(out, voicetest.ChatMessage{Role: voicetest.ChatTool, ToolCallID: c.ID, Content: msg})
-	}
-	return out
 }

@@ -245,7 +245,7 @@ func TestCriteriaJudgeRetriesAnInvalidAnswerOnce(t *testing.T) {
 			require.Len(t, reqs, 2)
 			ms := reqs[1]["messages"].([]any)
 			last := ms[len(ms)-1].(map[string]any)
-			assert.Contains(t, last["content"], "Your answer was invalid: "+tc.problem)
+			assert.Contains(t, last["content"], "Your answer could not be used: "+tc.problem)
 			assert.Equal(t, reqs[0]["messages"], ms[:2], "the retry repeats the question")
 		})
 	}

@@ -89,7 +89,7 @@ func TestIntentJudgeRetriesAnInvalidStatus(t *testing.T) {
 	reqs := chatRequests(t, srv)
 	require.Len(t, reqs, 2)
 	ms := reqs[1]["messages"].([]any)
-	assert.Contains(t, ms[len(ms)-1].(map[string]any)["content"], `Your answer was invalid: status is "yes"`)
+	assert.Contains(t, ms[len(ms)-1].(map[string]any)["content"], `Your answer could not be used: status is "yes"`)
 
 	srv.QueueChat(intentReply("yes", "sure"), intentReply("no", "sure"))
 	_, err = judges.Intent(newLLM(t, srv, t.TempDir(), cache.Off), "says hi").Judge(t.Context(), "hello")

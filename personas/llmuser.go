@@ -264,9 +264,23 @@ func (u *LLMUser) NextUtterance(ctx context.Context, st *voicetest.State) (voice
 
 	canWait := conv.waits < u.maxWaits
 	req := u.request(st, canWait)
+	// The check goes with the request, so that an LLM that caches answers
+	// (an *llm.Client) retries itself and never keeps an unusable one.
+	req.Check = func(resp voicetest.ChatResponse) error {
+		if _, problem := u.decide(resp.Message, canWait); problem != "" {
+			return errors.New(problem)
+		}
+		return nil
+	}
+	req.Retry = func(_ voicetest.ChatResponse, problem error) []voicetest.ChatMessage {
+		return []voicetest.ChatMessage{{Role: voicetest.ChatSystem, Content: retryNote(problem.Error(), canWait)}}
+	}
 	var d decision
 	for attempt := 0; ; attempt++ {
 		resp, err := m.Complete(ctx, req)
+		if errors.Is(err, voicetest.ErrAnswerRejected) {
+			return voicetest.Utterance{}, fmt.Errorf("personas.LLM(%s): turn %d: %w: %w (check the model and its tool-calling support)", u.persona.Name, st.Turn()+1, ErrEmptyAnswer, err)
+		}
 		if err != nil {
 			return voicetest.Utterance{}, fmt.Errorf("personas.LLM(%s): asking the model for turn %d: %w", u.persona.Name, st.Turn()+1, err)
 		}
@@ -278,7 +292,7 @@ func (u *LLMUser) NextUtterance(ctx context.Context, st *voicetest.State) (voice
 		if attempt == 1 {
 			return voicetest.Utterance{}, fmt.Errorf("personas.LLM(%s): turn %d: %s, twice: %w (check the model and its tool-calling support)", u.persona.Name, st.Turn()+1, problem, ErrEmptyAnswer)
 		}
-		req.Messages = append(req.Messages, voicetest.ChatMessage{Role: voicetest.ChatSystem, Content: retryNote(problem, canWait)})
+		req.Messages = append(req.Messages, req.Retry(resp, errors.New(problem))...)
 	}
 
 	var out voicetest.Utterance

@@ -517,8 +517,21 @@ func (r *RedTeamUser) attack(ctx context.Context, m voicetest.LLM, st *voicetest
 		Seed:        &seed,
 		MaxTokens:   maxLineTokens,
 	}
+	req.Check = func(resp voicetest.ChatResponse) error {
+		if _, problem := parseAttack(resp.Message, r.techniques); problem != "" {
+			return errors.New(problem)
+		}
+		return nil
+	}
+	req.Retry = func(_ voicetest.ChatResponse, problem error) []voicetest.ChatMessage {
+		return []voicetest.ChatMessage{{Role: voicetest.ChatSystem,
+			Content: "Your last answer could not be used: " + problem.Error() + ". Call the attack tool with a non-empty message."}}
+	}
 	for try := 0; ; try++ {
 		resp, err := m.Complete(ctx, req)
+		if errors.Is(err, voicetest.ErrAnswerRejected) {
+			return Attempt{}, fmt.Errorf("personas.RedTeam: attack turn %d: %w: %w", turn, ErrEmptyAnswer, err)
+		}
 		if err != nil {
 			return Attempt{}, fmt.Errorf("personas.RedTeam: asking the attacker for turn %d: %w", turn, err)
 		}
@@ -533,8 +546,7 @@ func (r *RedTeamUser) attack(ctx context.Context, m voicetest.LLM, st *voicetest
 		if try == 1 {
 			return Attempt{}, fmt.Errorf("personas.RedTeam: attack turn %d: %s, twice: %w", turn, problem, ErrEmptyAnswer)
 		}
-		req.Messages = append(req.Messages, voicetest.ChatMessage{Role: voicetest.ChatSystem,
-			Content: "Your last answer could not be used: " + problem + ". Call the attack tool with a non-empty message."})
+		req.Messages = append(req.Messages, req.Retry(resp, errors.New(problem))...)
 	}
 }
 
@@ -584,19 +596,29 @@ func (r *RedTeamUser) score(ctx context.Context, m voicetest.LLM, attack, reply 
 		Seed:        &seed,
 		MaxTokens:   150,
 	}
+	type scoreArgs struct {
+		Score *float64 `json:"score"`
+		Hint  string   `json:"hint"`
+	}
+	parse := func(resp voicetest.ChatResponse) (scoreArgs, error) {
+		var args scoreArgs
+		if len(resp.Message.ToolCalls) == 0 || resp.Message.ToolCalls[0].Name != toolScore {
+			return args, fmt.Errorf("the scorer did not call the %s tool (answer %q); a red-team report fails closed rather than guess a score", toolScore, truncate(resp.Message.Content, 200))
+		}
+		if err := json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &args); err != nil || args.Score == nil || math.IsNaN(*args.Score) {
+			return args, fmt.Errorf("the scorer's arguments %s hold no numeric score", truncate(string(resp.Message.ToolCalls[0].Arguments), 200))
+		}
+		return args, nil
+	}
+	// An LLM that caches answers keeps only a usable score.
+	req.Check = func(resp voicetest.ChatResponse) error { _, err := parse(resp); return err }
 	resp, err := m.Complete(ctx, req)
 	if err != nil {
 		return 0, "", err
 	}
-	if len(resp.Message.ToolCalls) == 0 || resp.Message.ToolCalls[0].Name != toolScore {
-		return 0, "", fmt.Errorf("the scorer did not call the %s tool (answer %q); a red-team report fails closed rather than guess a score", toolScore, truncate(resp.Message.Content, 200))
-	}
-	var args struct {
-		Score *float64 `json:"score"`
-		Hint  string   `json:"hint"`
-	}
-	if err := json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &args); err != nil || args.Score == nil || math.IsNaN(*args.Score) {
-		return 0, "", fmt.Errorf("the scorer's arguments %s hold no numeric score", truncate(string(resp.Message.ToolCalls[0].Arguments), 200))
+	args, err := parse(resp)
+	if err != nil {
+		return 0, "", err
 	}
 	s := int(math.Round(min(max(*args.Score, 0), 10)))
 	hint := strings.TrimSpace(args.Hint)

@@ -34,6 +34,14 @@ type Session struct {
 	// JSON lines with times relative to the start of the session, for
 	// debugging a failing agent. Adapters without a wire write nothing.
 	Capture io.Writer
+	// Clock, when not nil, is the conversation's virtual time, offered to
+	// an in-process agent (a VirtualTimer) that runs outside a
+	// testing/synctest bubble: under Run, or a scenario in a testing.B.
+	// An agent that takes every time from it and keeps its protocol (see
+	// Clock) declares Capabilities.SessionClock, and the conversation
+	// then costs no wall time for its pauses. Nil means the system clock
+	// (the bubble's, inside one).
+	Clock Clock
 }
 
 // Conn is one open conversation with the agent under test.
@@ -123,6 +131,11 @@ type Capabilities struct {
 	// channels and timers, and so can run on virtual time
 	// (testing/synctest). Remote agents leave it false.
 	VirtualTime bool
+	// SessionClock reports that the agent takes every time from
+	// Session.Clock when it is given one, and keeps the Clock's protocol,
+	// so that the runner may run it on that virtual clock outside a
+	// synctest bubble. Without it the runner keeps to the real clock.
+	SessionClock bool
 }
 
 // AudioFormat names an audio encoding and its sample rate on the wire.

@@ -254,12 +254,19 @@ func (cfg Config) withDefaults() (Config, error) {
 			cfg.Script = append(cfg.Script, Verdict())
 		}
 	}
+	hangUp := -1
 	for i, s := range cfg.Script {
 		if s.run == nil {
 			return cfg, fmt.Errorf("voicetest: Config.Script[%d] is a zero Step; build steps with the step functions (UserSays, AgentTurn, ...)", i)
 		}
 		if s.err != nil {
 			return cfg, fmt.Errorf("voicetest: Config.Script[%d] (%s): %w", i, s.name, s.err)
+		}
+		if s.line && hangUp >= 0 {
+			return cfg, fmt.Errorf("voicetest: Config.Script[%d] (%s) comes after ExpectHangUp() at Config.Script[%d]: it needs the line, which the agent has hung up by then; remove it, or move ExpectHangUp after it", i, s.name, hangUp)
+		}
+		if s.hangUp && hangUp < 0 {
+			hangUp = i
 		}
 	}
 	return cfg, nil

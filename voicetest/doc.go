@@ -40,9 +40,13 @@
 // Agents that run in process and block only on channels and timers (they
 // implement VirtualTimer, as the fixtures fakes do) run inside a
 // testing/synctest bubble: waits cost no wall time and the timeline is the
-// same on every run. Remote agents run on the real clock, with times taken
-// where audio crosses the Conn. Every time in a Result is an offset from
-// the start of the scenario.
+// same on every run. Where no bubble can be made (Run in a plain program,
+// a scenario in a testing.B), an agent that takes its time from
+// Session.Clock (Capabilities.SessionClock, as handler.New's agents do) runs
+// on the runner's virtual Clock instead, with the same timeline. Remote
+// agents run on the real clock, with times taken where audio crosses the
+// Conn. Every time in a Result is an offset from the start of the
+// scenario.
 //
 // # Turns
 //

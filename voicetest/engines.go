@@ -3,6 +3,7 @@ package voicetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/voicetest-go/voicetest/pcm"
 )
@@ -116,7 +117,25 @@ type ChatRequest struct {
 	Seed        *int64   `json:"seed,omitempty"`
 	// MaxTokens bounds the answer; 0 leaves the model's default.
 	MaxTokens int `json:"max_tokens,omitempty"`
+
+	// Check, when set, says whether an answer can be used: nil, or what
+	// is wrong with it (JSON that does not parse, a verdict that leaves a
+	// criterion out). An LLM that caches answers keeps only answers that
+	// pass: when one fails, it asks once more, with Retry's messages
+	// appended, and stores the second answer, if it passes, under the
+	// request as first asked; when that fails too, it stores nothing and
+	// returns an error wrapping ErrAnswerRejected. It is not part of the
+	// request sent, nor of a cache key.
+	Check func(ChatResponse) error `json:"-"`
+	// Retry returns the messages that ask again after answer failed Check
+	// with problem; nil sends the answer back with a message saying what
+	// was wrong.
+	Retry func(answer ChatResponse, problem error) []ChatMessage `json:"-"`
 }
+
+// ErrAnswerRejected matches, with errors.Is, the error of an LLM whose
+// answer failed ChatRequest.Check, also after its one retry.
+var ErrAnswerRejected = errors.New("voicetest: the model's answer failed its check")
 
 // ChatResponse is a chat completion answer.
 type ChatResponse struct {

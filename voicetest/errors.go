@@ -30,6 +30,7 @@ const (
 	PhaseTranscribe  Phase = "agent speech transcription"
 	PhaseJudge       Phase = "judge"
 	PhaseInterrupted Phase = "interrupt response"
+	PhaseHangUp      Phase = "agent hang-up"
 )
 
 // TimeoutError reports that the agent (or an engine) did not act within a
@@ -94,3 +95,42 @@ func (e *UnsupportedError) Error() string {
 
 // Is reports whether target is ErrUnsupported.
 func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// ErrHungUp matches every *HangUpError with errors.Is.
+var ErrHungUp = errors.New("voicetest: the agent hung up")
+
+// HangUpError reports a step that needs the line (UserSays, AgentTurn,
+// Silence, ...) after the agent hung up. The scenario fails with it,
+// wrapped in a *StepError naming that step, unless the script says the
+// hang-up is expected there with ExpectHangUp.
+type HangUpError struct {
+	// At is when the agent hung up, from the start of the scenario.
+	At time.Duration
+	// Reason is why, when the protocol says (empty otherwise).
+	Reason string
+	// Turn is the user turn the hang-up happened in.
+	Turn int
+	// Step is the step during which the agent hung up, as "step N
+	// Name()".
+	Step string
+}
+
+func (e *HangUpError) Error() string {
+	why := ""
+	if e.Reason != "" {
+		why = fmt.Sprintf(" (%q)", e.Reason)
+	}
+	during := ""
+	if e.Step != "" {
+		during = " during " + e.Step
+	}
+	fix := "put voicetest.ExpectHangUp() where the agent hangs up"
+	if e.Step != "" {
+		fix = "put voicetest.ExpectHangUp() after " + e.Step
+	}
+	return fmt.Sprintf("voicetest: the agent hung up at %s%s%s (turn %d), so this step has no line to use; if the hang-up is expected there, %s (steps that only read the conversation still run after it)",
+		fmtOffset(e.At), why, during, e.Turn, fix)
+}
+
+// Is reports whether target is ErrHungUp.
+func (e *HangUpError) Is(target error) bool { return target == ErrHungUp }

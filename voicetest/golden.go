@@ -60,6 +60,12 @@ var ErrGoldenMismatch = errors.New("voicetest: golden mismatch")
 // golden file, with errors.Is.
 var ErrGoldenMissing = errors.New("voicetest: golden file missing")
 
+// ErrGoldenNotUpdated matches, with errors.Is, the golden error of a
+// scenario run with -update that failed for another reason (a check, a
+// verdict, a timeout, a cache miss, a transport error): its golden files
+// are not written, since they would record a conversation that went wrong.
+var ErrGoldenNotUpdated = errors.New("voicetest: goldens not updated")
+
 // GoldenMatch says how strictly a golden comparison treats times.
 type GoldenMatch int
 
@@ -434,16 +440,59 @@ func checkGolden(t testing.TB, res *Result, opts GoldenOptions, fl goldenFlags) 
 		return nil
 	}
 	if fl.update {
+		if err := notUpdatable(res); err != nil {
+			return err
+		}
 		if fl.clean {
 			if err := cleanGoldenDir(dir); err != nil {
 				return err
 			}
 		}
-		if err := res.WriteGolden(dir, opts); err != nil {
+		if err := res.updateGolden(dir, opts); err != nil {
 			return fmt.Errorf("voicetest: -update: %w", err)
 		}
 	}
 	return compareGoldenFiles(res, dir, opts, res.virtualTime, updateCommand(t.Name()))
+}
+
+// notUpdatable says why -update must not write the goldens of res: the
+// run failed for another reason. Under Repeat the goldens are the first
+// run's, which must have passed too.
+func notUpdatable(res *Result) error {
+	switch g := goldenRun(res); {
+	case res.Err != nil:
+		return fmt.Errorf("%w: the scenario failed: %v; fix that, then run -update again", ErrGoldenNotUpdated, res.Err)
+	case !res.Success:
+		return fmt.Errorf("%w: the scenario failed (%s); fix that, then run -update again", ErrGoldenNotUpdated, res.Status)
+	case g != res && g.Err != nil:
+		return fmt.Errorf("%w: the first run, which the golden files record, failed: %v; run -update again when it passes", ErrGoldenNotUpdated, g.Err)
+	}
+	return nil
+}
+
+// updateGolden is what -update does: it writes each golden file of res
+// that the run does not already match (as the comparison would judge it),
+// so a rerun whose times moved within the tolerance leaves the files, and
+// their diffs, alone.
+func (res *Result) updateGolden(dir string, opts GoldenOptions) error {
+	c := newGoldenComparer(opts, res.virtualTime)
+	for _, f := range []struct {
+		kind, name string
+		data       []byte
+		diffs      func(path string, golden, actual []byte) ([]GoldenDiff, error)
+	}{
+		{"transcript", GoldenTranscriptFile, res.GoldenTranscript(opts), c.transcriptDiffs},
+		{"timeline", GoldenTimelineFile, res.GoldenTimeline(opts), c.timelineDiffs},
+	} {
+		path := filepath.Join(dir, f.name)
+		if c.file(f.kind, path, f.data, "", f.diffs) == nil {
+			continue
+		}
+		if err := writeFileAtomicHook(path, f.data, nil); err != nil {
+			return fmt.Errorf("updating the golden files: %w", err)
+		}
+	}
+	return nil
 }
 
 // cleanGoldenDir removes the *.golden files directly in dir that a

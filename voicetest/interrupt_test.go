@@ -36,8 +36,8 @@ func TestInterrupt(t *testing.T) {
     400ms turn 1 user_stop_speaking
     700ms turn 1 agent_start_speaking latency=300ms
    1100ms turn 1 user_interrupt "stop please"
-   1100ms turn 2 user_start_speaking
    1100ms turn 1 agent_stop_speaking
+   1100ms turn 2 user_start_speaking
    1250ms turn 2 agent_interrupted latency=150ms
    1900ms turn 2 user_stop_speaking
    2100ms turn 2 agent_start_speaking latency=200ms
@@ -55,8 +55,8 @@ func TestInterrupt(t *testing.T) {
     700ms turn 1 agent_start_speaking latency=300ms
    1100ms turn 1 user_interrupt "stop please"
    1100ms turn 2 user_start_speaking
-   1250ms turn 2 agent_interrupted latency=150ms
    1250ms turn 1 agent_stop_speaking
+   1250ms turn 2 agent_interrupted latency=150ms
    1900ms turn 2 user_stop_speaking
    2100ms turn 2 agent_start_speaking latency=200ms
    2500ms turn 2 agent_stop_speaking
@@ -74,8 +74,8 @@ func TestInterrupt(t *testing.T) {
     700ms turn 1 agent_start_speaking latency=300ms
    2200ms turn 1 user_interrupt "stop please"
    2200ms turn 2 user_start_speaking
-   2300ms turn 2 agent_interrupted latency=100ms
    2300ms turn 1 agent_stop_speaking
+   2300ms turn 2 agent_interrupted latency=100ms
    3000ms turn 2 user_stop_speaking
    3200ms turn 2 agent_start_speaking latency=200ms
    3600ms turn 2 agent_stop_speaking
@@ -92,9 +92,9 @@ func TestInterrupt(t *testing.T) {
     400ms turn 1 user_stop_speaking
     700ms turn 1 agent_start_speaking latency=300ms
    1200ms turn 1 user_interrupt "stop please"
+   1200ms turn 1 agent_stop_speaking
    1200ms turn 2 user_start_speaking
    1200ms turn 2 agent_interrupted
-   1200ms turn 1 agent_stop_speaking
    2000ms turn 2 user_stop_speaking
    2200ms turn 2 agent_start_speaking latency=200ms
    2600ms turn 2 agent_stop_speaking
@@ -107,10 +107,10 @@ func TestInterrupt(t *testing.T) {
 			when:  voicetest.AfterSpeechStarts(),
 			timeline: `      0ms turn 1 user_start_speaking
     400ms turn 1 user_stop_speaking
-    700ms turn 1 agent_start_speaking latency=300ms
     700ms turn 1 user_interrupt "stop please"
-    700ms turn 2 user_start_speaking
     700ms turn 1 agent_stop_speaking
+    700ms turn 1 agent_start_speaking latency=300ms
+    700ms turn 2 user_start_speaking
     750ms turn 2 agent_interrupted latency=50ms
    1500ms turn 2 user_stop_speaking
    1700ms turn 2 agent_start_speaking latency=200ms

@@ -230,18 +230,23 @@ func TestAgentHangsUpWhileTheUserSpeaks(t *testing.T) {
 		Agent: agent, UserVoice: &toneTTS{},
 		Script: []voicetest.Step{voicetest.UserSays("I have a long question for you"), voicetest.UserSays("hello?")},
 	})
-	if err != nil {
-		t.Fatal(err)
+	// The second line needs the line the agent hung up during the first
+	// (issue 14: it fails, naming both steps, instead of being skipped).
+	var hu *voicetest.HangUpError
+	var se *voicetest.StepError
+	if !errors.As(err, &hu) || !errors.As(err, &se) || se.Index != 2 || hu.At != ms(410) ||
+		hu.Step != `step 1 UserSays("I have a long question for you")` || res.Success {
+		t.Fatalf("err = %v, want step 2 to fail on the hang-up at 410ms during step 1", err)
 	}
-	if res.Ended != "the agent hung up" || len(res.SkippedSteps) != 1 {
+	if res.Ended != "the agent hung up" || len(res.SkippedSteps) != 0 {
 		t.Errorf("ended %q, skipped %v", res.Ended, res.SkippedSteps)
 	}
 	// The user stopped being heard when the agent hung up, and the agent's
 	// last words were recorded although no AgentTurn drained them.
 	want := `      0ms turn 1 user_start_speaking
+    410ms turn 1 user_stop_speaking
     410ms turn 1 agent_start_speaking
     410ms turn 1 agent_hang_up "goodbye"
-    410ms turn 1 user_stop_speaking
     810ms turn 1 agent_stop_speaking
 `
 	if got := res.TimelineText(); got != want {

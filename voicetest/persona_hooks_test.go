@@ -115,9 +115,9 @@ func TestProceedInterrupterBargesIn(t *testing.T) {
    3400ms turn 1 user_stop_speaking
    3700ms turn 1 agent_start_speaking latency=300ms
    4200ms turn 1 user_interrupt "stop please"
+   4200ms turn 1 agent_stop_speaking
    4200ms turn 2 user_start_speaking
    4200ms turn 2 agent_interrupted
-   4200ms turn 1 agent_stop_speaking
    5000ms turn 2 user_stop_speaking
    5200ms turn 2 agent_start_speaking latency=200ms
    5600ms turn 2 agent_stop_speaking

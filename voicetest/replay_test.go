@@ -110,8 +110,8 @@ func TestTranscriptOfSeveralUtterancesInATurn(t *testing.T) {
 	want := `      0ms turn 1 user_start_speaking
     400ms turn 1 user_stop_speaking
     500ms turn 1 agent_start_speaking latency=100ms
-   1300ms turn 1 agent_log "done"
    1300ms turn 1 user_transcript "hello"
+   1300ms turn 1 agent_log "done"
    1700ms turn 1 agent_stop_speaking
 `
 	if got := res.TimelineText(); got != want {

@@ -63,6 +63,7 @@ type htmlReport struct {
 	Err         string
 	Ended       string
 	Skipped     []string
+	SkipReason  string
 	Golden      string
 	GoldenClass string
 	Duration    string
@@ -214,6 +215,7 @@ func (res *Result) htmlData() (*htmlReport, error) {
 		Reasoning:   res.Reasoning,
 		Ended:       res.Ended,
 		Skipped:     res.SkippedSteps,
+		SkipReason:  res.SkipReason,
 		Duration:    fmtOffset(res.Duration),
 		Turns:       res.Turns,
 		Adapter:     res.Capabilities.Adapter,

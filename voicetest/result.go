@@ -43,8 +43,15 @@ type Result struct {
 	// Ended says why the conversation ended before the script did ("the
 	// agent hung up"), empty when the script ran to its end.
 	Ended string
-	// SkippedSteps lists the steps not run, as "step N Name()".
+	// SkippedSteps lists the steps not run, as "step N Name()": the
+	// steps after the one that failed or after Succeed, and the steps
+	// that need the line after the user hung up or the judge gave its
+	// final verdict (steps that only read the conversation still run).
+	// SkipReason says why; the report always lists them.
 	SkippedSteps []string
+	// SkipReason says why SkippedSteps were not run ("step 3 failed",
+	// "the user hung up at 4.200s", ...); empty when none were skipped.
+	SkipReason string
 
 	// State is the conversation at the end: transcript, timeline, the
 	// agent's items and tool calls.
@@ -400,6 +407,9 @@ func (res *Result) report() string {
 	} else {
 		fmt.Fprintf(&b, "voicetest: scenario %q: verdict %s\n", res.Name, res.Status)
 	}
+	if stack := panicStack(res.Err); stack != "" {
+		fmt.Fprintf(&b, "  panic stack:\n%s", stack)
+	}
 	for _, c := range res.Failed {
 		fmt.Fprintf(&b, "  %s\n", criterionLine("FAIL", c))
 	}
@@ -413,10 +423,14 @@ func (res *Result) report() string {
 		fmt.Fprintf(&b, "  judge reasoning: %s\n", res.Reasoning)
 	}
 	if res.Ended != "" {
-		fmt.Fprintf(&b, "  the conversation ended early: %s\n", res.Ended)
+		early := ""
+		if len(res.SkippedSteps) > 0 {
+			early = " early"
+		}
+		fmt.Fprintf(&b, "  the conversation ended%s: %s\n", early, res.Ended)
 	}
 	if len(res.SkippedSteps) > 0 {
-		fmt.Fprintf(&b, "  skipped: %s\n", strings.Join(res.SkippedSteps, ", "))
+		fmt.Fprintf(&b, "  %s\n", res.skippedLine())
 	}
 	b.WriteString("transcript:\n")
 	if len(res.Transcript) == 0 {
@@ -437,6 +451,36 @@ func (res *Result) report() string {
 			res.Latency.P50.Milliseconds(), res.Latency.P95.Milliseconds(), res.Latency.Mean.Milliseconds(), n)
 	}
 	return b.String()
+}
+
+// maxStackLines bounds the panic stack a report prints.
+const maxStackLines = 60
+
+// panicStack returns the stack of a panic that err carries (an error with
+// a PanicStack() []byte method, such as handler.Error), indented
+// for the report, or "".
+func panicStack(err error) string {
+	var p interface{ PanicStack() []byte }
+	if !errors.As(err, &p) {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(p.PanicStack()), "\n"), "\n")
+	if len(lines) == 0 || lines[0] == "" {
+		return ""
+	}
+	if len(lines) > maxStackLines {
+		lines = append(lines[:maxStackLines], fmt.Sprintf("... (%d more lines)", len(lines)-maxStackLines))
+	}
+	return "    " + strings.Join(lines, "\n    ") + "\n"
+}
+
+// skippedLine says which steps did not run and why, on one line.
+func (res *Result) skippedLine() string {
+	why := res.SkipReason
+	if why == "" {
+		why = "no reason recorded"
+	}
+	return fmt.Sprintf("not run (%s): %s", why, strings.Join(res.SkippedSteps, ", "))
 }
 
 func fmtOffset(d time.Duration) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -21,19 +22,32 @@ type hooks struct {
 	// connected is called with every Conn as soon as it is open.
 	connected func(Conn)
 	logf      func(format string, args ...any)
+	// virtual offers the agent a virtual Clock (Session.Clock): the run
+	// is outside a synctest bubble and the agent runs in process.
+	virtual bool
+	// bubble says that the run is inside a synctest bubble: its times are
+	// virtual, and events at one instant share it exactly.
+	bubble bool
 }
 
-// Run runs the scenario described by cfg on the real clock, outside of a
-// test (or inside a synctest bubble the caller made), and returns its
-// result. An invalid cfg returns a nil Result and the validation error;
-// otherwise the error is Result.Err: nil on success, else the first error
-// or the failed verdict (errors.Is ErrFailed).
+// Run runs the scenario described by cfg outside of a test (a plain
+// program, a benchmark) or inside a synctest bubble the caller made, and
+// returns its result. An invalid cfg returns a nil Result and the
+// validation error; otherwise the error is Result.Err: nil on success,
+// else the first error or the failed verdict (errors.Is ErrFailed).
+//
+// An in-process agent that can share the runner's virtual Clock
+// (Capabilities.SessionClock, as handler.New's agents do) runs on virtual
+// time outside a bubble too: its speech, think time and the user's pauses
+// cost no wall time, and the timeline is the one a bubble gives. Other
+// agents run on the real clock (the bubble's, inside one).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	logf := cfg.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	res, err := runAll(ctx, cfg, hooks{logf: logf})
+	bubble := inBubble()
+	res, err := runAll(ctx, cfg, hooks{logf: logf, bubble: bubble, virtual: cfg.Agent != nil && runsOnVirtualTime(cfg.Agent) && !bubble})
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +122,11 @@ const closeWait = 5 * time.Second
 func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	r := &runner{cfg: cfg, start: time.Now(), logf: h.logf}
+	r := &runner{cfg: cfg, clock: newVClock(), logf: h.logf, bubble: h.bubble}
+	if !h.virtual {
+		r.clock.realize()
+	}
+	r.start = r.clock.Now()
 	r.st.name, r.st.description = cfg.Name, cfg.Description
 
 	err := r.connect(ctx, h)
@@ -116,8 +134,8 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		events := make(chan recvItem, 1024)
 		done := make(chan struct{})
 		r.events = events
-		r.listen = new(atomic.Int64)
-		go receive(ctx, r.conn, r.start, r.listen, events, done)
+		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
+		go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, done)
 		// Close even if a step panics or calls runtime.Goexit (t.FailNow
 		// in a Check): no goroutine or socket outlives the run.
 		closed := false
@@ -158,6 +176,9 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Connect)
 	defer cancel()
 	sess := Session{Name: r.cfg.Name, Rate: r.cfg.Rate, Logf: h.logf, Capture: r.cfg.Capture}
+	if r.clock.isVirtual() {
+		sess.Clock = agentClock{r.clock}
+	}
 	conn, err := r.cfg.Agent.Connect(cctx, sess)
 	if err != nil {
 		if conn != nil {
@@ -177,6 +198,10 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 	}
 	r.conn = conn
 	r.caps = conn.Capabilities()
+	if !r.caps.SessionClock {
+		// The agent keeps its own time: so does the runner.
+		r.clock.realize()
+	}
 	if v := runsOnVirtualTime(r.cfg.Agent); v != r.caps.VirtualTime {
 		h.logf("voicetest: the %s agent's VirtualTime() is %v but its Capabilities.VirtualTime is %v; they should agree", r.adapter(), v, r.caps.VirtualTime)
 	}
@@ -188,48 +213,95 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 }
 
 // runScript runs the steps; it returns the first error, as a *StepError.
+//
+// Nothing is skipped silently. A step that needs the line (Step.line)
+// after the agent hung up fails with a *HangUpError; after the user hung
+// up or the judge gave its final verdict it is not run, and is listed
+// with the reason. Steps that only read the conversation always run.
+// After a failure or Succeed, the rest is listed as not run.
 func (r *runner) runScript(ctx context.Context) error {
-	var err error
 	steps := r.cfg.Script
-	i := 0
-	for ; i < len(steps); i++ {
-		if r.ended != "" || r.decided {
-			break
+	for i, s := range steps {
+		if r.stopped != "" {
+			r.skipFrom(i, r.stopped)
+			return nil
 		}
-		var serr error
-		if !steps[i].blind {
-			serr = r.settle(ctx)
+		if s.line {
+			// A hang-up that has already arrived ends the line now, not
+			// halfway through this step.
+			if err := r.poll(); err != nil {
+				return r.stepFailed(i, err)
+			}
+			switch {
+			case r.hungUp && s.drains && r.unrecorded():
+				// An AgentTurn records the agent's last words.
+			case r.hungUp:
+				return r.stepFailed(i, r.hangUpError())
+			case r.ended != "":
+				r.skip(i, r.endReason)
+				continue
+			}
 		}
-		if serr == nil {
-			serr = steps[i].run(ctx, r)
+		r.step = fmt.Sprintf("step %d %s", i+1, s)
+		var err error
+		if !s.blind {
+			err = r.settle(ctx)
 		}
-		if serr != nil {
-			err = &StepError{Index: i + 1, Step: steps[i].String(), Err: serr}
-			i++
-			break
+		if err == nil {
+			err = s.run(ctx, r)
+		}
+		if err != nil {
+			return r.stepFailed(i, err)
 		}
 	}
-	for ; i < len(steps); i++ {
-		r.skipped = append(r.skipped, fmt.Sprintf("step %d %s", i+1, steps[i]))
+	return nil
+}
+
+// stepFailed returns err as the *StepError of step i and lists the steps
+// after it as not run.
+func (r *runner) stepFailed(i int, err error) error {
+	s := r.cfg.Script[i]
+	r.skipFrom(i+1, fmt.Sprintf("step %d %s failed", i+1, s))
+	return &StepError{Index: i + 1, Step: s.String(), Err: err}
+}
+
+// skip lists step i as not run, for why.
+func (r *runner) skip(i int, why string) {
+	r.skipped = append(r.skipped, fmt.Sprintf("step %d %s", i+1, r.cfg.Script[i]))
+	if r.skipReason == "" {
+		r.skipReason = why
+	} else if !strings.Contains(r.skipReason, why) {
+		r.skipReason += "; " + why
 	}
-	if err == nil && !r.decided && r.verdict == nil && r.cfg.Judge != nil &&
-		(r.ended == "the agent hung up" || r.ended == "the user hung up") && len(r.skipped) > 0 {
-		// A hang-up skipped the rest of the script; the judge still decides.
-		if verr := r.finalVerdict(ctx); verr != nil {
-			err = fmt.Errorf("final verdict after %s: %w", r.ended, verr)
-		}
+}
+
+// skipFrom lists the steps from i on as not run, for why.
+func (r *runner) skipFrom(i int, why string) {
+	for ; i < len(r.cfg.Script); i++ {
+		r.skip(i, why)
 	}
-	return err
+}
+
+// hangUpError describes the agent's hang-up to a step that needs the
+// line.
+func (r *runner) hangUpError() error {
+	return &HangUpError{At: r.hangUpAt, Reason: r.hangUpReason, Turn: r.hangUpTurn, Step: r.hangUpStep}
 }
 
 // result builds the Result of a finished run.
 func (r *runner) result(err error) *Result {
 	st := r.st.clone()
+	window := sameInstant
+	if r.bubble || r.clock.isVirtual() {
+		window = 0
+	}
+	orderTimeline(st.timeline, window)
 	res := &Result{
 		Name:         r.cfg.Name,
 		Err:          err,
 		Ended:        r.ended,
 		SkippedSteps: r.skipped,
+		SkipReason:   r.skipReason,
 		State:        st,
 		Transcript:   st.transcript,
 		Timeline:     st.timeline,

@@ -19,6 +19,9 @@ type recvItem struct {
 	ev  AgentEvent
 	at  time.Duration
 	err error
+	// said is how many user utterances the runner had begun to send
+	// when Recv returned it (see runner.said).
+	said int64
 
 	gate *recvGate // released when the runner takes the item (bounds.go)
 	size int64
@@ -50,23 +53,31 @@ type runner struct {
 	cfg    Config
 	conn   Conn
 	caps   Capabilities
+	clock  *vclock // the conversation's time; virtual only when shared with the agent
+	bubble bool    // the run is inside a synctest bubble
 	start  time.Time
 	logf   func(format string, args ...any)
 	events <-chan recvItem
+	took   int64         // events taken from events (not errors), for clock.quiet
 	listen *atomic.Int64 // see receive
+	said   *atomic.Int64 // user utterances begun, for receive to stamp
 	timer  *time.Timer
 
 	st   State
 	segs []Segment
 
 	// outcome
-	ended    string // why the conversation ended before the script did
-	skipped  []string
-	decided  bool
-	success  bool
-	reason   string
-	verdict  *Judgment
-	criteria []CriterionResult
+	ended      string // why the conversation ended before the script did
+	endReason  string // ended, with when, for the steps it skips
+	stopped    string // why the script stopped (Succeed), with where
+	step       string // the step running, as "step N Name()"
+	skipped    []string
+	skipReason string
+	decided    bool
+	success    bool
+	reason     string
+	verdict    *Judgment
+	criteria   []CriterionResult
 
 	// metrics
 	latencies  []time.Duration
@@ -77,6 +88,9 @@ type runner struct {
 	// stream state
 	hungUp       bool
 	hangUpAt     time.Duration
+	hangUpReason string
+	hangUpTurn   int
+	hangUpStep   string // the step during which the agent hung up
 	streamClosed bool
 	closeErr     error
 
@@ -96,6 +110,7 @@ type runner struct {
 	greeted      bool
 	agentTurns   int
 	userEnd      time.Duration
+	userSpeaking bool // say is sending an utterance
 	awaitLatency bool
 
 	// interrupt state
@@ -108,7 +123,12 @@ type runner struct {
 	stt []*sttJob
 }
 
-func (r *runner) now() time.Duration { return time.Since(r.start) }
+func (r *runner) now() time.Duration {
+	if r.clock == nil {
+		return time.Since(r.start)
+	}
+	return r.clock.Now().Sub(r.start)
+}
 
 func (r *runner) realTime() bool { return r.cfg.Pacing == PaceRealTime }
 
@@ -136,14 +156,14 @@ func (r *runner) decide(success bool, reason string) {
 // listen holds 1 + the offset at which it last called Recv while it waits
 // in Recv, and 0 from Recv's return until the event is in out (while the
 // queue is full, the agent goes unheard).
-func receive(ctx context.Context, conn Conn, start time.Time, listen *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
+func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, listen, said *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
 	gate := newRecvGate()
 	for {
-		listen.Store(int64(time.Since(start)) + 1)
+		listen.Store(int64(clock.Now().Sub(start)) + 1)
 		ev, err := conn.Recv(ctx)
-		it := recvItem{ev: ev, at: time.Since(start), err: err, gate: gate, size: ev.Size()}
+		it := recvItem{ev: ev, at: clock.Now().Sub(start), err: err, said: said.Load(), gate: gate, size: ev.Size()}
 		listen.Store(0)
 		if err != nil && ctx.Err() != nil || !gate.acquire(ctx, it.size) {
 			return
@@ -165,7 +185,19 @@ func receive(ctx context.Context, conn Conn, start time.Time, listen *atomic.Int
 // the deadline has passed on entry: a runner that is late everywhere (a
 // line slower than real time, an overloaded machine) must still see the
 // agent's events as they come, not only once it catches up.
+//
+// On a virtual clock shared with the agent, while the agent is idle and
+// every event it sent has been taken, the time jumps to the deadline or to
+// the agent's next timer, whichever comes first; otherwise pump waits for
+// events, for the agent to go idle, or, in real time, for the deadline or
+// the agent's next timer (work that outlasts them lets the time run as the
+// real clock does).
 func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
+	virtual := r.clock != nil && r.clock.isVirtual()
+	var idle <-chan struct{}
+	if virtual {
+		idle = r.clock.idleC
+	}
 	for {
 		if stop() {
 			return nil
@@ -183,6 +215,16 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			return errDeadline
 		}
+		if virtual {
+			to := r.start.Add(deadline())
+			if r.quiet() {
+				r.clock.jump(to)
+				continue
+			}
+			if next, ok := r.clock.next(); ok && next.Before(to) {
+				d = max(next.Sub(r.clock.Now()), 0)
+			}
+		}
 		if r.timer == nil {
 			r.timer = time.NewTimer(d)
 		} else {
@@ -199,12 +241,28 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			if err := r.take(it); err != nil {
 				return err
 			}
+		case <-idle: // the agent went idle: time may jump
+			r.timer.Stop()
 		case <-r.timer.C:
+			if virtual {
+				// The agent worked for longer than the wait, in real
+				// time: so much time has passed.
+				r.clock.jump(r.clock.Now().Add(d))
+			}
 		case <-ctx.Done():
 			r.timer.Stop()
 			return ctx.Err()
 		}
 	}
+}
+
+// quiet reports whether nothing can happen until the virtual clock moves:
+// the agent is idle, and every event it sent has been handled.
+func (r *runner) quiet() bool {
+	if r.events == nil {
+		return true // the agent's stream is over
+	}
+	return len(r.events) == 0 && r.clock.quiet(r.took)
 }
 
 // waitUntil handles agent events until the offset t.
@@ -248,9 +306,12 @@ const maxTurnEvents = 100_000
 // take counts and handles one event received from the agent.
 func (r *runner) take(it recvItem) error {
 	it.gate.release(it.size)
+	if it.err == nil {
+		r.took++
+	}
 	r.turnEvents++
 	if r.turnEvents > maxTurnEvents && it.err == nil {
-		return fmt.Errorf("the %s adapter sent more than %d events in one agent turn (the last a %s at %v, turn %d): it floods the runner; fix the agent or the adapter", r.adapter(), maxTurnEvents, it.ev.Kind, it.at, r.st.turn)
+		return fmt.Errorf("the %s adapter sent more than %d events in one agent turn (the last a %s at %s, turn %d): it floods the runner; fix the agent or the adapter", r.adapter(), maxTurnEvents, it.ev.Kind, fmtOffset(it.at), r.st.turn)
 	}
 	return r.handle(it)
 }
@@ -264,10 +325,10 @@ func (r *runner) handle(it recvItem) error {
 				return nil
 			}
 			r.closeErr = it.err
-			return fmt.Errorf("the %s connection closed without a hang-up at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
+			return fmt.Errorf("the %s connection closed without a hang-up at %s (turn %d): %w", r.adapter(), fmtOffset(it.at), r.st.turn, it.err)
 		}
 		r.closeErr = it.err
-		return fmt.Errorf("receiving from the %s adapter at %v (turn %d): %w", r.adapter(), it.at, r.st.turn, it.err)
+		return fmt.Errorf("receiving from the %s adapter at %s (turn %d): %w", r.adapter(), fmtOffset(it.at), r.st.turn, it.err)
 	}
 	if r.turnEnds > 0 && it.ev.Kind != AgentHangUp {
 		// The agent ended its turn; what follows is its next turn's, and
@@ -281,10 +342,10 @@ func (r *runner) handle(it recvItem) error {
 	switch ev.Kind {
 	case AgentAudio:
 		if err := ev.Audio.Validate(); err != nil {
-			return fmt.Errorf("the %s adapter sent agent audio with no valid sample rate at %v: %w (adapters must send audio at Session.Rate, %d Hz)", r.adapter(), at, err, r.cfg.Rate)
+			return fmt.Errorf("the %s adapter sent agent audio with no valid sample rate at %s: %w (adapters must send audio at Session.Rate, %d Hz)", r.adapter(), fmtOffset(at), err, r.cfg.Rate)
 		}
 		if ev.Audio.Rate != r.cfg.Rate {
-			return fmt.Errorf("the %s adapter sent agent audio at %d Hz at %v, but the session rate is %d Hz: adapters must convert audio to Session.Rate", r.adapter(), ev.Audio.Rate, at, r.cfg.Rate)
+			return fmt.Errorf("the %s adapter sent agent audio at %d Hz at %s, but the session rate is %d Hz: adapters must convert audio to Session.Rate", r.adapter(), ev.Audio.Rate, fmtOffset(at), r.cfg.Rate)
 		}
 		if ev.Audio.IsEmpty() {
 			return nil
@@ -298,7 +359,7 @@ func (r *runner) handle(it recvItem) error {
 		r.speak(at, ev.Audio, ev.Audio.Duration())
 	case AgentTranscript:
 		if ev.Speech < 0 {
-			return fmt.Errorf("the %s adapter sent an agent transcript with negative speech time %v at %v", r.adapter(), ev.Speech, at)
+			return fmt.Errorf("the %s adapter sent an agent transcript with negative speech time %v at %s", r.adapter(), ev.Speech, fmtOffset(at))
 		}
 		if !r.hasText {
 			r.textAt = at
@@ -319,7 +380,7 @@ func (r *runner) handle(it recvItem) error {
 		r.addEvent(Event{At: at, Type: EventUserTranscript, Turn: turn, Role: RoleUser, Text: ev.Text})
 	case AgentToolCall, AgentToolResult:
 		if ev.Tool == nil {
-			return fmt.Errorf("the %s adapter sent a %s event with no Tool at %v", r.adapter(), ev.Kind, at)
+			return fmt.Errorf("the %s adapter sent a %s event with no Tool at %s", r.adapter(), ev.Kind, fmtOffset(at))
 		}
 		typ := EventToolCall
 		if ev.Kind == AgentToolResult {
@@ -334,6 +395,16 @@ func (r *runner) handle(it recvItem) error {
 		r.addEvent(e)
 		r.addItem(e)
 	case AgentTurnEnd:
+		if r.seg == nil && !r.hasText && (it.said < r.said.Load() || r.userSpeaking || at < r.userEnd) {
+			// A turn end without a word that came before the user's
+			// latest utterance was over cannot answer it: the agent's
+			// silence is not a turn (an agent that did not greet, an
+			// adapter that marks the start of a session). Counting it
+			// would end the next AgentTurn at once and record every
+			// reply in the turn after its question.
+			r.logf("voicetest: ignored the %s agent's turn end at %s (turn %d): it said nothing, before the user's utterance was over", r.adapter(), fmtOffset(at), turn)
+			return nil
+		}
 		r.turnEnds++
 	case AgentInterrupted:
 		e := Event{At: at, Type: EventAgentInterrupted, Turn: turn, Role: RoleAgent}
@@ -347,12 +418,13 @@ func (r *runner) handle(it recvItem) error {
 	case AgentHangUp:
 		r.hungUp = true
 		r.hangUpAt = at
+		r.hangUpReason, r.hangUpTurn, r.hangUpStep = ev.Text, turn, r.step
 		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
 	case AgentLog:
 		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
-		r.logf("agent log at %v: %s", at, ev.Text)
+		r.logf("agent log at %s: %s", fmtOffset(at), ev.Text)
 	default:
-		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %v: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, at)
+		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %s: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, fmtOffset(at))
 	}
 	return nil
 }
@@ -526,6 +598,7 @@ func (r *runner) settle(ctx context.Context) error {
 			return j.err
 		}
 		r.st.transcript[j.msg].Text = j.text
+		r.st.transcript[j.msg].NothingHeard = j.text == ""
 		r.st.items[j.item].Text = j.text
 		r.segs[j.seg].Text = j.text
 	}
@@ -598,21 +671,21 @@ func (r *runner) listeningSince() time.Duration {
 	return r.now()
 }
 
-// agentTurn drains one agent turn. greeting makes a missing first chunk
-// (within Timeouts.Greeting) no error.
-func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
+// agentTurn drains one agent turn. With o.greeting it waits
+// Timeouts.Greeting, and no greeting (or a silent one) is no error.
+func (r *runner) agentTurn(ctx context.Context, o turnOptions) error {
 	if r.hungUp {
 		return r.closeAndEnd(ctx)
 	}
 	begin := r.now()
 	wait := r.cfg.Timeouts.FirstChunk
-	if greeting {
+	if o.greeting {
 		wait = r.cfg.Timeouts.Greeting
 	}
 	started := func() bool { return r.seg != nil || r.turnEnds > 0 || r.hungUp || r.streamClosed }
 	err := r.pump(ctx, started, func() time.Duration { return begin + wait })
 	switch {
-	case err == errDeadline && greeting:
+	case err == errDeadline && o.greeting:
 		return nil
 	case err == errDeadline:
 		return &TimeoutError{Phase: PhaseFirstChunk, Timeout: wait, Turn: r.st.turn,
@@ -640,14 +713,17 @@ func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
 	if err != nil && err != errDeadline {
 		return err
 	}
+	ended := r.now()
 	r.turnEnds = 0
 	if maxHit {
 		r.addEvent(Event{At: r.now(), Type: EventMaxTurnAudio, Turn: r.st.turn, Role: RoleAgent,
 			Text: fmt.Sprintf("stopped draining after %v of agent audio", r.cfg.Timeouts.MaxTurnAudio)})
 	}
+	said := len(r.st.transcript)
 	if err := r.closeSpeech(ctx); err != nil {
 		return err
 	}
+	silent := len(r.st.transcript) == said
 	if err := r.replay(); err != nil {
 		return err
 	}
@@ -660,14 +736,53 @@ func (r *runner) agentTurn(ctx context.Context, greeting bool) error {
 	}
 	if r.hungUp {
 		r.end("the agent hung up")
+		return nil
+	}
+	if silent && !o.allowSilence && !o.greeting {
+		return fmt.Errorf("%w: the %s agent ended its turn at %s (turn %d) without a word, so there is no reply to record; if the agent may stay silent here, use AgentTurn(voicetest.AllowSilence())",
+			ErrSilentTurn, r.adapter(), fmtOffset(ended), r.st.turn)
 	}
 	return nil
 }
 
-// end marks the conversation over; the remaining steps are skipped.
+// expectHangUp runs an ExpectHangUp step: the agent has hung up, or does
+// within Timeouts.FirstChunk of its last event; its last words are
+// recorded as its turn.
+func (r *runner) expectHangUp(ctx context.Context) error {
+	if !r.hungUp && !r.streamClosed {
+		begin := r.now()
+		err := r.pump(ctx, func() bool { return r.hungUp || r.streamClosed },
+			func() time.Duration { return max(begin, r.lastAgentAt) + r.cfg.Timeouts.FirstChunk })
+		if err == errDeadline {
+			if ferr := r.flush(ctx); ferr != nil {
+				return ferr
+			}
+			return &TimeoutError{Phase: PhaseHangUp, Timeout: r.cfg.Timeouts.FirstChunk, Turn: r.st.turn,
+				Hint: fmt.Sprintf("the %s agent is still on the line: ExpectHangUp waits Config.Timeouts.FirstChunk after the agent's last event for it to hang up", r.adapter())}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	if !r.hungUp {
+		return &TransportClosedError{Adapter: r.adapter()}
+	}
+	r.end("the agent hung up")
+	return nil
+}
+
+// end marks the conversation over: the remaining steps that need the
+// line are not run (or, after the agent's hang-up, fail).
 func (r *runner) end(why string) {
 	if r.ended == "" {
 		r.ended = why
+		r.endReason = fmt.Sprintf("%s at %s", why, fmtOffset(r.now()))
+		if r.step != "" {
+			r.endReason += " (" + r.step + ")"
+		}
 	}
 }
 
@@ -725,6 +840,11 @@ func (r *runner) userTurn(ctx context.Context, u Utterance, interrupt bool) erro
 
 // say sends one user utterance and records it.
 func (r *runner) say(ctx context.Context, u Utterance) error {
+	r.userSpeaking = true
+	defer func() { r.userSpeaking = false }()
+	if r.said != nil {
+		r.said.Add(1)
+	}
 	r.st.turn++
 	turn := r.st.turn
 	var start, end time.Duration
@@ -993,7 +1113,7 @@ func (r *runner) interrupt(ctx context.Context, u Utterance, when InterruptWhen)
 		return err
 	}
 	if r.hungUp {
-		return r.agentTurn(ctx, false)
+		return r.agentTurn(ctx, turnOptions{})
 	}
 	if r.streamClosed {
 		return &TransportClosedError{Adapter: r.adapter()}
@@ -1149,11 +1269,32 @@ func (r *runner) flush(ctx context.Context) error {
 }
 
 func (r *runner) closeAndEnd(ctx context.Context) error {
-	if err := r.closeSpeech(ctx); err != nil {
+	if err := r.flush(ctx); err != nil {
 		return err
 	}
 	r.end("the agent hung up")
 	return nil
+}
+
+// unrecorded reports whether the agent said something that no step has
+// recorded yet: speech open, or deferred to the next turn.
+func (r *runner) unrecorded() bool {
+	if r.seg != nil || (r.hasText && strings.TrimSpace(r.agentText()) != "") {
+		return true
+	}
+	for _, it := range r.deferred {
+		switch it.ev.Kind {
+		case AgentAudio:
+			if !it.ev.Audio.IsEmpty() {
+				return true
+			}
+		case AgentTranscript:
+			if strings.TrimSpace(it.ev.Text) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // estimatesWords reports whether spokenWords estimates from speech time:
@@ -1245,6 +1386,11 @@ func (r *runner) checkpoint(ctx context.Context, criteria []string) error {
 }
 
 func (r *runner) finalVerdict(ctx context.Context) error {
+	if r.verdict != nil {
+		// Proceed's judge decided already: its verdict stands.
+		r.logf("voicetest: %s: the judge already gave its final verdict (%s); it stands", r.step, r.verdict.Status())
+		return nil
+	}
 	v, err := r.judge(ctx, JudgeRequest{Final: true}, "Verdict")
 	if err != nil {
 		return err
@@ -1291,7 +1437,7 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 	}
 	if !r.greeted && r.st.turn == 0 && r.agentTurns == 0 {
 		r.greeted = true
-		if err := r.agentTurn(ctx, true); err != nil {
+		if err := r.agentTurn(ctx, turnOptions{greeting: true}); err != nil {
 			return err
 		}
 	}
@@ -1320,7 +1466,7 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 			r.end("the agent hung up")
 			break
 		}
-		if err := r.agentTurn(ctx, false); err != nil {
+		if err := r.agentTurn(ctx, turnOptions{}); err != nil {
 			return err
 		}
 		if r.ended != "" || r.cfg.Judge == nil {

@@ -12,7 +12,14 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/voicetest-go/voicetest/internal/testlog"
 )
+
+// modulePath is this module's import path, whose frames a log line is
+// never attributed to.
+const modulePath = "github.com/voicetest-go/voicetest"
 
 // Scenario runs the scenario described by cfg as part of the test t and
 // reports it there; it returns the Result for further checks.
@@ -24,7 +31,9 @@ import (
 // timeline is identical on every run, and the bubble itself fails the
 // test if any goroutine outlives the scenario. Such a scenario must not
 // call t.Run or t.Parallel from its steps, and its agent must block only
-// on channels and timers. Other agents (and *testing.B) run on the real
+// on channels and timers. Under a *testing.B, which cannot make a bubble,
+// such an agent runs on the runner's virtual Clock when it declares
+// Capabilities.SessionClock (see Run). Other agents run on the real
 // clock. A test that already runs in a bubble (it called synctest.Test
 // itself) runs the scenario in that bubble.
 //
@@ -46,8 +55,10 @@ import (
 // fails the scenario (Result.GoldenErr) with the differences, event by
 // event and field by field, and the command that updates the files: go
 // test with goldie's -update flag (or GOLDIE_UPDATE=1), which writes them
-// before comparing, whatever the outcome of the run (review the diff);
-// -update -clean also removes stale ones. Each
+// before comparing (review the diff). -update writes only from a run that
+// otherwise passed (a failed run reports "goldens not updated",
+// ErrGoldenNotUpdated), and leaves a file the run already matches within
+// its tolerance untouched; -update -clean also removes stale ones. Each
 // scenario a test runs needs its own Config.Name, which then names a
 // further directory. Under a *testing.B nothing is compared.
 //
@@ -60,21 +71,28 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	}
 	var res *Result
 	var err error
-	run := func(tb testing.TB, ctx context.Context) {
-		h := hooks{
-			logf:      tb.Logf,
-			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
-		}
-		res, err = runAll(ctx, cfg, h)
-	}
 	vt := runsOnVirtualTime(cfg.Agent)
 	alreadyBubbled := vt && inBubble()
 	virtual := alreadyBubbled
+	// The run's log lines (the runner's, the adapter's) are the test's,
+	// at the line that called Scenario, whichever goroutine logs them.
+	loc := testlog.Caller(0, modulePath)
+	run := func(tb testing.TB, ctx context.Context, clock, bubble bool) {
+		h := hooks{
+			logf:      testlog.Logf(tb, loc),
+			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
+			virtual:   clock,
+			bubble:    bubble,
+		}
+		res, err = runAll(ctx, cfg, h)
+	}
 	if tt, ok := t.(*testing.T); ok && vt && !alreadyBubbled {
-		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context()) })
+		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false, true) })
 		virtual = true
 	} else {
-		run(t, t.Context())
+		// A testing.B (or a TB that is not a *testing.T) cannot make a
+		// bubble: an in-process agent runs on a virtual Clock instead.
+		run(t, t.Context(), vt && !alreadyBubbled, alreadyBubbled || inBubble())
 	}
 	if err != nil {
 		t.Fatalf("voicetest: invalid scenario %q: %v", cfg.Name, err)
@@ -165,8 +183,11 @@ func report(t testing.TB, res *Result) {
 		}
 	}
 	if res.Success {
+		if len(res.SkippedSteps) > 0 {
+			t.Logf("voicetest: %q: %s", res.Name, res.skippedLine())
+		}
 		t.Logf("voicetest: %q passed: %d turns, %v, latency p50 %v p95 %v",
-			res.Name, res.Turns, res.Duration, res.Latency.P50, res.Latency.P95)
+			res.Name, res.Turns, res.Duration.Round(time.Millisecond), res.Latency.P50.Round(time.Millisecond), res.Latency.P95.Round(time.Millisecond))
 		return
 	}
 	var b strings.Builder
@@ -184,7 +205,7 @@ func report(t testing.TB, res *Result) {
 	if dir != "" {
 		fmt.Fprintf(&b, "artifacts: %s (report.html, conversation.wav, segments/, transcript.txt, timeline.txt, manifest.json)\n", dir)
 	}
-	fmt.Fprintf(&b, "rerun: go test -run '^%s$' -artifacts", runPattern(t.Name()))
+	fmt.Fprintf(&b, "rerun: go test %s -run '^%s$' -artifacts", packageArg(), runPattern(t.Name()))
 	t.Error(b.String())
 }
 

@@ -106,7 +106,7 @@ func TestScenarioReportsAFailure(t *testing.T) {
 			"[turn 1 1.450s] agent (latency 250ms): Hello there",
 			"[turn 2 2.250s] user: for two",
 			"artifacts: ",
-			"rerun: go test -run '^TestScenarioReportsAFailure$' -artifacts",
+			"rerun: go test ./voicetest -run '^TestScenarioReportsAFailure$' -artifacts",
 		} {
 			i := strings.Index(msg[last:], want)
 			if i < 0 {

@@ -40,15 +40,23 @@ type Message struct {
 	// end of the user's speech to the agent's first audio (or first spoken
 	// text for text-only agents); zero when not measured.
 	Latency time.Duration `json:"latency,omitempty"`
+	// NothingHeard marks an agent message whose audio Config.AgentSTT
+	// transcribed to no words at all (a mumble, noise, a language the
+	// engine does not know): Text is empty and renderings show "(STT heard
+	// nothing)", not silence.
+	NothingHeard bool `json:"nothing_heard,omitempty"`
 }
 
 // DisplayText returns the message's text as renderings show it:
-// "(audio only)" for an agent message whose words are unknown, and
+// "(audio only)" for an agent message whose words are unknown, "(STT
+// heard nothing)" for agent audio the STT found no words in, and
 // "(silence)" for an empty message.
 func (m Message) DisplayText() string {
 	switch {
 	case m.AudioOnly:
 		return "(audio only)"
+	case m.NothingHeard:
+		return "(STT heard nothing)"
 	case m.Text == "":
 		return "(silence)"
 	}

@@ -21,6 +21,17 @@ type Step struct {
 	// (a fixed utterance, a wait), so it need not wait for transcriptions
 	// of earlier turns still running.
 	blind bool
+	// line marks a step that needs the line: it speaks to the agent or
+	// waits for it to speak. After the agent hangs up such a step fails
+	// (a *HangUpError); after the user hangs up or the judge decides it
+	// is not run, and the Result says so. Steps without it (Check,
+	// Checkpoint, Verdict, ExpectHangUp, Sleep) run on the final state.
+	line bool
+	// hangUp marks ExpectHangUp: no line step may follow it.
+	hangUp bool
+	// drains marks AgentTurn: after a hang-up it still records the last
+	// words the agent said before hanging up, when no step has yet.
+	drains bool
 }
 
 // String describes the step as reports show it, e.g. `UserSays("Hi")`.
@@ -65,7 +76,7 @@ func quote(s string) string {
 // UserSays makes the user say text: spoken through Config.UserVoice to an
 // audio agent, sent as text to a text-only agent.
 func UserSays(text string) Step {
-	s := Step{name: "UserSays(" + quote(text) + ")", blind: true}
+	s := Step{name: "UserSays(" + quote(text) + ")", blind: true, line: true}
 	if strings.TrimSpace(text) == "" {
 		s.err = errors.New("UserSays needs text; use Silence or Sleep for a pause")
 	}
@@ -78,7 +89,7 @@ func UserSays(text string) Step {
 // UserTurn asks Config.User for the user's next utterance and says it.
 // A user that is Done hangs up, which ends the script.
 func UserTurn() Step {
-	return Step{name: "UserTurn()", run: func(ctx context.Context, r *runner) error {
+	return Step{name: "UserTurn()", line: true, run: func(ctx context.Context, r *runner) error {
 		u, err := r.askUser(ctx)
 		if err != nil {
 			return err
@@ -90,7 +101,7 @@ func UserTurn() Step {
 // UserAudio plays a recorded WAV file (PCM16 mono, any rate) as the
 // user's next utterance.
 func UserAudio(path string) Step {
-	s := Step{name: "UserAudio(" + quote(path) + ")", blind: true}
+	s := Step{name: "UserAudio(" + quote(path) + ")", blind: true, line: true}
 	if path == "" {
 		s.err = errors.New("UserAudio needs the path of a WAV file")
 	}
@@ -110,9 +121,72 @@ func UserAudio(path string) Step {
 // protocol's turn end, Timeouts.TailSilence of quiet after its audio has
 // played, or Timeouts.MaxTurnAudio of audio. Agent events that arrived
 // earlier (a greeting, late audio) belong to this turn.
-func AgentTurn() Step {
-	return Step{name: "AgentTurn()", blind: true, run: func(ctx context.Context, r *runner) error {
-		return r.agentTurn(ctx, false)
+//
+// An agent's silence is not a reply: a turn that ends (by the protocol's
+// turn end) with no agent speech at all fails with an error wrapping
+// ErrSilentTurn, unless the step is AgentTurn(AllowSilence()). A turn
+// in which the agent hangs up without a word is not silent: the hang-up
+// is its outcome.
+func AgentTurn(opts ...TurnOption) Step {
+	var o turnOptions
+	names := make([]string, 0, len(opts))
+	for _, opt := range opts {
+		if opt.apply == nil {
+			return Step{name: "AgentTurn(?)", line: true, err: errors.New("AgentTurn: a zero TurnOption; build options with AllowSilence"),
+				run: func(context.Context, *runner) error { return nil }}
+		}
+		opt.apply(&o)
+		names = append(names, opt.name)
+	}
+	return Step{name: "AgentTurn(" + strings.Join(names, ", ") + ")", blind: true, line: true, drains: true, run: func(ctx context.Context, r *runner) error {
+		return r.agentTurn(ctx, turnOptions{allowSilence: o.allowSilence})
+	}}
+}
+
+// TurnOption changes how an AgentTurn treats the agent's turn. Build it
+// with AllowSilence.
+type TurnOption struct {
+	name  string
+	apply func(*turnOptions)
+}
+
+// turnOptions are what an agent turn accepts.
+type turnOptions struct {
+	// allowSilence makes a turn with no agent speech no error.
+	allowSilence bool
+	// greeting waits Timeouts.Greeting, not FirstChunk, and makes no
+	// greeting at all no error (Proceed's first turn).
+	greeting bool
+}
+
+// AllowSilence makes an AgentTurn accept a turn in which the agent says
+// nothing: the agent ends its turn (or, for adapters that do not mark
+// turn ends, is quiet for Timeouts.TailSilence after it acted) without
+// speech, for instance a turn with only a tool call. Without it such a
+// turn fails with ErrSilentTurn. The agent must still act (speak, call
+// a tool, end its turn) within Timeouts.FirstChunk.
+func AllowSilence() TurnOption {
+	return TurnOption{name: "AllowSilence()", apply: func(o *turnOptions) { o.allowSilence = true }}
+}
+
+// ErrSilentTurn matches, with errors.Is, the error of an AgentTurn whose
+// turn ended with no agent speech (see AllowSilence).
+var ErrSilentTurn = errors.New("voicetest: the agent's turn ended with no speech")
+
+// ExpectHangUp says that the agent hangs up here, as the goal of the
+// conversation: it passes when the agent has hung up (during an earlier
+// step or now, after any last words, which are recorded as its turn),
+// and fails with a *TimeoutError (PhaseHangUp) when the agent is still
+// on the line after Timeouts.FirstChunk. Only steps that read the
+// conversation (Check, Checkpoint, Verdict, Sleep, Succeed, Fail) may
+// follow it; a step that needs the line after it is a script error.
+//
+// Without ExpectHangUp a hang-up is still the normal end of a call:
+// steps that read the conversation run on the final state, and the next
+// step that needs the line fails with a *HangUpError.
+func ExpectHangUp() Step {
+	return Step{name: "ExpectHangUp()", hangUp: true, blind: true, run: func(ctx context.Context, r *runner) error {
+		return r.expectHangUp(ctx)
 	}}
 }
 
@@ -180,7 +254,7 @@ func After(d time.Duration) InterruptWhen {
 // The timeline records user_interrupt and, when the agent's audio stops,
 // agent_stop_speaking with the interrupt response time.
 func Interrupt(content string, when InterruptWhen) Step {
-	s := Step{name: fmt.Sprintf("Interrupt(%s, %v)", quote(content), when), blind: true}
+	s := Step{name: fmt.Sprintf("Interrupt(%s, %v)", quote(content), when), blind: true, line: true}
 	switch {
 	case when.err != nil:
 		s.err = when.err
@@ -197,7 +271,7 @@ func Interrupt(content string, when InterruptWhen) Step {
 // caller who says nothing (the agent may re-prompt). For a text-only
 // agent it waits d. Agent speech during it belongs to the next AgentTurn.
 func Silence(d time.Duration) Step {
-	s := Step{name: fmt.Sprintf("Silence(%v)", d), blind: true}
+	s := Step{name: fmt.Sprintf("Silence(%v)", d), blind: true, line: true}
 	if d <= 0 {
 		s.err = fmt.Errorf("Silence(%v): the duration must be positive", d)
 	}
@@ -222,7 +296,7 @@ func Sleep(d time.Duration) Step {
 // EndUtterance after them). A text-only agent without DTMF fails with an
 // *UnsupportedError.
 func DTMF(digits string) Step {
-	s := Step{name: "DTMF(" + quote(digits) + ")", blind: true}
+	s := Step{name: "DTMF(" + quote(digits) + ")", blind: true, line: true}
 	if digits == "" {
 		s.err = errors.New("DTMF needs at least one key")
 	}
@@ -269,7 +343,7 @@ func Verdict() Step {
 // After does) and the agent's answer to it ends the turn, so that turn
 // takes two user turns.
 func Proceed(n int) Step {
-	s := Step{name: fmt.Sprintf("Proceed(%d)", n)}
+	s := Step{name: fmt.Sprintf("Proceed(%d)", n), line: true}
 	if n < 0 {
 		s.err = fmt.Errorf("Proceed(%d): use a positive number of turns, or 0 for until the verdict or MaxTurns", n)
 	}
@@ -281,6 +355,7 @@ func Proceed(n int) Step {
 func Succeed(reason string) Step {
 	return Step{name: "Succeed(" + quote(reason) + ")", run: func(ctx context.Context, r *runner) error {
 		r.decide(true, reason)
+		r.stopped = r.step + " ended the script"
 		return nil
 	}}
 }

@@ -181,16 +181,46 @@ func TestSilentAgentTimesOutNamingThePhase(t *testing.T) {
 }
 
 func TestAgentHangUpEndsGracefullyAndJudgeStillRuns(t *testing.T) {
-	judged := false
-	res, err := runVirtual(t, voicetest.Config{
-		Agent: fixtures.HangUpAgent("Goodbye now"), UserVoice: &toneTTS{},
-		Judge: criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
-			judged = true
+	judge := func(judged *bool) voicetest.Judge {
+		return criteriaJudge(func(req voicetest.JudgeRequest) (voicetest.Judgment, error) {
+			*judged = true
 			if !req.Final {
 				t.Error("the verdict after a hang-up must be final")
 			}
 			return allPass(req)
-		}),
+		})
+	}
+	// The hang-up is the goal (ExpectHangUp): the verdict runs on the
+	// final state and nothing is skipped.
+	judged := false
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: fixtures.HangUpAgent("Goodbye now"), UserVoice: &toneTTS{}, Judge: judge(&judged),
+		Script: []voicetest.Step{
+			voicetest.UserSays("cancel my order"),
+			voicetest.AgentTurn(),
+			voicetest.ExpectHangUp(),
+			voicetest.Verdict(),
+		},
+	})
+	if err != nil || !res.Success || !judged {
+		t.Fatalf("err %v, success %v, judged %v; want a graceful end and a verdict", err, res.Success, judged)
+	}
+	if res.Ended != "the agent hung up" || len(res.SkippedSteps) != 0 {
+		t.Errorf("Ended %q, skipped %q", res.Ended, res.SkippedSteps)
+	}
+	if !strings.Contains(res.TimelineText(), "agent_hang_up \"goodbye\"") {
+		t.Errorf("timeline lacks the hang-up:\n%s", res.TimelineText())
+	}
+	if res.State.LastAgentText() != "Goodbye now" {
+		t.Errorf("last agent text %q", res.State.LastAgentText())
+	}
+
+	// A script that goes on talking after the hang-up fails at its next
+	// line step (issue 14: it used to skip the rest and pass); the steps
+	// after it are listed, not run.
+	judged = false
+	res, err = runVirtual(t, voicetest.Config{
+		Agent: fixtures.HangUpAgent("Goodbye now"), UserVoice: &toneTTS{}, Judge: judge(&judged),
 		Script: []voicetest.Step{
 			voicetest.UserSays("cancel my order"),
 			voicetest.AgentTurn(),
@@ -199,17 +229,14 @@ func TestAgentHangUpEndsGracefullyAndJudgeStillRuns(t *testing.T) {
 			voicetest.Verdict(),
 		},
 	})
-	if err != nil || !res.Success || !judged {
-		t.Fatalf("err %v, success %v, judged %v; want a graceful end and a verdict", err, res.Success, judged)
+	if !errors.Is(err, voicetest.ErrHungUp) || res.Success || judged {
+		t.Fatalf("err %v, success %v, judged %v; want step 3 to fail on the hang-up", err, res.Success, judged)
 	}
-	if res.Ended != "the agent hung up" || len(res.SkippedSteps) != 3 {
-		t.Errorf("Ended %q, skipped %q", res.Ended, res.SkippedSteps)
+	if !strings.HasPrefix(err.Error(), `step 3 UserSays("wait"): voicetest: the agent hung up at 1.900s ("goodbye") during step 2 AgentTurn()`) {
+		t.Errorf("err = %v", err)
 	}
-	if !strings.Contains(res.TimelineText(), "agent_hang_up \"goodbye\"") {
-		t.Errorf("timeline lacks the hang-up:\n%s", res.TimelineText())
-	}
-	if res.State.LastAgentText() != "Goodbye now" {
-		t.Errorf("last agent text %q", res.State.LastAgentText())
+	if strings.Join(res.SkippedSteps, ", ") != "step 4 AgentTurn(), step 5 Verdict()" {
+		t.Errorf("skipped %q", res.SkippedSteps)
 	}
 }
 

@@ -16,9 +16,10 @@ import (
 //
 // Turn ends: when a call returns and its speech has been spoken, the Conn
 // emits AgentTurnEnd if the call spoke, or if it answered the user
-// (StartEvent, TextEvent, DTMFEvent) and was not interrupted — an answer of
-// silence is still an answer. A call for an event of the agent's own
-// (TimeoutEvent, CustomEvent, InterruptEvent) that says nothing ends no turn,
+// (TextEvent, DTMFEvent) and was not interrupted — an answer of silence is
+// still an answer. A StartEvent call that says nothing (an agent that does
+// not greet) ends no turn, nor does a call for an event of the agent's own
+// (TimeoutEvent, CustomEvent, InterruptEvent) that says nothing,
 // and speech cut short by the user ends with AgentInterrupted instead, so
 // that the runner's next AgentTurn waits for the reply to the user's
 // barge-in.
@@ -180,6 +181,10 @@ func (e *Error) Error() string {
 // Unwrap returns the handler's error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// PanicStack returns Stack, so that a scenario's failure report prints
+// where the handler panicked.
+func (e *Error) PanicStack() []byte { return e.Stack }
+
 // Option configures New.
 type Option func(*handlerConfig)
 
@@ -319,8 +324,12 @@ func WithSessionData(data map[string]any) Option {
 // TextEvent for each user message, DTMFEvent, TimeoutEvent, InterruptEvent
 // and CustomEvent as they happen, and a StopEvent at Close. The agent runs on
 // goroutines and channels only, so inside testing/synctest it runs on
-// virtual time and its timeline is identical on every run. Close ends every
-// goroutine it started.
+// virtual time and its timeline is identical on every run. It takes its
+// time from Session.Clock when the runner gives one (voicetest.Run outside
+// a bubble, a scenario in a testing.B), with the same timeline; a handler
+// or task that waits on something of its own (time.Sleep, its own
+// channels) counts as working, so the time then runs as the real clock
+// does. Close ends every goroutine it started.
 //
 // Bad options are reported by Connect.
 func New(fn Func, opts ...Option) voicetest.Agent {

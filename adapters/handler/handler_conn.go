@@ -132,6 +132,8 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\
 type callState struct {
 	id          int
 	ev          Event
+	started     bool      // its goroutine runs (after the think time)
+	thinkUntil  time.Time // when it starts, while !started
 	done        bool
 	interrupted bool
 	spoke       bool // emitted speech (since its interruption, if any)
@@ -195,12 +197,17 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 		TurnEnd:              true,
 		ToolEvents:           true,
 		VirtualTime:          true,
+		SessionClock:         true,
 	}
 	if a.cfg.audio {
 		f := voicetest.AudioFormat{Encoding: "pcm16", Rate: s.Rate}
 		c.caps.InputFormat, c.caps.OutputFormat = f, f
 	}
-	l := &agentLoop{c: c, start: time.Now()}
+	clock := s.Clock
+	if clock == nil {
+		clock = voicetest.SystemClock()
+	}
+	l := &agentLoop{c: c, clock: clock, start: clock.Now()}
 	l.lastInput = l.start
 	l.idleSince = l.start
 	l.inbox = append(l.inbox, StartEvent{})

@@ -13,10 +13,18 @@ import (
 
 // agentLoop owns the state of one conversation. It runs on one goroutine and
 // blocks only on channels and timers, so it runs on virtual time under
-// testing/synctest.
+// testing/synctest. It takes the conversation's time from clock
+// (Session.Clock, or the system clock) and keeps its protocol: Busy when
+// woken by a message, Idle when nothing is due and no handler call or task
+// runs user code; only closing waits on the system clock.
 type agentLoop struct {
 	c     *handlerConn
+	clock voicetest.Clock
 	start time.Time
+
+	wake     chan struct{} // clock timers fire here
+	stopWake func() bool   // cancels the armed clock timer
+	sent     int64         // events Recv has returned
 
 	outbox []voicetest.AgentEvent // events Recv has not taken yet
 	inbox  []Event                // events waiting for the handler
@@ -35,7 +43,7 @@ type agentLoop struct {
 	settling  bool
 	settleFor time.Time
 	settleC   chan struct{}
-	settleT   *time.Timer
+	settleT   func() bool
 
 	tasks   map[int]bool // live background tasks by rank
 	taskSeq int
@@ -58,12 +66,14 @@ func (l *agentLoop) run() {
 	c := l.c
 	l.settleC = make(chan struct{}, 1)
 	l.tasks = make(map[int]bool)
+	l.wake = make(chan struct{}, 1)
 	l.timer = time.NewTimer(time.Hour)
 	l.timer.Stop()
 	defer func() {
 		l.timer.Stop()
+		l.disarm()
 		if l.settleT != nil {
-			l.settleT.Stop()
+			l.settleT()
 		}
 		if l.stopCancel != nil {
 			l.stopCancel()
@@ -76,10 +86,10 @@ func (l *agentLoop) run() {
 		close(c.loopDone)
 	}()
 	for {
-		now := time.Now()
+		now := l.clock.Now()
 		l.advance(now)
 		if l.closing {
-			if l.closeStep(now) {
+			if l.closeStep(time.Now()) {
 				return
 			}
 		} else {
@@ -89,27 +99,81 @@ func (l *agentLoop) run() {
 		if l.stopped && len(l.outbox) == 0 {
 			l.endEvents()
 		}
-		if d, ok := l.nextDeadline(); ok {
-			l.timer.Reset(max(d.Sub(now), 0))
-		} else {
-			l.timer.Stop()
+		// Closing is bounded on the system clock (nobody moves a shared
+		// clock while the runner waits for Close); the conversation's
+		// deadlines on the conversation's clock.
+		l.disarm()
+		l.timer.Stop()
+		if l.closing {
+			l.timer.Reset(max(time.Until(l.closeDeadline), 0))
+		} else if d, ok := l.nextDeadline(); ok {
+			wake := l.wake
+			l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), func() {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			})
 		}
 		var out chan voicetest.AgentEvent
 		var head voicetest.AgentEvent
 		if len(l.outbox) > 0 {
 			out, head = c.out, l.outbox[0]
+		} else if !l.closing && l.quiescent() {
+			l.clock.Idle(l.sent)
 		}
 		select {
 		case m := <-c.msgs:
-			l.handle(m, time.Now())
+			l.clock.Busy()
+			l.handle(m, l.clock.Now())
 		case out <- head:
 			l.outbox[0] = voicetest.AgentEvent{}
 			l.outbox = l.outbox[1:]
+			l.sent++
 		case <-l.timer.C:
+		case <-l.wake:
 		case <-l.settleC:
 			l.settled()
 		}
 	}
+}
+
+// disarm cancels the armed clock timer, if any.
+func (l *agentLoop) disarm() {
+	if l.stopWake != nil {
+		l.stopWake()
+		l.stopWake = nil
+	}
+}
+
+// quiescent reports whether the conversation has nothing to do until a
+// timer fires or the runner calls the Conn: no event to send, and no
+// handler call or task running user code (each is thinking, or waiting
+// for speech it asked for).
+func (l *agentLoop) quiescent() bool {
+	if len(l.outbox) > 0 {
+		return false
+	}
+	running := len(l.tasks)
+	if cs := l.call; cs != nil && cs.started && !cs.done {
+		running++
+	}
+	for _, r := range l.held() {
+		if r.reply != nil {
+			running-- // its view waits for the answer
+		}
+	}
+	return running <= 0
+}
+
+// held returns the output requests the loop holds: speaking, or queued.
+func (l *agentLoop) held() []*outReq {
+	var rs []*outReq
+	if l.sp != nil {
+		rs = append(rs, l.sp.req)
+	}
+	rs = append(rs, l.handlerQ...)
+	return append(rs, l.taskQ...)
 }
 
 // endEvents makes Recv report l.term from now on.
@@ -324,6 +388,11 @@ func (l *agentLoop) pump(now time.Time) {
 			r := l.handlerQ[0]
 			l.handlerQ = l.handlerQ[1:]
 			l.emit(r, now)
+		case l.call != nil && !l.call.started:
+			if now.Before(l.call.thinkUntil) {
+				return
+			}
+			l.launch(l.call)
 		case l.call != nil && !l.call.done:
 			return
 		case l.call != nil:
@@ -349,7 +418,7 @@ func (l *agentLoop) pump(now time.Time) {
 		case len(l.inbox) > 0:
 			ev := l.inbox[0]
 			l.inbox = l.inbox[1:]
-			l.startCall(ev, false)
+			l.startCall(ev, false, now)
 		default:
 			return
 		}
@@ -357,10 +426,12 @@ func (l *agentLoop) pump(now time.Time) {
 }
 
 // answersUser reports whether a handler call for ev answers the user, so
-// that its end is a turn end even when it said nothing.
+// that its end is a turn end even when it said nothing. StartEvent does
+// not: an agent that does not greet has taken no turn, and a turn end
+// there would make every reply look like the answer to the line before.
 func answersUser(ev Event) bool {
 	switch ev.(type) {
-	case StartEvent, TextEvent, DTMFEvent:
+	case TextEvent, DTMFEvent:
 		return true
 	}
 	return false
@@ -462,6 +533,9 @@ func (l *agentLoop) nextDeadline() (time.Time, bool) {
 		}
 		return next, true
 	}
+	if cs := l.call; cs != nil && !cs.started {
+		return cs.thinkUntil, true
+	}
 	if l.wasIdle && l.c.cfg.timeout > 0 && !l.settling {
 		return l.timeoutDeadline(), true
 	}
@@ -502,7 +576,7 @@ func (l *agentLoop) checkIdle(now time.Time) {
 	}
 	l.settling, l.settleFor = true, deadline
 	settleC := l.settleC
-	l.settleT = time.AfterFunc(time.Nanosecond, func() {
+	l.settleT = l.clock.AfterFunc(time.Nanosecond, func() {
 		select {
 		case settleC <- struct{}{}:
 		default:
@@ -569,34 +643,33 @@ func (l *agentLoop) interrupt(now time.Time) {
 	l.inbox = append(l.inbox, ev)
 }
 
-// startCall runs the handler for ev on its own goroutine.
-func (l *agentLoop) startCall(ev Event, stop bool) {
-	c := l.c
+// startCall makes the handler call for ev, which starts on its own
+// goroutine once the think time (WithThinkTime) has passed on the
+// conversation's clock; the loop keeps that time, so that a thinking
+// agent is only waiting.
+func (l *agentLoop) startCall(ev Event, stop bool, now time.Time) {
 	l.callSeq++
 	cs := &callState{id: l.callSeq, ev: ev, stop: stop}
 	l.call = cs
+	if think := l.c.cfg.think; think > 0 && !stop {
+		cs.thinkUntil = now.Add(think)
+		return
+	}
+	l.launch(cs)
+}
+
+// launch runs the handler call cs on its own goroutine.
+func (l *agentLoop) launch(cs *callState) {
+	c := l.c
+	cs.started = true
 	ctx := c.ctx
-	if stop {
+	if cs.stop {
 		ctx = l.stopCtx
 	}
-	view := &Call{c: c, ctx: ctx, callID: cs.id, stop: stop}
-	think := c.cfg.think
-	if stop {
-		think = 0
-	}
+	view := &Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
+	ev := cs.ev
 	go func() {
-		stack, err := runProtected(func() error {
-			if think > 0 {
-				t := time.NewTimer(think)
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return ctx.Err()
-				}
-			}
-			return c.fn(ctx, ev, view)
-		})
+		stack, err := runProtected(func() error { return c.fn(ctx, ev, view) })
 		_ = c.send(message{kind: msgCallDone, callID: cs.id, err: err, stack: stack})
 	}()
 }
@@ -625,9 +698,13 @@ func (l *agentLoop) beginClose(now time.Time) {
 	if !l.stopped {
 		l.stop(&voicetest.TransportClosedError{Adapter: l.c.caps.Adapter})
 	}
+	if cs := l.call; cs != nil && !cs.started {
+		cs.done = true // still thinking: it never runs
+	}
 	l.closing = true
 	l.stopSent = failed // a crashed handler gets no StopEvent
-	l.closeDeadline = now.Add(l.c.cfg.stopTimeout)
+	// On the system clock: nobody moves a shared clock during Close.
+	l.closeDeadline = time.Now().Add(l.c.cfg.stopTimeout)
 	l.outbox = nil
 	l.endEvents()
 	l.abortSpeech(ErrCallEnded)
@@ -654,7 +731,7 @@ func (l *agentLoop) closeStep(now time.Time) bool {
 	}
 	if !l.stopSent {
 		l.stopSent = true
-		l.startCall(StopEvent{}, true)
+		l.startCall(StopEvent{}, true, now)
 		return false
 	}
 	if len(l.tasks) > 0 {

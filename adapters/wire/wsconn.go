@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -136,9 +138,19 @@ func (e *FrameError) Error() string {
 // Unwrap returns what was wrong.
 func (e *FrameError) Unwrap() error { return e.Err }
 
-// Excerpt returns at most 200 bytes of data for a FrameError.
+// Excerpt returns at most 200 bytes of data for a FrameError, or, for
+// binary data (audio), its size and first bytes in hex: a report never
+// dumps binary.
 func Excerpt(data []byte) string {
 	const max = 200
+	if !utf8.Valid(data) || bytes.ContainsFunc(data, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' }) {
+		const show = 16
+		hex := fmt.Sprintf("% x", data[:min(len(data), show)])
+		if len(data) > show {
+			hex += " …"
+		}
+		return fmt.Sprintf("<%d bytes of binary: %s>", len(data), hex)
+	}
 	if len(data) > max {
 		return string(data[:max]) + "…"
 	}

@@ -1,7 +1,10 @@
 package tour_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/handler"
@@ -29,6 +32,7 @@ func TestBooking(t *testing.T) {
 			voicetest.AgentTurn(),                          // the greeting
 			voicetest.UserSays("A table for two, please."), // the caller
 			voicetest.AgentTurn(),
+			voicetest.ExpectHangUp(), // booked: the agent ends the call
 			voicetest.Check(func(st *voicetest.State) error {
 				return st.Expect().ContainsToolCall("book_table", map[string]any{"party": 2}).Err()
 			}),
@@ -38,6 +42,34 @@ func TestBooking(t *testing.T) {
 	if res.Latency.P95 != 300*time.Millisecond {
 		t.Errorf("p95 latency = %v, want the agent's 300ms think time (virtual time is exact)", res.Latency.P95)
 	}
+	if len(res.SkippedSteps) > 0 {
+		t.Errorf("steps not run: %s (%s)", res.SkippedSteps, res.SkipReason)
+	}
+}
+
+// TestBookingCheckRuns proves that TestBooking's Check runs after the
+// agent hangs up: the same script with a Check that cannot pass fails.
+func TestBookingCheckRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, err := voicetest.Run(t.Context(), voicetest.Config{
+			Agent: handler.New(tour.Greeter, handler.WithThinkTime(300*time.Millisecond)),
+			Script: []voicetest.Step{
+				voicetest.AgentTurn(),
+				voicetest.UserSays("A table for two, please."),
+				voicetest.AgentTurn(),
+				voicetest.ExpectHangUp(),
+				voicetest.Check(func(st *voicetest.State) error {
+					return st.Expect().ContainsToolCall("book_table", map[string]any{"party": 3}).Err()
+				}),
+			},
+		})
+		if !errors.Is(err, voicetest.ErrExpectation) || res.Success {
+			t.Fatalf("err = %v, success %v; want the Check after the hang-up to run and fail", err, res.Success)
+		}
+		if !strings.HasPrefix(err.Error(), "step 5 Check(): ") {
+			t.Errorf("err = %v, want it to name step 5 Check()", err)
+		}
+	})
 }
 
 // TestBookingTable runs the same agent against several callers, as a

@@ -213,7 +213,9 @@ func (c *Cache) entryPath(r request) string {
 }
 
 // get answers r from the store or from produce, according to the mode.
-func (c *Cache) get(ctx context.Context, r request, produce func(context.Context) (stored, error)) (stored, error) {
+// valid, when not nil, checks an answer: one that fails is neither stored
+// nor served (see InvalidError).
+func (c *Cache) get(ctx context.Context, r request, produce func(context.Context) (stored, error), valid func(stored) error) (stored, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -223,33 +225,65 @@ func (c *Cache) get(ctx context.Context, r request, produce func(context.Context
 	if err := ctx.Err(); err != nil {
 		return stored{}, err
 	}
+	if valid == nil {
+		valid = func(stored) error { return nil }
+	}
 	switch c.mode {
 	case Off:
-		return c.produce(ctx, r, produce)
+		s, err := c.produce(ctx, r, produce)
+		if err == nil {
+			err = c.check(r, s, valid, false)
+		}
+		return s, err
 	case Replay, Record:
-		s, err := c.load(r)
+		s, err := c.usable(r, valid)
 		if err == nil {
 			return s, c.markUsed(r)
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		var ie *InvalidError
+		switch {
+		case errors.As(err, &ie) && c.mode == Record:
+			// Recorded before its check existed: record it again.
+		case !errors.Is(err, fs.ErrNotExist):
 			return stored{}, err
-		}
-		if c.mode == Replay {
+		case c.mode == Replay:
 			return stored{}, c.missError(r)
 		}
 	}
 	for {
-		s, err, retry := c.single(ctx, r, produce)
+		s, err, retry := c.single(ctx, r, produce, valid)
 		if !retry {
 			return s, err
 		}
 	}
 }
 
+// usable loads the entry for r and checks it with valid.
+func (c *Cache) usable(r request, valid func(stored) error) (stored, error) {
+	s, err := c.load(r)
+	if err != nil {
+		return stored{}, err
+	}
+	if err := c.check(r, s, valid, true); err != nil {
+		return stored{}, err
+	}
+	return s, nil
+}
+
+// check returns an *InvalidError when valid rejects s.
+func (c *Cache) check(r request, s stored, valid func(stored) error, fromDisk bool) error {
+	verr := valid(s)
+	if verr == nil {
+		return nil
+	}
+	return &InvalidError{Kind: r.key.Kind, Provider: r.key.Provider, Model: r.key.Model, Path: c.entryPath(r),
+		Stored: fromDisk, Err: verr, Command: r.key.envAssignments() + recordCommand(c.name, "-voicetest.record")}
+}
+
 // single runs produce once per digest at a time. Followers get a copy of
 // the leader's answer; retry is true when the leader's context ended but
 // the follower's did not.
-func (c *Cache) single(ctx context.Context, r request, produce func(context.Context) (stored, error)) (s stored, err error, retry bool) {
+func (c *Cache) single(ctx context.Context, r request, produce func(context.Context) (stored, error), valid func(stored) error) (s stored, err error, retry bool) {
 	c.mu.Lock()
 	if cl, ok := c.flight[r.digest]; ok {
 		c.mu.Unlock()
@@ -275,26 +309,30 @@ func (c *Cache) single(ctx context.Context, r request, produce func(context.Cont
 		c.mu.Unlock()
 		close(cl.done)
 	}()
-	s, err = c.lead(ctx, r, produce, refreshed)
+	s, err = c.lead(ctx, r, produce, valid, refreshed)
 	cl.res, cl.err = s, err
 	return s, err, false
 }
 
 // lead produces and stores the answer for r, unless another goroutine,
-// Cache or process stored it meanwhile (Record), or this Cache already
-// refreshed it (Refresh).
-func (c *Cache) lead(ctx context.Context, r request, produce func(context.Context) (stored, error), refreshed bool) (stored, error) {
+// Cache or process stored a usable one meanwhile (Record), or this Cache
+// already refreshed it (Refresh). An answer valid rejects is not stored.
+func (c *Cache) lead(ctx context.Context, r request, produce func(context.Context) (stored, error), valid func(stored) error, refreshed bool) (stored, error) {
 	if c.mode == Record || refreshed {
-		s, err := c.load(r)
+		s, err := c.usable(r, valid)
 		if err == nil {
 			return s, c.markUsed(r)
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		var ie *InvalidError
+		if !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &ie) {
 			return stored{}, err
 		}
 	}
 	s, err := c.produce(ctx, r, produce)
 	if err != nil {
+		return stored{}, err
+	}
+	if err := c.check(r, s, valid, false); err != nil {
 		return stored{}, err
 	}
 	if c.mode == Off {
@@ -332,9 +370,10 @@ func (c *Cache) missError(r request) error {
 		Provider: r.key.Provider,
 		Model:    r.key.Model,
 		Summary:  r.describe(),
+		Inputs:   r.key.inputs(),
 		Digest:   r.digest,
 		Path:     c.entryPath(r),
-		Command:  recordCommand(c.name, flagArg),
+		Command:  r.key.envAssignments() + recordCommand(c.name, flagArg),
 	}
 }
 
@@ -594,7 +633,7 @@ func (c *Cache) Text(ctx context.Context, key Key, produce func(context.Context)
 			return stored{}, err
 		}
 		return stored{data: []byte(text), ext: "txt", typ: "text/plain; charset=utf-8", meta: respMeta{Chars: utf8.RuneCountInString(text)}}, nil
-	})
+	}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -606,10 +645,31 @@ func (c *Cache) Text(ctx context.Context, key Key, produce func(context.Context)
 // returned after recording is decoded from the stored JSON, exactly as a
 // later replay decodes it, so record and replay give the same T.
 func DoJSON[T any](ctx context.Context, c *Cache, key Key, produce func(context.Context) (T, error)) (T, error) {
+	return DoJSONChecked(ctx, c, key, produce, nil)
+}
+
+// DoJSONChecked is DoJSON for answers that can be wrong (a model's JSON
+// that does not parse or validate): check, when not nil, says whether an
+// answer is usable. An answer it rejects is never stored as a good entry,
+// and never served: a fresh one fails with an *InvalidError saying what
+// was wrong and the command that asks again; an entry recorded before the
+// check existed fails the same way in replay mode, and is recorded again
+// in record mode.
+func DoJSONChecked[T any](ctx context.Context, c *Cache, key Key, produce func(context.Context) (T, error), check func(T) error) (T, error) {
 	var zero T
 	r, err := c.newRequest(key, nil)
 	if err != nil {
 		return zero, err
+	}
+	var valid func(stored) error
+	if check != nil {
+		valid = func(s stored) error {
+			var v T
+			if err := json.Unmarshal(s.data, &v); err != nil {
+				return fmt.Errorf("the body does not decode as %T: %w", v, err)
+			}
+			return check(v)
+		}
 	}
 	s, err := c.get(ctx, r, func(ctx context.Context) (stored, error) {
 		if produce == nil {
@@ -627,7 +687,7 @@ func DoJSON[T any](ctx context.Context, c *Cache, key Key, produce func(context.
 			return stored{}, fmt.Errorf("answer of type %T cannot be stored as JSON: %w", v, err)
 		}
 		return stored{data: buf.Bytes(), ext: "json", typ: "application/json"}, nil
-	})
+	}, valid)
 	if err != nil {
 		return zero, err
 	}
@@ -678,7 +738,7 @@ func (c *Cache) Audio(ctx context.Context, key Key, produce func(context.Context
 			Samples:  n,
 			Duration: (time.Duration(n) * time.Second / time.Duration(a.Rate)).String(),
 		}}, nil
-	})
+	}, nil)
 	if err != nil {
 		return Audio{}, err
 	}

@@ -17,6 +17,9 @@ type MissError struct {
 	Kind, Provider, Model string
 	// Summary is a one-line description of the request.
 	Summary string
+	// Inputs lists every input of the key, each with the environment
+	// variable that chose it, if one did (Key.Env).
+	Inputs string
 	// Digest is the key's digest.
 	Digest string
 	// Path is the entry file that was looked for.
@@ -43,6 +46,10 @@ func (e *MissError) Error() string {
 	}
 	b.WriteString(" in replay mode\n\trequest: ")
 	b.WriteString(e.Summary)
+	if e.Inputs != "" {
+		b.WriteString("\n\tinputs: ")
+		b.WriteString(e.Inputs)
+	}
 	b.WriteString("\n\tmissing: ")
 	b.WriteString(e.Path)
 	b.WriteString("\n\trecord it with: ")
@@ -76,6 +83,41 @@ func (e *CorruptError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *CorruptError) Unwrap() error { return e.Err }
+
+// InvalidError reports an answer that its check rejected (DoJSONChecked):
+// a fresh one, which is not stored, or one read from an entry recorded
+// before the check existed, which is not served. In record mode such an
+// entry is recorded again; in replay mode Command does that.
+type InvalidError struct {
+	// Kind, Provider and Model come from the key.
+	Kind, Provider, Model string
+	// Path is the entry file.
+	Path string
+	// Stored reports that the answer was read from Path; otherwise it was
+	// just produced, and was not stored.
+	Stored bool
+	// Err is what the check said.
+	Err error
+	// Command records the entry again, when run from the module root.
+	Command string
+}
+
+// Error says what was wrong with which answer, and what to run.
+func (e *InvalidError) Error() string {
+	what := e.Kind + " answer from " + e.Provider
+	if e.Model != "" {
+		what += " (model " + e.Model + ")"
+	}
+	if e.Stored {
+		return "voicetest/cache: the recorded " + what + " in " + e.Path + " is not usable: " + e.Err.Error() +
+			"\n\trecord it again (record mode replaces an unusable entry) with: " + e.Command
+	}
+	return "voicetest/cache: the " + what + " is not usable: " + e.Err.Error() +
+		"; it was not stored\n\task again with: " + e.Command
+}
+
+// Unwrap returns what the check said.
+func (e *InvalidError) Unwrap() error { return e.Err }
 
 // recordCommand returns the go test command that records the entries of
 // test (all tests of the package when test is "") in the package at dir,

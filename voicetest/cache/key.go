@@ -35,6 +35,14 @@ type Key struct {
 	Model string
 	// Fields are the inputs that determine the answer.
 	Fields map[string]any
+	// Env names, for each input of the key that the environment chose
+	// rather than the code ("model", "provider", a field's name), the
+	// variable that chose it: {"model": "VOICETEST_LLM_MODEL"}. It is not
+	// part of the digest. A replay miss names those variables, and the
+	// record command it suggests sets them to the key's values, so that
+	// the command records this very entry on any machine. Variables whose
+	// names look like secrets are never shown.
+	Env map[string]string
 }
 
 // keyFormat is mixed into every digest so that a future change of the
@@ -198,6 +206,82 @@ func preview(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// inputs lists the key's inputs for a miss, each with the environment
+// variable that chose it, if any: "model llama3 (from
+// VOICETEST_LLM_MODEL)".
+func (k Key) inputs() string {
+	from := func(input string) string {
+		if v := k.Env[input]; v != "" && !secretName(v) {
+			return " (from " + v + ")"
+		}
+		return ""
+	}
+	parts := []string{"kind " + k.Kind + from("kind"), "provider " + k.Provider + from("provider")}
+	if k.Model != "" {
+		parts = append(parts, "model "+k.Model+from("model"))
+	}
+	names := make([]string, 0, len(k.Fields))
+	for name := range k.Fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		parts = append(parts, "field "+name+from(name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// envAssignments returns the assignments that make the environment choose
+// the key's inputs as it did: "VOICETEST_LLM_MODEL=llama3 ", sorted, with
+// values quoted for a POSIX shell when they need it.
+func (k Key) envAssignments() string {
+	var out []string
+	for input, v := range k.Env {
+		if v == "" || secretName(v) {
+			continue
+		}
+		var val string
+		switch input {
+		case "kind":
+			val = k.Kind
+		case "provider":
+			val = k.Provider
+		case "model":
+			val = k.Model
+		default:
+			f, ok := k.Fields[input]
+			if !ok {
+				continue
+			}
+			if s, ok := f.(string); ok {
+				val = s
+			} else if enc, err := canonical(f); err == nil {
+				val = string(enc)
+			} else {
+				continue
+			}
+		}
+		out = append(out, v+"="+shellQuote(val)+" ")
+	}
+	slices.Sort(out)
+	return strings.Join(out, "")
+}
+
+// shellQuote quotes s for a POSIX shell unless it is plainly safe.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:@+,", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // summary renders a key as one short line for error messages.

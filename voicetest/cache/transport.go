@@ -183,7 +183,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return stored{}, &unstored{s}
 		}
 		return s, nil
-	})
+	}, nil)
 	var u *unstored
 	if errors.As(err, &u) {
 		return storedResponse(req, u.s), nil

@@ -53,6 +53,7 @@ type Option func(*config)
 
 type config struct {
 	baseURL, apiKey, model, provider string
+	modelFromEnv                     bool // the model was not given in code
 	cache                            *cache.Cache
 	httpClient                       *http.Client
 	getenv                           func(string) string
@@ -100,6 +101,7 @@ func withGetenv(f func(string) string) Option { return func(c *config) { c.geten
 type Client struct {
 	api      openai.Client
 	model    string
+	modelEnv bool // the model was chosen by VOICETEST_LLM_MODEL (or its default)
 	provider string
 	baseURL  string
 	keySet   bool
@@ -124,6 +126,9 @@ func New(opts ...Option) (*Client, error) {
 		cfg.apiKey = cfg.getenv(EnvAPIKey)
 	}
 	if cfg.model == "" {
+		// Chosen by the environment (its default when unset): a cache
+		// miss says so, and its record command pins the value.
+		cfg.modelFromEnv = true
 		cfg.model = cfg.getenv(EnvModel)
 	}
 	if cfg.model == "" {
@@ -162,6 +167,7 @@ func New(opts ...Option) (*Client, error) {
 	return &Client{
 		api:      openai.NewClient(ropts...),
 		model:    cfg.model,
+		modelEnv: cfg.modelFromEnv,
 		provider: cfg.provider,
 		baseURL:  cfg.baseURL,
 		keySet:   cfg.apiKey != "",
@@ -188,6 +194,14 @@ func (c *Client) Model() string { return c.model }
 // (according to its mode); otherwise the endpoint is called and the answer
 // stored. Invalid requests fail before any call, with an error saying what
 // to fix.
+//
+// With req.Check set, only an answer that passes it is returned or stored:
+// a failing answer is asked about once more (req.Retry), and the second
+// answer, if it passes, is stored under req as first asked, so that a
+// replay needs no retry. Two failing answers store nothing and return an
+// error wrapping voicetest.ErrAnswerRejected that says what was wrong and
+// how to ask again; an entry recorded before the check existed is not
+// served either (see cache.DoJSONChecked).
 func (c *Client) Complete(ctx context.Context, req voicetest.ChatRequest) (voicetest.ChatResponse, error) {
 	if err := Validate(req); err != nil {
 		return voicetest.ChatResponse{}, err
@@ -198,22 +212,104 @@ func (c *Client) Complete(ctx context.Context, req voicetest.ChatRequest) (voice
 	}
 	keyReq := req
 	keyReq.Model = ""
+	var first error // what was wrong with the first answer, if anything
 	produce := func(ctx context.Context) (voicetest.ChatResponse, error) {
-		return c.call(ctx, model, req)
+		resp, err := c.call(ctx, model, req)
+		if err != nil || req.Check == nil {
+			return resp, err
+		}
+		if first = req.Check(resp); first == nil {
+			return resp, nil
+		}
+		return c.call(ctx, model, retryRequest(req, resp, first))
+	}
+	var check func(voicetest.ChatResponse) error
+	if req.Check != nil {
+		check = func(resp voicetest.ChatResponse) error {
+			err := req.Check(resp)
+			if err != nil && first != nil {
+				return fmt.Errorf("%w: %v; after one retry: %w", voicetest.ErrAnswerRejected, first, err)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: %w", voicetest.ErrAnswerRejected, err)
+			}
+			return nil
+		}
 	}
 	var resp voicetest.ChatResponse
 	var err error
 	if c.cache == nil {
 		resp, err = produce(ctx)
+		if err == nil && check != nil {
+			err = check(resp)
+		}
 	} else {
 		key := cache.Key{Kind: "llm", Provider: c.provider, Model: model,
 			Fields: map[string]any{"request": keyReq}}
-		resp, err = cache.DoJSON(ctx, c.cache, key, produce)
+		if req.Model == "" && c.modelEnv {
+			key.Env = map[string]string{"model": EnvModel}
+		}
+		resp, err = cache.DoJSONChecked(ctx, c.cache, key, produce, check)
 	}
 	if err != nil {
-		return voicetest.ChatResponse{}, fmt.Errorf("llm: %s chat completion (model %s): %w", c.provider, model, err)
+		err = fmt.Errorf("llm: %s chat completion (model %s): %w", c.provider, model, err)
+		var miss *cache.MissError
+		if errors.As(err, &miss) && !c.keySet {
+			err = fmt.Errorf("%w\n\trecording calls the endpoint: set %s, or %s for a local OpenAI-compatible server", err, EnvAPIKey, EnvBaseURL)
+		}
+		return voicetest.ChatResponse{}, err
 	}
 	return resp, nil
+}
+
+// retryRequest asks req again after answer failed its check with problem:
+// with req.Retry's messages appended, or RetryMessages'.
+func retryRequest(req voicetest.ChatRequest, answer voicetest.ChatResponse, problem error) voicetest.ChatRequest {
+	retry := req
+	retry.Messages = append([]voicetest.ChatMessage(nil), req.Messages...)
+	if req.Retry != nil {
+		retry.Messages = append(retry.Messages, req.Retry(answer, problem)...)
+	} else {
+		retry.Messages = append(retry.Messages, RetryMessages(req, answer, problem)...)
+	}
+	return retry
+}
+
+// RetryMessages returns the messages that ask req again after answer was
+// unusable for problem: the answer itself, then what was wrong with it,
+// as a tool result for each of its tool calls (or as a user message when
+// it called none, or called them malformed). It is what Complete sends
+// when a ChatRequest has a Check but no Retry; callers that check answers
+// themselves use it to ask again the same way.
+func RetryMessages(req voicetest.ChatRequest, answer voicetest.ChatResponse, problem error) []voicetest.ChatMessage {
+	how := "Answer again, correcting it."
+	switch req.ToolChoice {
+	case "", "auto", "none":
+	case "required":
+		how = "Call a tool again with a corrected answer."
+	default:
+		how = "Call " + req.ToolChoice + " again with a corrected answer."
+	}
+	msg := fmt.Sprintf("Your answer could not be used: %v. %s", problem, how)
+	am := answer.Message
+	usable := len(am.ToolCalls) > 0
+	for _, tc := range am.ToolCalls {
+		if tc.ID == "" || tc.Name == "" || (len(tc.Arguments) > 0 && !json.Valid(tc.Arguments)) {
+			usable = false
+		}
+	}
+	var out []voicetest.ChatMessage
+	if !usable {
+		if strings.TrimSpace(am.Content) != "" {
+			out = append(out, voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: am.Content})
+		}
+		return append(out, voicetest.ChatMessage{Role: voicetest.ChatUser, Content: msg})
+	}
+	out = append(out, voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: am.Content, ToolCalls: am.ToolCalls})
+	for _, tc := range am.ToolCalls {
+		out = append(out, voicetest.ChatMessage{Role: voicetest.ChatTool, ToolCallID: tc.ID, Content: msg})
+	}
+	return out
 }
 
 // Validate checks a chat request the way an OpenAI-compatible endpoint
