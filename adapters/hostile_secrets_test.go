@@ -63,7 +63,8 @@ func hostileWS(t *testing.T, reject bool) string {
 			"not json, but it says "+echo) {
 			return false
 		}
-		ws.Close(websocket.StatusGoingAway, "bye "+strings.ReplaceAll(echo, `"`, "")[:min(len(echo), 100)])
+		reason := strings.ReplaceAll(echo, `"`, "")
+		ws.Close(websocket.StatusGoingAway, "bye "+reason[:min(len(reason), 100)])
 		return false
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/handler"
-	"github.com/voicetest-go/voicetest/personas"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -78,7 +77,7 @@ func TestHandlerThatDoesNotGreet(t *testing.T) {
 	t.Run("Proceed", func(t *testing.T) {
 		res := voicetest.Scenario(t, voicetest.Config{
 			Agent:  handler.New(echoHandler(false)),
-			User:   personas.Scripted("A table for two.", "At seven."),
+			User:   lines("A table for two.", "At seven."),
 			Golden: voicetest.GoldenOptions{Disable: true},
 		})
 		echoesBelong(t, res)
@@ -140,4 +139,18 @@ func expectSilentStart(t *testing.T, h *harness) {
 	if ev, err := h.conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("at the start: %s, %v; want nothing from an agent that does not greet", format(h.since(), ev), err)
 	}
+}
+
+// lines is a scripted user (personas.Scripted would link the LLM client
+// into this package's test binary, which TestHandlerTestLinksNoWireLibrary
+// forbids): it says each line in turn, then is done.
+func lines(say ...string) voicetest.User {
+	n := 0
+	return voicetest.UserFunc(func(ctx context.Context, st *voicetest.State) (voicetest.Utterance, error) {
+		if n == len(say) {
+			return voicetest.Utterance{Done: true}, nil
+		}
+		n++
+		return voicetest.Utterance{Text: say[n-1]}, nil
+	})
 }
