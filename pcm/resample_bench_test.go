@@ -44,3 +44,19 @@ func benchResampler(b *testing.B, r *Resampler) {
 	cpu.report(b, float64(b.N)*float64(len(src)), "Min/cpu-s")
 	cpu.report(b, float64(out), "Mout/cpu-s")
 }
+
+// BenchmarkNewResampler measures the filter design, which Resample pays on
+// every call: telephony pairs (L ≤ 3), 44.1 kHz pairs (L = 80, 160, 320)
+// and one that needs the interpolated bank.
+func BenchmarkNewResampler(b *testing.B) {
+	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate24k, Rate16k}, {Rate44k1, Rate24k}, {Rate44k1, Rate48k}, {Rate22k05, Rate16k}, {44100, 44101}} {
+		b.Run(fmt.Sprintf("%dto%d", p[0], p[1]), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NewResampler(p[0], p[1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
