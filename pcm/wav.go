@@ -24,25 +24,7 @@ import (
 // ReadWAV returns mono, downmixing a file of several channels to their mean;
 // ReadWAVChannels returns every channel on its own.
 //
-// Samples become 16-bit in one rounding step, from their exact value, with
-// the rule ffmpeg applies (its -ac 1 output is the reference the tests
-// check against, sample for sample):
-//
-//   - 24- and 32-bit integer and float samples, and the mean of several
-//     of them, round to the nearest 16-bit value, ties to even, as ffmpeg's
-//     conversion through float does (lrintf). Float samples are scaled by
-//     32768, so ±1.0 is full scale; the result is clipped to the int16
-//     range.
-//   - The mean of several 8-bit, 16-bit or G.711 channels rounds ties up
-//     (towards +∞), as ffmpeg's and sox's integer mixers do. Their single
-//     samples are exact.
-//
-// Where the tools themselves differ, this package does not follow them:
-// ffmpeg converts a 24- or 32-bit channel on its own by truncating it (this
-// package rounds, as ffmpeg does through float), mixes float channels in
-// float32 (one more rounding; this package takes the exact mean), and mixes
-// more than two channels with its channel-layout matrices (this package
-// takes the plain mean of all channels); sox rounds every tie up.
+// Samples become 16-bit in one rounding step; ReadWAV says how.
 //
 // Writing always produces the canonical 44-byte header followed by 16-bit
 // mono PCM, so the same Chunk always gives the same bytes.
@@ -143,9 +125,31 @@ type wavFormat struct {
 // ReadWAV reads a WAV file from r and returns its audio as 16-bit mono. A
 // file of several channels is downmixed: each output sample is the mean of
 // the frame's channels, taken from the file's samples at their full
-// precision and rounded once (see the rules above). To keep the channels
-// apart, for example the two sides of a call recording, use
-// ReadWAVChannels; Downmix mixes them afterwards.
+// precision and rounded once. To keep the channels apart, for example the
+// two sides of a call recording, use ReadWAVChannels; Downmix mixes them
+// afterwards.
+//
+// Samples become 16-bit in one rounding step, from their exact value, with
+// the rules ffmpeg applies (its -ac 1 output is the reference the tests
+// check against, sample for sample):
+//
+//   - 24- and 32-bit integer and float samples, and the mean of several
+//     of them, round to the nearest 16-bit value, ties to even, as ffmpeg's
+//     conversion through float does (lrintf). Float samples are scaled by
+//     32768, so ±1.0 is full scale, and mixed before the result is clipped
+//     to the int16 range (values beyond 65536 times full scale, infinities
+//     included, count as that).
+//   - The mean of several 8-bit, 16-bit or G.711 channels rounds ties up
+//     (towards +∞), as ffmpeg's and sox's integer mixers do. Their single
+//     samples are exact.
+//
+// ffmpeg departs from these rules in three places, where this package does
+// not follow it: it converts a 24- or 32-bit channel on its own by
+// truncating it (this package rounds, as ffmpeg does through float), it
+// mixes float channels in float32 (one more rounding; this package takes
+// the exact mean), and it mixes more than two channels with its
+// channel-layout matrices (this package takes the plain mean of all
+// channels). sox rounds every tie up.
 //
 // r is read from its current position. On an error the Chunk is empty,
 // except with ErrWAVDataTruncated: then it holds the complete frames that
