@@ -96,25 +96,17 @@ func readAudioFile(ctx context.Context, path string, split bool) (*wavSink, erro
 // lossless codec), and the samples are decoded as 16-bit PCM, so that
 // their downmix rounds as that of a 16-bit WAV file does.
 func decodeFFmpegWAV(b []byte, split bool) (*wavSink, error) {
-	r := bytes.NewReader(b)
-	f, declared, err := readWAVHeader(r)
-	if err != nil {
-		return nil, err
-	}
-	data := b[len(b)-r.Len():]
-	have, _ := wavDataExtent(declared, int64(len(data)))
-	data = data[:have-have%int64(f.blockAlign)]
-	if f.tag == wavFormatFloat && f.bytes == 4 {
-		if s16, ok := exact16(data); ok {
-			data = s16
-			f.tag, f.bytes, f.blockAlign = wavFormatPCM, 2, 2*f.channels
+	return decodeWAV(b, split, func(f *wavFormat, data []byte) []byte {
+		if f.tag != wavFormatFloat || f.bytes != 4 {
+			return data
 		}
-	}
-	s := newWAVSink(f, split, int64(len(data)/f.blockAlign))
-	if err := s.add(data); err != nil {
-		return nil, err
-	}
-	return s, nil
+		s16, ok := exact16(data)
+		if !ok {
+			return data
+		}
+		f.tag, f.bytes, f.blockAlign = wavFormatPCM, 2, 2*f.channels
+		return s16
+	})
 }
 
 // exact16 returns the little-endian float32 samples of b as 16-bit PCM

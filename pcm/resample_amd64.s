@@ -569,6 +569,21 @@ done:
 	BCAST($0x47800000, X13); \
 	BCAST($0xc7800000, X12)
 
+// SBLOCK256 accumulates one 16-tap block of one output whose window is
+// xreg into ya (a0|a1) and yb (a2|a3), with the block's row already in Y8
+// and Y9 (shared by the outputs of the group); Y10 and Y11 are
+// temporaries. SBLOCK512 does the same with the row in Z8, the output's
+// sixteen accumulators in za and zt as the temporary.
+#define SBLOCK256(xreg, ya, yb) \
+	VMULPS (xreg)(CX*1), Y8, Y10; \
+	VADDPS Y10, ya, ya; \
+	VMULPS 32(xreg)(CX*1), Y9, Y11; \
+	VADDPS Y11, yb, yb
+
+#define SBLOCK512(xreg, za, zt) \
+	VMULPS (xreg)(CX*1), Z8, zt; \
+	VADDPS zt, za, za
+
 // SHAREDGROUP starts a group: the row SI and the four windows R12..R15 of
 // the next output and the three that share its row, and zero accumulators
 // (SHAREDGROUP512: the four ZMM accumulators; a VEX.256 instruction zeroes
@@ -662,22 +677,10 @@ hgroup:
 hblock:
 	VMOVUPS (SI)(CX*1), Y8
 	VMOVUPS 32(SI)(CX*1), Y9
-	VMULPS  (R12)(CX*1), Y8, Y10
-	VADDPS  Y10, Y0, Y0
-	VMULPS  32(R12)(CX*1), Y9, Y11
-	VADDPS  Y11, Y1, Y1
-	VMULPS  (R13)(CX*1), Y8, Y10
-	VADDPS  Y10, Y2, Y2
-	VMULPS  32(R13)(CX*1), Y9, Y11
-	VADDPS  Y11, Y3, Y3
-	VMULPS  (R14)(CX*1), Y8, Y10
-	VADDPS  Y10, Y4, Y4
-	VMULPS  32(R14)(CX*1), Y9, Y11
-	VADDPS  Y11, Y5, Y5
-	VMULPS  (R15)(CX*1), Y8, Y10
-	VADDPS  Y10, Y6, Y6
-	VMULPS  32(R15)(CX*1), Y9, Y11
-	VADDPS  Y11, Y7, Y7
+	SBLOCK256(R12, Y0, Y1)
+	SBLOCK256(R13, Y2, Y3)
+	SBLOCK256(R14, Y4, Y5)
+	SBLOCK256(R15, Y6, Y7)
 	ADDQ    $64, CX
 	JNE     hblock
 
@@ -710,14 +713,10 @@ zgroup:
 
 zblock:
 	VMOVUPS (SI)(CX*1), Z8
-	VMULPS  (R12)(CX*1), Z8, Z9
-	VADDPS  Z9, Z0, Z0
-	VMULPS  (R13)(CX*1), Z8, Z10
-	VADDPS  Z10, Z2, Z2
-	VMULPS  (R14)(CX*1), Z8, Z11
-	VADDPS  Z11, Z4, Z4
-	VMULPS  (R15)(CX*1), Z8, Z9
-	VADDPS  Z9, Z6, Z6
+	SBLOCK512(R12, Z0, Z9)
+	SBLOCK512(R13, Z2, Z10)
+	SBLOCK512(R14, Z4, Z11)
+	SBLOCK512(R15, Z6, Z9)
 	ADDQ    $64, CX
 	JNE     zblock
 
@@ -748,14 +747,8 @@ pgroup:
 pblock:
 	VMOVUPS (SI)(CX*1), Y8
 	VMOVUPS 32(SI)(CX*1), Y9
-	VMULPS  (R12)(CX*1), Y8, Y10
-	VADDPS  Y10, Y0, Y0
-	VMULPS  32(R12)(CX*1), Y9, Y11
-	VADDPS  Y11, Y1, Y1
-	VMULPS  (R13)(CX*1), Y8, Y10
-	VADDPS  Y10, Y2, Y2
-	VMULPS  32(R13)(CX*1), Y9, Y11
-	VADDPS  Y11, Y3, Y3
+	SBLOCK256(R12, Y0, Y1)
+	SBLOCK256(R13, Y2, Y3)
 	ADDQ    $64, CX
 	JNE     pblock
 
@@ -778,10 +771,8 @@ qgroup:
 
 qblock:
 	VMOVUPS (SI)(CX*1), Z8
-	VMULPS  (R12)(CX*1), Z8, Z9
-	VADDPS  Z9, Z0, Z0
-	VMULPS  (R13)(CX*1), Z8, Z10
-	VADDPS  Z10, Z2, Z2
+	SBLOCK512(R12, Z0, Z9)
+	SBLOCK512(R13, Z2, Z10)
 	ADDQ    $64, CX
 	JNE     qblock
 

@@ -197,7 +197,7 @@ func ReadWAVChannelsFile(path string) ([]Chunk, error) {
 
 // DecodeWAVChannels decodes the WAV file held in b; see ReadWAVChannels.
 func DecodeWAVChannels(b []byte) ([]Chunk, error) {
-	s, err := decodeWAV(b, true)
+	s, err := decodeWAV(b, true, nil)
 	return s.channels(), err
 }
 
@@ -218,13 +218,14 @@ func ReadWAVFile(path string) (Chunk, error) {
 // DecodeWAV decodes the WAV file held in b; see ReadWAV. It converts the
 // samples straight from b, without copying them first.
 func DecodeWAV(b []byte) (Chunk, error) {
-	s, err := decodeWAV(b, false)
+	s, err := decodeWAV(b, false, nil)
 	return s.mono(), err
 }
 
 // decodeWAV decodes the WAV file in b into a wavSink, split into channels
-// or downmixed.
-func decodeWAV(b []byte, split bool) (*wavSink, error) {
+// or downmixed. If adjust is not nil, it may change the format and the
+// sample data (whole frames) before they are converted.
+func decodeWAV(b []byte, split bool, adjust func(*wavFormat, []byte) []byte) (*wavSink, error) {
 	r := bytes.NewReader(b)
 	f, declared, err := readWAVHeader(r)
 	if err != nil {
@@ -232,9 +233,12 @@ func decodeWAV(b []byte, split bool) (*wavSink, error) {
 	}
 	data := b[len(b)-r.Len():]
 	have, want := wavDataExtent(declared, int64(len(data)))
-	whole := have - have%int64(f.blockAlign)
-	s := newWAVSink(f, split, whole/int64(f.blockAlign))
-	if err := s.add(data[:whole]); err != nil {
+	data = data[:have-have%int64(f.blockAlign)]
+	if adjust != nil {
+		data = adjust(&f, data)
+	}
+	s := newWAVSink(f, split, int64(len(data)/f.blockAlign))
+	if err := s.add(data); err != nil {
 		return nil, err
 	}
 	return s, finishWAVData(s, declared, have, want)
