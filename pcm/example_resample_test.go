@@ -42,6 +42,6 @@ func ExampleResampler() {
 	out = r.Flush(out)
 	fmt.Println("after Flush:", len(out), "samples")
 	// Output:
-	// after 5 frames: 2323 samples; latency 3.2ms
+	// after 5 frames: 2233 samples; latency 7ms
 	// after Flush: 2400 samples
 }

@@ -25,7 +25,9 @@ func besselI0(x float64) float64 {
 	sum, term := 1.0, 1.0
 	q := x * x / 4
 	for k := 1; k < 500; k++ {
-		term *= q / float64(k*k)
+		// float64(…) rounds the product before the sum, so no machine
+		// fuses the two into a multiply-add (see sincLowPass.at).
+		term = float64(term * (q / float64(k*k)))
 		sum += term
 		if term < sum*1e-17 {
 			break
@@ -75,7 +77,11 @@ func (f sincLowPass) at(j int) float64 {
 		return s
 	}
 	r := x / centre
-	w := besselI0(f.beta*math.Sqrt(max(0, 1-r*r))) / f.i0beta
+	// float64(r*r) keeps the compiler from fusing 1-r*r into a multiply-add
+	// (it does on arm64, and on amd64 with GOAMD64=v3), so that the
+	// coefficients, and the audio resampled with them, are the same on
+	// every machine.
+	w := besselI0(f.beta*math.Sqrt(max(0, 1-float64(r*r)))) / f.i0beta
 	return s * w
 }
 

@@ -188,6 +188,41 @@ func PadTo(c Chunk, d time.Duration) (Chunk, error) {
 	return Chunk{Rate: c.Rate, Samples: out}, nil
 }
 
+// Downmix returns one Chunk whose samples are the mean of channels' samples
+// at the same position, rounded to the nearest integer with ties up
+// (towards +∞), as ffmpeg and sox mix 16-bit channels: for a stereo
+// recording, (left + right) / 2. The channels must be valid, share a rate
+// and have the same length; Downmix of one channel is a copy of it.
+//
+// Downmix(ReadWAVChannels(f)...) equals ReadWAV(f) for a file of 8- or
+// 16-bit or G.711 samples. For wider samples ReadWAV mixes before rounding
+// to 16 bits, so the two can differ by one at a tie.
+func Downmix(channels ...Chunk) (Chunk, error) {
+	if len(channels) == 0 {
+		return Chunk{}, errors.New("pcm: downmix of no channels")
+	}
+	first := channels[0]
+	for i, c := range channels {
+		if err := c.Validate(); err != nil {
+			return Chunk{}, fmt.Errorf("pcm: downmix: channel %d: %w", i, err)
+		}
+		if c.Rate != first.Rate || len(c.Samples) != len(first.Samples) {
+			return Chunk{}, fmt.Errorf("pcm: downmix: channel %d is %d samples at %d Hz, channel 0 is %d samples at %d Hz; the channels of one recording must match (resample or pad them first)",
+				i, len(c.Samples), c.Rate, len(first.Samples), first.Rate)
+		}
+	}
+	out := make([]int16, len(first.Samples))
+	n := int64(len(channels))
+	for i := range out {
+		var sum int64
+		for _, c := range channels {
+			sum += int64(c.Samples[i])
+		}
+		out[i] = int16(roundDiv(sum, n))
+	}
+	return Chunk{Rate: first.Rate, Samples: out}, nil
+}
+
 // RMS returns the root-mean-square level of c in sample units (0 for an
 // empty chunk). DBFS converts it to decibels.
 func RMS(c Chunk) float64 {

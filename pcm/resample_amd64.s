@@ -18,7 +18,15 @@
 // few go one at a time. Float addition is commutative, so which operand
 // of an add comes first does not matter; the pairing does.
 //
-// Arguments (both kernels): dst+0 (base, len), coef+24, x+48, xo+72, ph+80,
+// Outputs j and j+l use the same filter row (the same phase), on windows
+// M = mi·l + mr samples apart. The shared-row kernels (polyRunSharedAVX,
+// polyRunSharedAVX512, polyRunPairAVX, polyRunPairAVX512) compute four (or
+// two) such outputs with one load of their row, which is most of the work
+// for whole runs of 4·l (2·l) outputs; polyRun gives them those runs and
+// polyRunAVX the rest. They need k to be a multiple of 16 (NewResampler
+// makes it so).
+//
+// Arguments (all kernels): dst+0 (base, len), coef+24, x+48, xo+72, ph+80,
 // k+88, l+96, mi+104, mr+112. polyRun has checked that k is a positive
 // multiple of 4 and that every row and window lies inside coef and x.
 //
@@ -155,6 +163,36 @@
 	MOVL    c, AX; \
 	VMOVD   AX, xr; \
 	VSHUFPS $0, xr, xr, xr
+
+// REDUCE4 reduces four outputs A, B, C, D, in Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7
+// (a0|a1 and a2|a3 each), to their sums in X2 = [sA sB sC sD], using Y0..Y3
+// and Y8..Y11. A is paired with C and B with D across the lanes: Y0 =
+// [rA | rC], Y1 = [rB | rD], r = (a0+a1) + (a2+a3); then per lane
+// [rA0+rA2, rA1+rA3, rB0+rB2, rB1+rB3], and s = (r0+r2) + (r1+r3) in
+// elements 0 and 2: [sA . sB . | sC . sD .].
+#define REDUCE4 \
+	VPERM2F128 $0x20, Y4, Y0, Y8; \
+	VPERM2F128 $0x31, Y4, Y0, Y9; \
+	VADDPS     Y9, Y8, Y8; \
+	VPERM2F128 $0x20, Y5, Y1, Y10; \
+	VPERM2F128 $0x31, Y5, Y1, Y11; \
+	VADDPS     Y11, Y10, Y10; \
+	VADDPS     Y10, Y8, Y0; \
+	VPERM2F128 $0x20, Y6, Y2, Y8; \
+	VPERM2F128 $0x31, Y6, Y2, Y9; \
+	VADDPS     Y9, Y8, Y8; \
+	VPERM2F128 $0x20, Y7, Y3, Y10; \
+	VPERM2F128 $0x31, Y7, Y3, Y11; \
+	VADDPS     Y11, Y10, Y10; \
+	VADDPS     Y10, Y8, Y1; \
+	VSHUFPS    $0x44, Y1, Y0, Y2; \
+	VSHUFPS    $0xee, Y1, Y0, Y3; \
+	VADDPS     Y3, Y2, Y2; \
+	VMOVSHDUP  Y2, Y3; \
+	VADDPS     Y3, Y2, Y2; \
+	VSHUFPS    $0x88, Y2, Y2, Y2; \
+	VEXTRACTF128 $1, Y2, X3; \
+	VUNPCKLPD  X3, X2, X2
 
 // func dotSSE(h, x []float32) float32
 //
@@ -406,33 +444,7 @@ gquad:
 	CMPQ CX, qb-32(SP)
 	JLT  gquad
 greduce:
-	// Outputs A, B, C, D are Y0:Y1, Y2:Y3, Y4:Y5, Y6:Y7. Pair A with C
-	// and B with D across the lanes: Y0 = [rA | rC], Y1 = [rB | rD],
-	// r = (a0+a1) + (a2+a3).
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x31, Y4, Y0, Y9
-	VADDPS     Y9, Y8, Y8
-	VPERM2F128 $0x20, Y5, Y1, Y10
-	VPERM2F128 $0x31, Y5, Y1, Y11
-	VADDPS     Y11, Y10, Y10
-	VADDPS     Y10, Y8, Y0
-	VPERM2F128 $0x20, Y6, Y2, Y8
-	VPERM2F128 $0x31, Y6, Y2, Y9
-	VADDPS     Y9, Y8, Y8
-	VPERM2F128 $0x20, Y7, Y3, Y10
-	VPERM2F128 $0x31, Y7, Y3, Y11
-	VADDPS     Y11, Y10, Y10
-	VADDPS     Y10, Y8, Y1
-	// Per lane, [rA0+rA2, rA1+rA3, rB0+rB2, rB1+rB3], then s = (r0+r2) +
-	// (r1+r3) in elements 0 and 2: [sA . sB . | sC . sD .].
-	VSHUFPS    $0x44, Y1, Y0, Y2
-	VSHUFPS    $0xee, Y1, Y0, Y3
-	VADDPS     Y3, Y2, Y2
-	VMOVSHDUP  Y2, Y3
-	VADDPS     Y3, Y2, Y2
-	VSHUFPS    $0x88, Y2, Y2, Y2
-	VEXTRACTF128 $1, Y2, X3
-	VUNPCKLPD  X3, X2, X2
+	REDUCE4
 	VMOVUPS    X2, (R8)
 	ADDQ       $16, R8
 	CMPQ       R8, end-64(SP)
@@ -512,6 +524,309 @@ done:
 	VZEROUPPER
 	RET
 
+// SHAREDSETUP loads the arguments of the shared-row kernels and fills
+// their locals (frame $64; see polyRunSharedAVX).
+#define SHAREDSETUP \
+	MOVQ  dst_base+0(FP), R8; \
+	MOVQ  ph+80(FP), BX; \
+	MOVQ  k+88(FP), AX; \
+	SHLQ  $2, AX; \
+	MOVQ  AX, CX; \
+	NEGQ  CX; \
+	MOVQ  CX, nbb-24(SP); \
+	MOVQ  coef_base+24(FP), CX; \
+	ADDQ  AX, CX; \
+	MOVQ  CX, cb-8(SP); \
+	MOVQ  x_base+48(FP), CX; \
+	ADDQ  AX, CX; \
+	MOVQ  CX, xb-16(SP); \
+	IMULQ AX, BX; \
+	MOVQ  mr+112(FP), CX; \
+	IMULQ AX, CX; \
+	MOVQ  CX, mrk-40(SP); \
+	IMULQ l+96(FP), AX; \
+	MOVQ  AX, lk-48(SP); \
+	MOVQ  l+96(FP), DI; \
+	SHLQ  $1, DI; \
+	LEAQ  (DI)(DI*2), AX; \
+	MOVQ  AX, d3-56(SP); \
+	MOVQ  mi+104(FP), AX; \
+	IMULQ l+96(FP), AX; \
+	ADDQ  mr+112(FP), AX; \
+	LEAQ  (AX)(AX*2), CX; \
+	MOVQ  CX, m3-64(SP); \
+	SHLQ  $2, AX; \
+	MOVQ  AX, R11; \
+	MOVQ  dst_len+8(FP), AX; \
+	XORQ  DX, DX; \
+	MOVQ  l+96(FP), CX; \
+	SHLQ  $2, CX; \
+	DIVQ  CX; \
+	MOVQ  AX, R9; \
+	MOVQ  xo+72(FP), DX; \
+	BCAST($0x80000000, X15); \
+	BCAST($0x3f000000, X14); \
+	BCAST($0x47800000, X13); \
+	BCAST($0xc7800000, X12)
+
+// SBLOCK256 accumulates one 16-tap block of one output whose window is
+// xreg into ya (a0|a1) and yb (a2|a3), with the block's row already in Y8
+// and Y9 (shared by the outputs of the group); Y10 and Y11 are
+// temporaries. SBLOCK512 does the same with the row in Z8, the output's
+// sixteen accumulators in za and zt as the temporary.
+#define SBLOCK256(xreg, ya, yb) \
+	VMULPS (xreg)(CX*1), Y8, Y10; \
+	VADDPS Y10, ya, ya; \
+	VMULPS 32(xreg)(CX*1), Y9, Y11; \
+	VADDPS Y11, yb, yb
+
+#define SBLOCK512(xreg, za, zt) \
+	VMULPS (xreg)(CX*1), Z8, zt; \
+	VADDPS zt, za, za
+
+// SHAREDGROUP starts a group: the row SI and the four windows R12..R15 of
+// the next output and the three that share its row, and zero accumulators
+// (SHAREDGROUP512: the four ZMM accumulators; a VEX.256 instruction zeroes
+// the whole ZMM register).
+#define SHAREDROWS \
+	ROW(SI, R12); \
+	LEAQ (R12)(R11*1), R13; \
+	LEAQ (R13)(R11*1), R14; \
+	LEAQ (R14)(R11*1), R15
+
+#define SHAREDGROUP512 \
+	SHAREDROWS; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y6, Y6, Y6; \
+	MOVQ   nbb-24(SP), CX
+
+#define SHAREDGROUP \
+	SHAREDROWS; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	MOVQ   nbb-24(SP), CX
+
+// SHAREDSTORE rounds the four sums in X2 (REDUCE4) and stores them to
+// dst[q], dst[q+l], dst[q+2l], dst[q+3l], then steps to q+1.
+#define SHAREDSTORE \
+	ROUND; \
+	VMOVQ X2, AX; \
+	MOVW  AX, (R8); \
+	SHRQ  $16, AX; \
+	MOVW  AX, (R8)(DI*1); \
+	SHRQ  $16, AX; \
+	MOVW  AX, (R8)(DI*2); \
+	SHRQ  $16, AX; \
+	MOVQ  d3-56(SP), CX; \
+	MOVW  AX, (R8)(CX*1); \
+	ADDQ  $2, R8
+
+// PAIRSTORE rounds the two sums in the low half of X2 (REDUCE4) and
+// stores them to dst[q] and dst[q+l], then steps to q+1.
+#define PAIRSTORE \
+	ROUND; \
+	VMOVQ X2, AX; \
+	MOVW  AX, (R8); \
+	SHRQ  $16, AX; \
+	MOVW  AX, (R8)(DI*1); \
+	ADDQ  $2, R8
+
+// SHAREDNEXT ends a group and, after the l-th, the run: ROW has stepped l
+// outputs (one row of windows, M samples) on, and the next run starts 4·l
+// outputs (4·M samples) after this one.
+#define SHAREDNEXT(group, run) \
+	DECQ R10; \
+	JNE  group; \
+	ADDQ d3-56(SP), R8; \
+	ADDQ m3-64(SP), DX; \
+	DECQ R9; \
+	JNE  run
+
+// func polyRunSharedAVX(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
+//
+// polyRunAVX for outputs that share filter rows: len(dst) is a multiple of
+// 4·l and k of 16. Output j and output j+l have the same phase, and their
+// windows are M = mi·l + mr input samples apart, so each group of four
+// outputs q, q+l, q+2l, q+3l (q = 0..l-1 within each run of 4·l outputs)
+// loads its filter row once for all four: 10 loads per 16-tap block of four
+// outputs instead of 16. Every output is still the same float32 operations,
+// in the same order, as polyRunGo's. Outputs A..D are Y0:Y1 .. Y6:Y7, their
+// windows R12..R15 (4·M bytes apart, R11), the row SI; DI is 2·l, the
+// distance between their int16 outputs in bytes; R9 counts runs of 4·l
+// outputs and R10 the groups left in a run. Locals as SETUP's (without qb),
+// and d3 = 3·2·l, m3 = 3·M, to step from one run to the next.
+TEXT ·polyRunSharedAVX(SB), NOSPLIT, $64-120
+	SHAREDSETUP
+	TESTQ R9, R9
+	JEQ   hdone
+
+hrun:
+	MOVQ l+96(FP), R10
+
+hgroup:
+	SHAREDGROUP
+
+hblock:
+	VMOVUPS (SI)(CX*1), Y8
+	VMOVUPS 32(SI)(CX*1), Y9
+	SBLOCK256(R12, Y0, Y1)
+	SBLOCK256(R13, Y2, Y3)
+	SBLOCK256(R14, Y4, Y5)
+	SBLOCK256(R15, Y6, Y7)
+	ADDQ    $64, CX
+	JNE     hblock
+
+	REDUCE4
+	SHAREDSTORE
+	SHAREDNEXT(hgroup, hrun)
+
+hdone:
+	VZEROUPPER
+	RET
+
+// func polyRunSharedAVX512(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
+//
+// polyRunSharedAVX with each 16-tap block in one ZMM register: lanes 0-3,
+// 4-7, 8-11 and 12-15 are a0, a1, a2 and a3, the same lanes as the AVX
+// kernel's two YMM registers, so every product and sum is the same float32
+// operation. The accumulators of outputs A..D are Z0, Z2, Z4, Z6, whose low
+// halves are already Y0, Y2, Y4, Y6 (a0|a1); their high halves (a2|a3) go
+// to Y1, Y3, Y5, Y7 for REDUCE4. Only AVX-512F instructions are used.
+TEXT ·polyRunSharedAVX512(SB), NOSPLIT, $64-120
+	SHAREDSETUP
+	TESTQ R9, R9
+	JEQ   zdone
+
+zrun:
+	MOVQ l+96(FP), R10
+
+zgroup:
+	SHAREDGROUP512
+
+zblock:
+	VMOVUPS (SI)(CX*1), Z8
+	SBLOCK512(R12, Z0, Z9)
+	SBLOCK512(R13, Z2, Z10)
+	SBLOCK512(R14, Z4, Z11)
+	SBLOCK512(R15, Z6, Z9)
+	ADDQ    $64, CX
+	JNE     zblock
+
+	VEXTRACTF64X4 $1, Z0, Y1
+	VEXTRACTF64X4 $1, Z2, Y3
+	VEXTRACTF64X4 $1, Z4, Y5
+	VEXTRACTF64X4 $1, Z6, Y7
+	REDUCE4
+	SHAREDSTORE
+	SHAREDNEXT(zgroup, zrun)
+
+zdone:
+	VZEROUPPER
+	RET
+
+// func polyRunPairAVX(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
+//
+// polyRunSharedAVX for one run of 2·l outputs (len(dst) = 2·l, k a multiple
+// of 16): the pairs q, q+l share their row. Outputs A and B are Y0:Y1 and
+// Y2:Y3; REDUCE4 also reduces the zero C and D, whose sums are not stored.
+TEXT ·polyRunPairAVX(SB), NOSPLIT, $64-120
+	SHAREDSETUP
+	MOVQ l+96(FP), R10
+
+pgroup:
+	SHAREDGROUP
+
+pblock:
+	VMOVUPS (SI)(CX*1), Y8
+	VMOVUPS 32(SI)(CX*1), Y9
+	SBLOCK256(R12, Y0, Y1)
+	SBLOCK256(R13, Y2, Y3)
+	ADDQ    $64, CX
+	JNE     pblock
+
+	REDUCE4
+	PAIRSTORE
+	DECQ R10
+	JNE  pgroup
+	VZEROUPPER
+	RET
+
+// func polyRunPairAVX512(dst []int16, coef, x []float32, xo, ph, k, l, mi, mr int)
+//
+// polyRunPairAVX with 512-bit operations, as polyRunSharedAVX512.
+TEXT ·polyRunPairAVX512(SB), NOSPLIT, $64-120
+	SHAREDSETUP
+	MOVQ l+96(FP), R10
+
+qgroup:
+	SHAREDGROUP512
+
+qblock:
+	VMOVUPS (SI)(CX*1), Z8
+	SBLOCK512(R12, Z0, Z9)
+	SBLOCK512(R13, Z2, Z10)
+	ADDQ    $64, CX
+	JNE     qblock
+
+	VEXTRACTF64X4 $1, Z0, Y1
+	VEXTRACTF64X4 $1, Z2, Y3
+	REDUCE4
+	PAIRSTORE
+	DECQ R10
+	JNE  qgroup
+	VZEROUPPER
+	RET
+
+// func widenSSE2(dst []float32, src []int16)
+//
+// Eight samples at a time: each int16 is doubled into a 32-bit lane
+// (PUNPCKLWL/PUNPCKHWL), shifted back arithmetically to sign-extend it, and
+// converted to float32 exactly; the last few one at a time.
+TEXT ·widenSSE2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+
+wloop:
+	CMPQ      CX, $8
+	JLT       wtail
+	MOVOU     (SI), X0
+	MOVO      X0, X1
+	PUNPCKLWL X0, X0
+	PUNPCKHWL X1, X1
+	PSRAL     $16, X0
+	PSRAL     $16, X1
+	CVTPL2PS  X0, X0
+	CVTPL2PS  X1, X1
+	MOVUPS    X0, (DI)
+	MOVUPS    X1, 16(DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       wloop
+
+wtail:
+	TESTQ    CX, CX
+	JEQ      wdone
+	MOVWLSX  (SI), AX
+	CVTSL2SS AX, X0
+	MOVSS    X0, (DI)
+	ADDQ     $2, SI
+	ADDQ     $4, DI
+	DECQ     CX
+	JMP      wtail
+
+wdone:
+	RET
+
 // func cpuHasAVX() bool
 TEXT ·cpuHasAVX(SB), NOSPLIT, $0-1
 	MOVL  $1, AX
@@ -528,5 +843,34 @@ TEXT ·cpuHasAVX(SB), NOSPLIT, $0-1
 	MOVB  $1, ret+0(FP)
 	RET
 noavx:
+	MOVB  $0, ret+0(FP)
+	RET
+
+// func cpuHasAVX512() bool
+TEXT ·cpuHasAVX512(SB), NOSPLIT, $0-1
+	XORL  AX, AX
+	XORL  CX, CX
+	CPUID                 // the highest basic leaf into AX
+	CMPL  AX, $7
+	JLT   no512
+	MOVL  $1, AX
+	XORL  CX, CX
+	CPUID
+	ANDL  $0x18000000, CX // OSXSAVE (bit 27) and AVX (bit 28)
+	CMPL  CX, $0x18000000
+	JNE   no512
+	MOVL  $7, AX
+	XORL  CX, CX
+	CPUID
+	BTL   $16, BX         // AVX512F
+	JCC   no512
+	XORL  CX, CX
+	XGETBV                // XCR0 into DX:AX
+	ANDL  $0xe6, AX       // XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM state
+	CMPL  AX, $0xe6
+	JNE   no512
+	MOVB  $1, ret+0(FP)
+	RET
+no512:
 	MOVB  $0, ret+0(FP)
 	RET

@@ -43,25 +43,33 @@ func asmKernels(t testing.TB) []namedKernel {
 	} else {
 		t.Log("CPU without AVX: only the SSE kernel is checked")
 	}
+	if cpuHasAVX512() {
+		ks = append(ks, namedKernel{"AVX512", kernAVX512})
+	} else {
+		t.Log("CPU without AVX-512F: the AVX-512 kernel is not checked")
+	}
 	return ks
 }
 
 // TestPolyKernelsMatchPortable runs every assembly kernel and polyRunGo on
 // random filters and inputs (loud enough that many outputs saturate) over
 // the tap counts of the common conversions and odd ones, and wants
-// bit-identical int16 outputs.
+// bit-identical int16 outputs. With k a multiple of 16 and l ≤ 175, the AVX
+// kernel computes the first whole runs of 4·l outputs with shared rows
+// (polyRunSharedAVX) and the rest four rows at a time.
 func TestPolyKernelsMatchPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, nk := range asmKernels(t) {
 		name, kern := nk.name, nk.kern
-		for _, k := range []int{4, 8, 12, 16, 20, 28, 32, 44, 48, 52, 64, 80, 96, 156, 160, 172} {
-			for _, st := range [][3]int{{1, 0, 0}, {3, 0, 1}, {2, 0, 1}, {320, 1, 1}, {147, 1, 73}, {2, 3, 0}, {160, 1, 0}, {7, 2, 5}} {
+		for _, k := range []int{4, 8, 12, 16, 20, 28, 32, 44, 48, 52, 64, 80, 96, 112, 156, 160, 172, 192, 320} {
+			for _, st := range [][3]int{{1, 0, 0}, {3, 0, 1}, {2, 0, 1}, {320, 1, 1}, {147, 1, 73}, {2, 3, 0}, {160, 1, 0}, {7, 2, 5},
+				{80, 1, 67}, {1, 3, 0}, {2, 1, 1}, {3, 0, 2}} {
 				l, mi, mr := st[0], st[1], st[2]
 				coef := make([]float32, l*k)
 				for i := range coef {
 					coef[i] = float32(rng.NormFloat64() * 0.3)
 				}
-				const n = 300
+				const n = 700
 				x := make([]float32, k+n*(mi+1)+1)
 				for i := range x {
 					x[i] = float32(rng.IntN(65536) - 32768)
@@ -121,13 +129,13 @@ func TestResamplerKernelsMatch(t *testing.T) {
 		{Rate8k, Rate48k}, {Rate22k05, Rate8k}, {11025, 8000}, {8000, 7999}, {100, 8000}}
 	for _, p := range pairs {
 		in := pinnedInput(p[0], p[0]/2)
+		base, err := NewResampler(p[0], p[1])
+		if err != nil {
+			t.Fatal(err)
+		}
 		var want []int16
 		for _, nk := range append([]namedKernel{{"Go", kernGo}}, asmKernels(t)...) {
-			r, err := NewResampler(p[0], p[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.kern = nk.kern
+			r := withKernel(base, nk.kern)
 			var got []int16
 			for rest := in; len(rest) > 0; {
 				n := min(rng.IntN(3000)+1, len(rest))
@@ -164,6 +172,16 @@ func TestPolyRunChecksRange(t *testing.T) {
 	}
 	// The largest valid window is accepted.
 	polyRun(kernSSE, make([]int16, 1), coef, x, 12, 2, 8, 3, 1, 0)
+}
+
+// withKernel returns a Resampler like r, sharing its (read-only) filter,
+// that runs kernel kern on a stream of its own.
+func withKernel(r *Resampler, kern polyKernel) *Resampler {
+	c := *r
+	c.buf = make([]float32, 0, cap(r.buf))
+	c.kern = kern
+	c.Reset()
+	return &c
 }
 
 func firstDiff(a, b []int16) int {
@@ -206,13 +224,13 @@ func FuzzResamplerKernels(f *testing.F) {
 			in[i] = int16(uint16(data[2*i]) | uint16(data[2*i+1])<<8)
 		}
 		n := 1 + int(frame)%2000
+		base, err := NewResampler(rf, rt)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var want []int16
 		for _, nk := range append([]namedKernel{{"Go", kernGo}}, asmKernels(t)...) {
-			r, err := NewResampler(rf, rt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.kern = nk.kern
+			r := withKernel(base, nk.kern)
 			var got []int16
 			for i := 0; i < len(in); i += n {
 				got = r.Process(got, in[i:min(i+n, len(in))])
@@ -227,4 +245,28 @@ func FuzzResamplerKernels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestWidenMatchesPortable checks the SSE2 int16 → float32 conversion
+// against the Go loop for every length up to 40 and the extreme values.
+func TestWidenMatchesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for n := range 41 {
+		src := make([]int16, n)
+		for i := range src {
+			src[i] = int16(rng.Uint32())
+		}
+		if n > 2 {
+			src[0], src[n-1] = -32768, 32767
+		}
+		got, want := make([]float32, n+1), make([]float32, n+1)
+		got[n], want[n] = 7, 7 // past the end: untouched
+		widen(got, src)
+		widenGo(want, src)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, got[i], want[i])
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package pcm
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkResample streams 20 ms frames through a Resampler into a caller
@@ -43,4 +44,24 @@ func benchResampler(b *testing.B, r *Resampler) {
 	b.ReportMetric(float64(out)/s/1e6, "Mout/s")
 	cpu.report(b, float64(b.N)*float64(len(src)), "Min/cpu-s")
 	cpu.report(b, float64(out), "Mout/cpu-s")
+}
+
+// BenchmarkNewResampler measures the filter design, which Resample pays on
+// every call: telephony pairs (L ≤ 3), 44.1 kHz pairs (L = 80, 160, 320)
+// and one that needs the interpolated bank.
+func BenchmarkNewResampler(b *testing.B) {
+	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate24k, Rate16k}, {Rate44k1, Rate24k}, {Rate44k1, Rate48k}, {Rate22k05, Rate16k}, {44100, 44101}} {
+		b.Run(fmt.Sprintf("%dto%d", p[0], p[1]), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			for b.Loop() {
+				if _, err := NewResampler(p[0], p[1]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if end, ok := threadCPU(); ok && cpu.ok {
+				b.ReportMetric(float64(end-cpu.start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+			}
+		})
+	}
 }

@@ -5,6 +5,9 @@ package pcm
 // dot returns the inner product of h and x[:len(h)].
 func dot(h, x []float32) float32 { return dotGo(h, x) }
 
+// widen sets dst[i] = float32(src[i]) for every i < len(src).
+func widen(dst []float32, src []int16) { widenGo(dst, src) }
+
 // bestKernel returns the kernel a new Resampler uses: the portable one.
 func bestKernel() polyKernel { return kernGo }
 

@@ -161,14 +161,15 @@ func TestResampleStopBand(t *testing.T) {
 	}
 }
 
-// TestResamplePassBand checks the gain of tones across the pass band.
+// TestResamplePassBand checks the gain of tones across the pass band, to
+// 0.9 of the lower Nyquist frequency.
 func TestResamplePassBand(t *testing.T) {
 	t.Parallel()
 	const amp = 16000.0
-	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate48k, Rate16k}, {Rate44k1, Rate24k}, {Rate16k, Rate22k05}} {
+	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate48k, Rate16k}, {Rate44k1, Rate24k}, {Rate16k, Rate22k05}, {Rate24k, Rate16k}} {
 		nyq := float64(min(p[0], p[1])) / 2
 		worst := 0.0
-		for _, frac := range []float64{0.02, 0.1, 0.25, 0.4, 0.55, 0.7, 0.8} {
+		for _, frac := range []float64{0.02, 0.1, 0.25, 0.4, 0.55, 0.7, 0.8, 0.85, 0.875, 0.9} {
 			f := frac * nyq
 			in := Chunk{Rate: p[0], Samples: tone(p[0], f, amp, 0.5, p[0]/2)}
 			out, err := Resample(in, p[1])
@@ -181,9 +182,9 @@ func TestResamplePassBand(t *testing.T) {
 				worst = g
 			}
 		}
-		t.Logf("%d→%d Hz: worst pass-band gain to 0.8·Nyquist %+.4f dB", p[0], p[1], worst)
-		if math.Abs(worst) > 0.02 {
-			t.Errorf("%d→%d Hz: pass-band gain %+.4f dB, want within ±0.02 dB", p[0], p[1], worst)
+		t.Logf("%d→%d Hz: worst pass-band gain to 0.9·Nyquist %+.4f dB", p[0], p[1], worst)
+		if math.Abs(worst) > 0.1 {
+			t.Errorf("%d→%d Hz: pass-band gain %+.4f dB, want within ±0.1 dB", p[0], p[1], worst)
 		}
 	}
 }
@@ -253,8 +254,9 @@ func TestResamplerZeroAllocs(t *testing.T) {
 }
 
 // TestResampleMatchesSox compares a band-limited multi-tone signal against
-// sox's high-quality resampler. Both filters are flat below 0.8 Nyquist, so
-// the difference must be small — and it also shows both are time-aligned.
+// sox's high-quality resampler. Both filters are flat below 0.85 Nyquist,
+// so the difference must be small — and it also shows both are
+// time-aligned.
 func TestResampleMatchesSox(t *testing.T) {
 	t.Parallel()
 	sox, err := exec.LookPath("sox")
@@ -264,7 +266,7 @@ func TestResampleMatchesSox(t *testing.T) {
 	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate44k1, Rate16k}} {
 		nyq := float64(min(p[0], p[1])) / 2
 		in := make([]int16, p[0])
-		for _, f := range []float64{0.05, 0.21, 0.43, 0.67, 0.78} {
+		for _, f := range []float64{0.05, 0.21, 0.43, 0.67, 0.78, 0.85} {
 			for i, v := range tone(p[0], f*nyq, 5000, f*10, len(in)) {
 				in[i] += v
 			}
@@ -331,7 +333,13 @@ func TestResampleUnusualPairs(t *testing.T) {
 	pairs := [][2]int{{11025, 8000}, {32000, 22050}, {96000, 8000}, {12345, 6789}, {6789, 12345}, {100, 8000}, {8000, 100}, {8000, 7999}}
 	for _, p := range pairs {
 		freq := 0.3 * float64(min(p[0], p[1])) / 2
-		n := max(p[0], 4000)
+		r, err := NewResampler(p[0], p[1])
+		if err != nil {
+			t.Fatalf("%d→%d Hz: %v", p[0], p[1], err)
+		}
+		// Long enough that the edges, where the filter reaches past the
+		// signal (its delay on each side), leave most of it to fit.
+		n := max(p[0], 4000, 4*SamplesFor(p[0], r.Delay()))
 		in := Chunk{Rate: p[0], Samples: tone(p[0], freq, 10000, 0.7, n)}
 		out, err := Resample(in, p[1])
 		if err != nil {
@@ -340,7 +348,7 @@ func TestResampleUnusualPairs(t *testing.T) {
 		if want := int(math.Round(float64(n) * float64(p[1]) / float64(p[0]))); out.Len() != want {
 			t.Errorf("%d→%d Hz: %d samples, want %d", p[0], p[1], out.Len(), want)
 		}
-		f := fitTone(t, out.Samples, p[1], freq, out.Len()/8)
+		f := fitTone(t, out.Samples, p[1], freq, max(out.Len()/8, SamplesFor(p[1], r.Delay())))
 		dp := phaseDiff(f.phase, 0.7)
 		t.Logf("%d→%d Hz, %.0f Hz tone: SNR %.1f dB, phase error %.1e rad", p[0], p[1], freq, f.snrDB, dp)
 		if f.snrDB < 60 || math.Abs(dp) > 1e-3 {
@@ -350,12 +358,14 @@ func TestResampleUnusualPairs(t *testing.T) {
 }
 
 // TestResamplerFilterResponse evaluates the designed prototype filter's
-// frequency response directly from the coefficient bank: pass-band ripple
-// up to 0.8 of the lower Nyquist frequency and stop-band attenuation from
+// frequency response directly from the coefficient bank: the pass band
+// within 0.1 dB of unity up to 0.9 of the lower Nyquist frequency (and
+// within 0.001 dB up to 0.85), and the stop band at least 90 dB down from
 // the lower Nyquist frequency up.
 func TestResamplerFilterResponse(t *testing.T) {
 	t.Parallel()
-	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate48k, Rate16k}, {Rate44k1, Rate24k}, {Rate16k, Rate24k}, {Rate44k1, Rate48k}} {
+	for _, p := range [][2]int{{Rate24k, Rate8k}, {Rate8k, Rate24k}, {Rate48k, Rate16k}, {Rate44k1, Rate24k}, {Rate16k, Rate24k}, {Rate44k1, Rate48k},
+		{Rate24k, Rate16k}, {Rate16k, Rate8k}, {Rate22k05, Rate16k}, {Rate48k, Rate8k}, {Rate8k, Rate44k1}} {
 		r, err := NewResampler(p[0], p[1])
 		if err != nil {
 			t.Fatal(err)
@@ -380,10 +390,13 @@ func TestResamplerFilterResponse(t *testing.T) {
 			return 20 * math.Log10(math.Hypot(re, im))
 		}
 		nyq := float64(min(p[0], p[1])) / 2
-		ripple, worstStop := 0.0, math.Inf(-1)
-		for i := 0; i <= 40; i++ {
-			g := resp(0.8 * nyq * float64(i) / 40)
+		ripple, flat, worstStop := 0.0, 0.0, math.Inf(-1)
+		for i := 0; i <= 90; i++ {
+			g := resp(0.9 * nyq * float64(i) / 90)
 			ripple = max(ripple, math.Abs(g))
+			if i <= 85 {
+				flat = max(flat, math.Abs(g))
+			}
 		}
 		// Stop band from the lower Nyquist frequency to the prototype's
 		// Nyquist frequency (or 4× the higher rate, which covers every
@@ -392,15 +405,15 @@ func TestResamplerFilterResponse(t *testing.T) {
 		for f := nyq; f <= top; f += max((f-nyq)/20, 5) {
 			worstStop = max(worstStop, resp(f))
 		}
-		t.Logf("%d→%d Hz: %d taps/output, pass-band ripple %.5f dB, stop band ≤ %.1f dB", p[0], p[1], k, ripple, worstStop)
-		if ripple > 0.001 || worstStop > -80 {
-			t.Errorf("%d→%d Hz: ripple %.5f dB (want ≤ 0.001), stop band %.1f dB (want ≤ −80)", p[0], p[1], ripple, worstStop)
+		t.Logf("%d→%d Hz: %d taps/output, gain within %.5f dB to 0.85·Nyquist and %.4f dB to 0.9, stop band ≤ %.1f dB", p[0], p[1], k, flat, ripple, worstStop)
+		if ripple > 0.1 || flat > 0.001 || worstStop > -90 {
+			t.Errorf("%d→%d Hz: within %.5f dB to 0.85·Nyquist (want ≤ 0.001) and %.4f dB to 0.9 (want ≤ 0.1), stop band %.1f dB (want ≤ −90)", p[0], p[1], flat, ripple, worstStop)
 		}
 	}
 }
 
 // TestResamplerSameRate: a Resampler between equal rates is a linear-phase
-// low-pass at 0.8–1.0 of Nyquist with the delay compensated, so a tone
+// low-pass at 0.9–1.0 of Nyquist with the delay compensated, so a tone
 // below the pass-band edge comes out unchanged but for rounding.
 func TestResamplerSameRate(t *testing.T) {
 	t.Parallel()
@@ -445,7 +458,10 @@ func TestResampleBitsPinned(t *testing.T) {
 		sum := sha256.Sum256(out.Bytes())
 		want[to] = hex.EncodeToString(sum[:8])
 	}
-	pinned := map[int]string{Rate8k: "b839de9801b70d2b", Rate16k: "445768389fc0716f", Rate44k1: "141e8e280a32be3b"}
+	// Re-pinned for the filter of issue 20 (flat to 0.9 of Nyquist, 90 dB
+	// stop band); the hashes before it were 24k→8k b839de9801b70d2b,
+	// 24k→16k 445768389fc0716f, 24k→44.1k 141e8e280a32be3b.
+	pinned := map[int]string{Rate8k: "6610e572ba66f717", Rate16k: "3d780df15d189d74", Rate44k1: "7a1676d4b53e2235"}
 	for to, got := range want {
 		if got != pinned[to] {
 			t.Errorf("Resample 24k→%d: output hash %s, pinned %s", to, got, pinned[to])
@@ -455,20 +471,24 @@ func TestResampleBitsPinned(t *testing.T) {
 
 // TestResampleBitsPinnedConversions extends TestResampleBitsPinned to the
 // upsampling and other common conversions, with a loud input whose filtered
-// overshoot clips (so saturation is pinned too). The hashes were taken from
-// the original one-output-at-a-time SSE kernel; every kernel (SSE, AVX,
-// portable Go) must reproduce them exactly.
+// overshoot clips (so saturation is pinned too). The hashes were taken
+// with the filter of issue 20 from the portable kernel, and every kernel
+// (SSE, AVX with and without shared rows, portable Go on amd64 and arm64)
+// must reproduce them exactly. (Those of the previous filter, from the
+// original one-output-at-a-time SSE kernel, are in the git history.)
 func TestResampleBitsPinnedConversions(t *testing.T) {
 	pinned := map[[2]int]string{
-		{8000, 16000}: "f7e258a5aee2bf6a", {8000, 24000}: "3cd8f9131a5d2ce9", {8000, 44100}: "8c001fd19aaf1913",
-		{8000, 48000}: "4993f26944af7d68", {16000, 8000}: "9c5a490f10629dc5", {16000, 24000}: "b8ad692f33ea1784",
-		{22050, 16000}: "2cc26c4eccb841ba", {24000, 8000}: "3dae1aa462c414b7", {24000, 16000}: "0421e64b2accf04e",
-		{44100, 24000}: "dd6f614c213dcc90", {48000, 16000}: "4724549ec2cc95a1",
+		{8000, 16000}: "fbefad35b447c605", {8000, 24000}: "d38970c0203cd4d8", {8000, 44100}: "fae6bccb05121e35",
+		{8000, 48000}: "85c80d9b0a3ee9e6", {16000, 8000}: "99fb5992d7cce4e4", {16000, 24000}: "69a6a3c901eb9c5e",
+		{22050, 16000}: "665a4c8bf5fc33f3", {24000, 8000}: "919faa77d639d013", {24000, 16000}: "b93c8276b25ec222",
+		{44100, 24000}: "b450bde10747aba6", {48000, 16000}: "0838be617e779c39",
+		{44100, 44101}: "9cc692d5caf628cd", {8000, 7999}: "f6de360d652a940f",
 	}
 	got := map[[2]int]string{}
 	for _, p := range [][2]int{
 		{Rate8k, Rate24k}, {Rate16k, Rate24k}, {Rate44k1, Rate24k}, {Rate48k, Rate16k}, {Rate24k, Rate16k},
 		{Rate24k, Rate8k}, {Rate8k, Rate16k}, {Rate16k, Rate8k}, {Rate8k, Rate44k1}, {Rate22k05, Rate16k}, {Rate8k, Rate48k},
+		{44100, 44101}, {8000, 7999}, // the interpolated bank (L > 1024)
 	} {
 		in := pinnedInput(p[0], p[0]/5)
 		out, err := Resample(Chunk{Rate: p[0], Samples: in}, p[1])

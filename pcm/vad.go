@@ -16,6 +16,13 @@ import (
 // is ThresholdDB above that floor and above MinLevelDBFS. Active frames
 // separated by less than Hangover of inactive ones belong to one segment,
 // and a segment counts as speech once it has MinSpeech of active frames.
+//
+// A segment's ends are then placed where the speech meets the background:
+// the segment grows over the frames next to it (after its last active
+// frame, and before its first) while they hold at least twice the power
+// of the background noise, that is while the speech in them is at least
+// as strong as the noise (see Segment). The background's power is the mean
+// power of the frames outside segments.
 type VADConfig struct {
 	// Frame is the analysis frame. Segment boundaries are whole frames.
 	// Default 10 ms; range [5 ms, 50 ms].
@@ -80,11 +87,20 @@ func (cfg VADConfig) Validate() error {
 }
 
 // Segment is a stretch of speech, from the start of the audio.
+//
+// Its ends are where the speech rises out of the background and sinks back
+// into it: Start is the start of the first frame, and End the end of the
+// last frame, in which the speech is at least as strong as the background
+// noise (the frame holds at least twice the noise's mean power), or, in
+// digital silence, above MinLevelDBFS. Speech that fades below the noise
+// cannot be told from it, so a fading last word ends where it reaches the
+// noise level. The hangover, the pause the detector waits out before it
+// reports the end, is not part of the segment. Ends are whole frames, so
+// they are accurate to a frame (10 ms by default).
 type Segment struct {
-	// Start is where the first active frame begins.
+	// Start is where the speech begins.
 	Start time.Duration
-	// End is where the last active frame ends; the hangover after it is
-	// not included.
+	// End is where the speech ends (not where the end was reported).
 	End time.Duration
 }
 
@@ -117,8 +133,9 @@ func (t VADEventType) String() string {
 //
 // Events are reported late, with their true time: a start once the segment
 // has MinSpeech of active audio, an end once Hangover has passed without
-// speech. Sample and At say where in the stream the change happened, not
-// when it was reported.
+// speech. Sample and At say where in the stream the change happened (the
+// Start or End of the Segment, as Segment defines them), not when it was
+// reported.
 type VADEvent struct {
 	// Type is SpeechStart or SpeechEnd.
 	Type VADEventType
@@ -147,6 +164,10 @@ const MinVADRate = Rate8k
 // taking the minimum: it steadies the floor without delaying decisions,
 // which use each frame's own energy.
 const vadSmooth = 5
+
+// vadNoiseFrames is the time constant, in frames, of the background's mean
+// power that places segment ends (see Segment).
+const vadNoiseFrames = 32
 
 // VAD is a streaming energy voice activity detector for audio at one rate;
 // see VADConfig for how it decides. Feed it samples with Process in pieces
@@ -186,6 +207,12 @@ type VAD struct {
 	dqLen     int
 	lastFloor float64
 
+	// Background: the mean power of the frames outside segments, as an
+	// exponential average over about vadNoiseFrames frames; noiseN counts
+	// the frames it has seen (0: none yet, the floor stands in).
+	noiseMean float64
+	noiseN    int64
+
 	// Powers of the last len(hist) frames, for looking back when a
 	// segment opens.
 	hist []float64
@@ -196,6 +223,7 @@ type VAD struct {
 	speaking bool  // the open segment is confirmed speech
 	segStart int64 // first sample of the open segment
 	lastEnd  int64 // end of the last active frame
+	tailEnd  int64 // end of the speech: lastEnd and the tail frames after it
 	active   int   // active frames in the open segment
 }
 
@@ -257,7 +285,8 @@ func (v *VAD) Reset() {
 	v.hx1, v.hx2, v.hy1, v.hy2 = 0, 0, 0, 0
 	v.recent, v.nRecent, v.frames = [vadSmooth]float64{}, 0, 0
 	v.dqHead, v.dqLen, v.lastFloor = 0, 0, 0
-	v.inSeg, v.speaking, v.segStart, v.lastEnd, v.active = false, false, 0, 0, 0
+	v.noiseMean, v.noiseN = 0, 0
+	v.inSeg, v.speaking, v.segStart, v.lastEnd, v.tailEnd, v.active = false, false, 0, 0, 0, 0
 	v.boundary = 0
 }
 
@@ -291,14 +320,15 @@ func (v *VAD) Process(dst []VADEvent, samples []int16) []VADEvent {
 }
 
 // Flush ends the stream: it analyses any partial last frame, reports the
-// end of speech still going on (at the end of its last active frame), drops
-// a segment too short to be speech, and resets the detector.
+// end of speech still going on (where it ends, as Segment says, at the end
+// of the stream at the latest), drops a segment too short to be speech,
+// and resets the detector.
 func (v *VAD) Flush(dst []VADEvent) []VADEvent {
 	if v.fill > 0 {
 		dst = v.onFrame(dst, min(v.sum, v.raw)/float64(v.fill))
 	}
 	if v.speaking {
-		dst = append(dst, v.event(SpeechEnd, v.lastEnd))
+		dst = append(dst, v.event(SpeechEnd, v.tailEnd))
 	}
 	v.Reset()
 	return dst
@@ -312,12 +342,16 @@ func (v *VAD) onFrame(dst []VADEvent, p float64) []VADEvent {
 	end := v.pos
 	start := end - int64(v.fill)
 	thr := max(v.minLevel, floor*v.ratio)
+	tail := v.tailThreshold(floor)
+	if zzDebug != nil {
+		zzDebug(v.pos, p, thr, tail, floor, v.noiseMean)
+	}
 	if p >= thr {
 		if !v.inSeg {
 			v.inSeg, v.segStart, v.active = true, start, 0
-			v.lookBack(i, thr)
+			v.lookBack(i, thr, tail)
 		}
-		v.lastEnd = end
+		v.lastEnd, v.tailEnd = end, end
 		v.active++
 		if !v.speaking && v.active >= v.minActive {
 			v.speaking = true
@@ -325,37 +359,73 @@ func (v *VAD) onFrame(dst []VADEvent, p float64) []VADEvent {
 		}
 		return dst
 	}
-	if v.inSeg && end-v.lastEnd >= v.hangover {
+	if !v.inSeg {
+		v.addNoise(p)
+		return dst
+	}
+	// Speech fading out: the frames right after it that still stand out
+	// from the background belong to it.
+	if v.tailEnd == start && p >= tail {
+		v.tailEnd = end
+	}
+	if end-v.lastEnd >= v.hangover {
 		if v.speaking {
-			dst = append(dst, v.event(SpeechEnd, v.lastEnd))
+			dst = append(dst, v.event(SpeechEnd, v.tailEnd))
 		}
 		v.inSeg, v.speaking, v.active = false, false, 0
-		v.boundary = v.lastEnd
+		v.boundary = v.tailEnd
 	}
 	return dst
 }
 
+// tailThreshold returns the power a frame next to a segment needs to
+// belong to it: twice the background's (speech at least as strong as the
+// noise), or MinLevelDBFS in digital silence. The background is the mean
+// power of the frames outside segments, or the noise floor if that is
+// higher: the floor is seen first when noise gets louder (the mean is not
+// updated inside a segment), and stands in before any frame outside speech.
+func (v *VAD) tailThreshold(floor float64) float64 {
+	bg := floor
+	if v.noiseN > 0 {
+		bg = max(bg, v.noiseMean)
+	}
+	return max(v.minLevel, 2*bg)
+}
+
+// addNoise adds frame power p, outside any segment, to the background's
+// mean power.
+func (v *VAD) addNoise(p float64) {
+	v.noiseN++
+	w := 1 / float64(min(v.noiseN, vadNoiseFrames))
+	v.noiseMean += w * (p - v.noiseMean)
+}
+
 // lookBack extends a segment opening at frame i backwards over earlier
 // frames that are above the current threshold thr, bridging pauses shorter
-// than the hangover. It matters when the floor has just dropped: at the
-// start of a stream the floor is the quietest audio so far, so speech from
-// the first sample is only seen as speech once a pause has shown the real
-// floor.
-func (v *VAD) lookBack(i int64, thr float64) {
+// than the hangover, and then over the frames just before it that are
+// above tail (the speech rising out of the background; see Segment). The
+// first part matters when the floor has just dropped: at the start of a
+// stream the floor is the quietest audio so far, so speech from the first
+// sample is only seen as speech once a pause has shown the real floor.
+func (v *VAD) lookBack(i int64, thr, tail float64) {
 	n := int64(len(v.hist))
 	f := int64(v.frame)
 	var gap int64
+	first := i // the earliest active frame
 	for j := i - 1; j >= 0 && j > i-n && j*f >= v.boundary; j-- {
 		if v.hist[j%n] >= thr {
 			v.segStart = j * f
 			v.active++
-			gap = 0
+			first, gap = j, 0
 			continue
 		}
 		gap += f
 		if gap >= v.hangover {
-			return
+			break
 		}
+	}
+	for j := first - 1; j >= 0 && j > i-n && j*f >= v.boundary && v.hist[j%n] >= tail; j-- {
+		v.segStart = j * f
 	}
 }
 
@@ -438,3 +508,5 @@ func SegmentsOf(events []VADEvent) []Segment {
 	}
 	return out
 }
+
+var zzDebug func(pos int64, p, thr, tail, floor, nm float64)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 )
@@ -15,14 +16,15 @@ import (
 // WAV input and output.
 //
 // Reading accepts the WAV files that recorders, TTS engines, ffmpeg and sox
-// write: any sample rate; any number of channels, averaged to mono; 8-bit
-// unsigned and 16-, 24- and 32-bit signed integer PCM; 32- and 64-bit IEEE
-// float; G.711 µ-law and A-law; each either as a plain format tag or inside
+// write: any sample rate; any number of channels; 8-bit unsigned and 16-,
+// 24- and 32-bit signed integer PCM; 32- and 64-bit IEEE float; G.711 µ-law
+// and A-law; each either as a plain format tag or inside
 // WAVE_FORMAT_EXTENSIBLE. Chunks other than "fmt " and "data" (LIST, fact,
-// JUNK, bext, …) are skipped, wherever they are. The result is always 16-bit
-// mono: wider samples are rounded to the nearest 16-bit value (halves round
-// up), and float samples are scaled by 32768, rounded and clipped to the
-// int16 range.
+// JUNK, bext, …) are skipped, wherever they are. The result is 16-bit:
+// ReadWAV returns mono, downmixing a file of several channels to their mean;
+// ReadWAVChannels returns every channel on its own.
+//
+// Samples become 16-bit in one rounding step; ReadWAV says how.
 //
 // Writing always produces the canonical 44-byte header followed by 16-bit
 // mono PCM, so the same Chunk always gives the same bytes.
@@ -120,7 +122,34 @@ type wavFormat struct {
 	blockAlign int // bytes per frame (one sample of every channel)
 }
 
-// ReadWAV reads a WAV file from r and returns its audio as 16-bit mono.
+// ReadWAV reads a WAV file from r and returns its audio as 16-bit mono. A
+// file of several channels is downmixed: each output sample is the mean of
+// the frame's channels, taken from the file's samples at their full
+// precision and rounded once. To keep the channels apart, for example the
+// two sides of a call recording, use ReadWAVChannels; Downmix mixes them
+// afterwards.
+//
+// Samples become 16-bit in one rounding step, from their exact value, with
+// the rules ffmpeg applies (its -ac 1 output is the reference the tests
+// check against, sample for sample):
+//
+//   - 24- and 32-bit integer and float samples, and the mean of several
+//     of them, round to the nearest 16-bit value, ties to even, as ffmpeg's
+//     conversion through float does (lrintf). Float samples are scaled by
+//     32768, so ±1.0 is full scale, and mixed before the result is clipped
+//     to the int16 range (values beyond 65536 times full scale, infinities
+//     included, count as that).
+//   - The mean of several 8-bit, 16-bit or G.711 channels rounds ties up
+//     (towards +∞), as ffmpeg's and sox's integer mixers do. Their single
+//     samples are exact.
+//
+// ffmpeg departs from these rules in three places, where this package does
+// not follow it: it converts a 24- or 32-bit channel on its own by
+// truncating it (this package rounds, as ffmpeg does through float), it
+// mixes float channels in float32 (one more rounding; this package takes
+// the exact mean), and it mixes more than two channels with its
+// channel-layout matrices (this package takes the plain mean of all
+// channels). sox rounds every tie up.
 //
 // r is read from its current position. On an error the Chunk is empty,
 // except with ErrWAVDataTruncated: then it holds the complete frames that
@@ -132,7 +161,44 @@ func ReadWAV(r io.ReadSeeker) (Chunk, error) {
 	if err != nil {
 		return Chunk{}, err
 	}
-	return readWAVData(r, f, dataSize)
+	s, err := readWAVData(r, f, dataSize, false)
+	return s.mono(), err
+}
+
+// ReadWAVChannels reads a WAV file from r and returns each of its channels
+// as a 16-bit Chunk at the file's rate, in the file's order (for stereo,
+// left then right). Every channel has the same number of samples. A sample
+// wider than 16 bits is rounded as ReadWAV rounds it (ties to even).
+//
+// Errors are those of ReadWAV; with ErrWAVDataTruncated every channel holds
+// the complete frames that were present.
+func ReadWAVChannels(r io.ReadSeeker) ([]Chunk, error) {
+	f, dataSize, err := readWAVHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	s, err := readWAVData(r, f, dataSize, true)
+	return s.channels(), err
+}
+
+// ReadWAVChannelsFile reads the WAV file at path; see ReadWAVChannels.
+func ReadWAVChannelsFile(path string) ([]Chunk, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("pcm: reading WAV: %w", err)
+	}
+	defer fh.Close()
+	c, err := ReadWAVChannels(fh)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// DecodeWAVChannels decodes the WAV file held in b; see ReadWAVChannels.
+func DecodeWAVChannels(b []byte) ([]Chunk, error) {
+	s, err := decodeWAV(b, true, nil)
+	return s.channels(), err
 }
 
 // ReadWAVFile reads the WAV file at path; see ReadWAV.
@@ -152,19 +218,30 @@ func ReadWAVFile(path string) (Chunk, error) {
 // DecodeWAV decodes the WAV file held in b; see ReadWAV. It converts the
 // samples straight from b, without copying them first.
 func DecodeWAV(b []byte) (Chunk, error) {
+	s, err := decodeWAV(b, false, nil)
+	return s.mono(), err
+}
+
+// decodeWAV decodes the WAV file in b into a wavSink, split into channels
+// or downmixed. If adjust is not nil, it may change the format and the
+// sample data (whole frames) before they are converted.
+func decodeWAV(b []byte, split bool, adjust func(*wavFormat, []byte) []byte) (*wavSink, error) {
 	r := bytes.NewReader(b)
 	f, declared, err := readWAVHeader(r)
 	if err != nil {
-		return Chunk{}, err
+		return nil, err
 	}
 	data := b[len(b)-r.Len():]
 	have, want := wavDataExtent(declared, int64(len(data)))
-	whole := have - have%int64(f.blockAlign)
-	out, err := convertWAV(make([]int16, 0, whole/int64(f.blockAlign)), data[:whole], f)
-	if err != nil {
-		return Chunk{}, err
+	data = data[:have-have%int64(f.blockAlign)]
+	if adjust != nil {
+		data = adjust(&f, data)
 	}
-	return finishWAVData(Chunk{Rate: f.rate, Samples: out}, f, declared, have, want)
+	s := newWAVSink(f, split, int64(len(data)/f.blockAlign))
+	if err := s.add(data); err != nil {
+		return nil, err
+	}
+	return s, finishWAVData(s, declared, have, want)
 }
 
 // readWAVHeader reads up to the start of the sample data, leaving r there.
@@ -315,25 +392,28 @@ func parseWAVFmt(b []byte) (wavFormat, error) {
 	return f, nil
 }
 
-// readWAVData reads the sample data that starts at r's position.
-func readWAVData(r io.ReadSeeker, f wavFormat, declared int64) (Chunk, error) {
+// readWAVData reads the sample data that starts at r's position into a
+// wavSink, split into channels or downmixed. With an error the sink is nil,
+// except with ErrWAVDataTruncated (and a read error after some data): then
+// it holds the complete frames that were read.
+func readWAVData(r io.ReadSeeker, f wavFormat, declared int64, split bool) (*wavSink, error) {
 	// Find out how much is really there before allocating for it, so a
 	// corrupt size cannot make us allocate gigabytes.
 	here, err := r.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return Chunk{}, fmt.Errorf("pcm: reading WAV data: %w", err)
+		return nil, fmt.Errorf("pcm: reading WAV data: %w", err)
 	}
 	end, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
-		return Chunk{}, fmt.Errorf("pcm: reading WAV data: %w", err)
+		return nil, fmt.Errorf("pcm: reading WAV data: %w", err)
 	}
 	if _, err := r.Seek(here, io.SeekStart); err != nil {
-		return Chunk{}, fmt.Errorf("pcm: reading WAV data: %w", err)
+		return nil, fmt.Errorf("pcm: reading WAV data: %w", err)
 	}
 	have, want := wavDataExtent(declared, max(end-here, 0))
 
 	frames := have / int64(f.blockAlign)
-	out := make([]int16, 0, frames)
+	s := newWAVSink(f, split, frames)
 	bufSize := min(int64(wavReadBlock/f.blockAlign*f.blockAlign), frames*int64(f.blockAlign))
 	buf := make([]byte, max(bufSize, int64(f.blockAlign)))
 	for left := frames * int64(f.blockAlign); left > 0; {
@@ -341,22 +421,20 @@ func readWAVData(r io.ReadSeeker, f wavFormat, declared int64) (Chunk, error) {
 		n, err := io.ReadFull(r, block)
 		if err != nil {
 			// The input shrank under us, or failed; keep what we have.
-			out, cerr := convertWAV(out, block[:n-n%f.blockAlign], f)
-			if cerr != nil {
-				return Chunk{}, cerr
+			if cerr := s.add(block[:n-n%f.blockAlign]); cerr != nil {
+				return nil, cerr
 			}
-			c := Chunk{Rate: f.rate, Samples: out}
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return c, fmt.Errorf("%w: the data chunk declares %d bytes but the input ended early; returning the first %d frames", ErrWAVDataTruncated, declared, len(out))
+				return s, fmt.Errorf("%w: the data chunk declares %d bytes but the input ended early; returning the first %d frames", ErrWAVDataTruncated, declared, s.frames())
 			}
-			return c, fmt.Errorf("pcm: reading WAV data: %w", err)
+			return s, fmt.Errorf("pcm: reading WAV data: %w", err)
 		}
-		if out, err = convertWAV(out, block, f); err != nil {
-			return Chunk{}, err
+		if err := s.add(block); err != nil {
+			return nil, err
 		}
 		left -= int64(n)
 	}
-	return finishWAVData(Chunk{Rate: f.rate, Samples: out}, f, declared, have, want)
+	return s, finishWAVData(s, declared, have, want)
 }
 
 // wavDataExtent returns how many bytes of sample data to decode (have) and
@@ -370,20 +448,91 @@ func wavDataExtent(declared, available int64) (have, want int64) {
 	return min(want, available), want
 }
 
-// finishWAVData returns c, the decoded complete frames, with an error if
-// the data was shorter than declared or ended in an incomplete frame.
-func finishWAVData(c Chunk, f wavFormat, declared, have, want int64) (Chunk, error) {
+// finishWAVData returns the error for a data chunk of which have bytes of
+// the want declared were decoded into s: nil if they were all there and
+// made whole frames.
+func finishWAVData(s *wavSink, declared, have, want int64) error {
+	ba := int64(s.f.blockAlign)
 	switch {
 	case have < want:
-		return c, fmt.Errorf("%w: the data chunk declares %d bytes but only %d are present; returning the %d complete frames (%v)", ErrWAVDataTruncated, declared, have, len(c.Samples), c.Duration())
-	case have%int64(f.blockAlign) != 0:
-		return c, fmt.Errorf("%w: the data is %d bytes, not a whole number of %d-byte frames (the last %d bytes are an incomplete frame); returning the %d complete frames", ErrWAVDataTruncated, have, f.blockAlign, have%int64(f.blockAlign), len(c.Samples))
+		return fmt.Errorf("%w: the data chunk declares %d bytes but only %d are present; returning the %d complete frames (%v)", ErrWAVDataTruncated, declared, have, s.frames(), DurationOf(s.frames(), s.f.rate))
+	case have%ba != 0:
+		return fmt.Errorf("%w: the data is %d bytes, not a whole number of %d-byte frames (the last %d bytes are an incomplete frame); returning the %d complete frames", ErrWAVDataTruncated, have, ba, have%ba, s.frames())
 	}
-	return c, nil
+	return nil
+}
+
+// wavSink collects the decoded samples of a WAV file: downmixed to mono,
+// or one slice per channel (split).
+type wavSink struct {
+	f     wavFormat
+	split bool
+	mix   []int16
+	chans [][]int16
+}
+
+// newWAVSink returns a sink for about frames frames of format f.
+func newWAVSink(f wavFormat, split bool, frames int64) *wavSink {
+	s := &wavSink{f: f, split: split}
+	if !split {
+		s.mix = make([]int16, 0, frames)
+		return s
+	}
+	s.chans = make([][]int16, f.channels)
+	for ch := range s.chans {
+		s.chans[ch] = make([]int16, 0, frames)
+	}
+	return s
+}
+
+// frames returns how many frames the sink holds.
+func (s *wavSink) frames() int {
+	if s.split {
+		return len(s.chans[0])
+	}
+	return len(s.mix)
+}
+
+// add converts b, which holds whole frames.
+func (s *wavSink) add(b []byte) error {
+	var err error
+	if s.split {
+		err = convertWAVChannels(s.chans, b, s.f)
+	} else {
+		s.mix, err = convertWAV(s.mix, b, s.f)
+	}
+	return err
+}
+
+// mono returns the downmixed samples as a Chunk (empty for a nil sink).
+func (s *wavSink) mono() Chunk {
+	if s == nil {
+		return Chunk{}
+	}
+	return Chunk{Rate: s.f.rate, Samples: s.mix}
+}
+
+// channels returns the channels as Chunks (nil for a nil sink).
+func (s *wavSink) channels() []Chunk {
+	if s == nil {
+		return nil
+	}
+	out := make([]Chunk, len(s.chans))
+	for ch, c := range s.chans {
+		out[ch] = Chunk{Rate: s.f.rate, Samples: c}
+	}
+	return out
+}
+
+// narrow reports whether f's samples are at most 16 bits wide (8- and
+// 16-bit PCM, G.711), so that each is exact as a 16-bit value.
+func (f wavFormat) narrow() bool {
+	return f.tag == wavFormatMulaw || f.tag == wavFormatAlaw || f.tag == wavFormatPCM && f.bytes <= 2
 }
 
 // convertWAV appends to dst the mono 16-bit samples of b, which holds whole
-// frames in format f.
+// frames in format f: the mean of each frame's channels, rounded as the
+// package documentation says.
 func convertWAV(dst []int16, b []byte, f wavFormat) ([]int16, error) {
 	if f.channels == 1 {
 		switch {
@@ -395,60 +544,199 @@ func convertWAV(dst []int16, b []byte, f wavFormat) ([]int16, error) {
 			return DecodeAlaw(dst, b), nil
 		}
 	}
-	// General case: bring every sample to a 32-bit scale (full scale is
-	// ±2³¹), average the channels of a frame, and round to 16 bits.
 	frames := len(b) / f.blockAlign
 	n := len(dst)
 	dst = grow(dst, frames)
 	out := dst[n:]
-	div := int64(f.channels) << 16
-	for i := range out {
-		frame := b[i*f.blockAlign : (i+1)*f.blockAlign]
-		var sum int64
-		for ch := range f.channels {
-			s := frame[ch*f.bytes : (ch+1)*f.bytes]
-			v, ok := wavSample32(s, f.tag)
-			if !ok {
-				return dst[:n], fmt.Errorf("%w: float sample %d of channel %d is not a number (NaN)", ErrWAVMalformed, i, ch)
+	nch := int64(f.channels)
+	switch {
+	case f.narrow():
+		// Exact 16-bit values: the mean rounds ties up, like ffmpeg's and
+		// sox's integer mixers.
+		for i := range out {
+			frame := b[i*f.blockAlign : (i+1)*f.blockAlign]
+			var sum int64
+			for ch := range f.channels {
+				sum += int64(wavSample16(frame[ch*f.bytes:(ch+1)*f.bytes], f.tag))
 			}
-			sum += v
+			out[i] = int16(roundDiv(sum, nch)) // a mean of int16 values
 		}
-		out[i] = clamp16(int32(roundDiv(sum, div))) // |mean| ≤ 2³¹, so the quotient is within ±32768
+	case f.tag == wavFormatPCM:
+		// 24- and 32-bit: exact on a 2³¹ scale, one rounding, ties to even.
+		div := nch << 16
+		for i := range out {
+			frame := b[i*f.blockAlign : (i+1)*f.blockAlign]
+			var sum int64
+			for ch := range f.channels {
+				sum += wavSample31(frame[ch*f.bytes : (ch+1)*f.bytes])
+			}
+			out[i] = clamp16(int32(roundDivEven(sum, div))) // |mean| ≤ 2³¹, so within ±32768
+		}
+	default:
+		vs := make([]float64, f.channels)
+		for i := range out {
+			frame := b[i*f.blockAlign : (i+1)*f.blockAlign]
+			for ch := range f.channels {
+				v, ok := wavSampleFloat(frame[ch*f.bytes : (ch+1)*f.bytes])
+				if !ok {
+					return dst[:n], fmt.Errorf("%w: float sample %d of channel %d is not a number (NaN)", ErrWAVMalformed, i, ch)
+				}
+				vs[ch] = v
+			}
+			out[i] = roundMean16(vs)
+		}
 	}
 	return dst, nil
 }
 
-// wavSample32 returns one little-endian sample of format tag on a scale
-// where full scale is ±2³¹. It reports false for a NaN float sample.
-func wavSample32(s []byte, tag uint16) (int64, bool) {
-	switch tag {
-	case wavFormatPCM:
-		switch len(s) {
-		case 1:
-			return (int64(s[0]) - 128) << 24, true // 8-bit PCM is unsigned
-		case 2:
-			return int64(int16(binary.LittleEndian.Uint16(s))) << 16, true
-		case 3:
-			return int64(int32(uint32(s[0])<<8 | uint32(s[1])<<16 | uint32(s[2])<<24)), true
-		default:
-			return int64(int32(binary.LittleEndian.Uint32(s))), true
-		}
-	case wavFormatFloat:
-		var x float64
-		if len(s) == 4 {
-			x = float64(math.Float32frombits(binary.LittleEndian.Uint32(s)))
-		} else {
-			x = math.Float64frombits(binary.LittleEndian.Uint64(s))
-		}
-		if math.IsNaN(x) {
-			return 0, false
-		}
-		return int64(math.Round(max(min(x, 1), -1) * (1 << 31))), true
-	case wavFormatMulaw:
-		return int64(MulawToLinear(s[0])) << 16, true
-	default: // wavFormatAlaw
-		return int64(AlawToLinear(s[0])) << 16, true
+// convertWAVChannels appends the samples of b, which holds whole frames in
+// format f, to the channels' slices, each rounded on its own. On an error
+// the slices are left as they were.
+func convertWAVChannels(chans [][]int16, b []byte, f wavFormat) error {
+	frames := len(b) / f.blockAlign
+	n := len(chans[0])
+	for ch := range chans {
+		chans[ch] = grow(chans[ch], frames)
 	}
+	var one [1]float64
+	for i := range frames {
+		frame := b[i*f.blockAlign : (i+1)*f.blockAlign]
+		for ch := range chans {
+			s := frame[ch*f.bytes : (ch+1)*f.bytes]
+			var v int16
+			switch {
+			case f.narrow():
+				v = wavSample16(s, f.tag)
+			case f.tag == wavFormatPCM:
+				v = clamp16(int32(roundDivEven(wavSample31(s), 1<<16)))
+			default:
+				x, ok := wavSampleFloat(s)
+				if !ok {
+					for c := range chans {
+						chans[c] = chans[c][:n]
+					}
+					return fmt.Errorf("%w: float sample %d of channel %d is not a number (NaN)", ErrWAVMalformed, i, ch)
+				}
+				one[0] = x
+				v = roundMean16(one[:])
+			}
+			chans[ch][n+i] = v
+		}
+	}
+	return nil
+}
+
+// wavSample16 returns one little-endian 8-bit, 16-bit or G.711 sample of
+// format tag as a 16-bit value.
+func wavSample16(s []byte, tag uint16) int16 {
+	switch tag {
+	case wavFormatMulaw:
+		return MulawToLinear(s[0])
+	case wavFormatAlaw:
+		return AlawToLinear(s[0])
+	}
+	if len(s) == 1 {
+		return int16(int(s[0])-128) << 8 // 8-bit PCM is unsigned
+	}
+	return int16(binary.LittleEndian.Uint16(s))
+}
+
+// wavSample31 returns one little-endian 24- or 32-bit integer sample on a
+// scale where full scale is ±2³¹.
+func wavSample31(s []byte) int64 {
+	if len(s) == 3 {
+		return int64(int32(uint32(s[0])<<8 | uint32(s[1])<<16 | uint32(s[2])<<24))
+	}
+	return int64(int32(binary.LittleEndian.Uint32(s)))
+}
+
+// wavFloatLimit bounds a scaled float sample (65536 times full scale), so
+// that sums of any number of channels stay finite; larger values, ±Inf
+// included, count as the limit.
+const wavFloatLimit = 1 << 31
+
+// wavSampleFloat returns one little-endian 32- or 64-bit float sample on
+// the 16-bit scale (times 32768, exactly), limited to ±wavFloatLimit. It
+// reports false for NaN.
+func wavSampleFloat(s []byte) (float64, bool) {
+	var x float64
+	if len(s) == 4 {
+		x = float64(math.Float32frombits(binary.LittleEndian.Uint32(s)))
+	} else {
+		x = math.Float64frombits(binary.LittleEndian.Uint64(s))
+	}
+	if math.IsNaN(x) {
+		return 0, false
+	}
+	return max(min(x*32768, wavFloatLimit), -wavFloatLimit), true
+}
+
+// roundMean16 returns the mean of vs (finite values on the 16-bit scale)
+// rounded once to the nearest integer, ties to even, and clipped to the
+// int16 range. The float64 sum is exact unless the values are of very
+// different sizes; when its rounding error could decide the result, the
+// mean is computed exactly.
+func roundMean16(vs []float64) int16 {
+	var sum, abs float64
+	for _, v := range vs {
+		sum += v
+		abs += math.Abs(v)
+	}
+	n := float64(len(vs))
+	m := sum / n
+	switch {
+	case m >= 32767.5:
+		return 32767
+	case m <= -32768.5:
+		return -32768
+	}
+	if len(vs) > 1 {
+		// Bound on the error of m: the sum's, (n-1)·u·Σ|v| divided by n,
+		// plus the division's, u·|m|, with u = 2⁻⁵³, and a factor 2 to
+		// spare.
+		eb := (abs + math.Abs(m)) * 0x1p-52
+		if frac := m - math.Floor(m); math.Abs(frac-0.5) <= eb+0x1p-40 {
+			return clamp16(int32(exactMeanRoundEven(vs)))
+		}
+	}
+	return clamp16(int32(math.RoundToEven(m)))
+}
+
+// exactMeanPrec is the precision, in bits, at which exactMeanRoundEven
+// works: the exact sum of up to 65535 float64 values between 2⁻¹⁰⁵⁹ (the
+// smallest float64 times 32768) and 2³¹ (wavFloatLimit) needs
+// 1059 + 31 + 16 bits, and the quotient 32 more to spare (see below).
+const exactMeanPrec = 1059 + 31 + 16 + 32
+
+// exactMeanRoundEven returns the mean of vs (at most 65535 values, |v| ≤
+// 2³¹) rounded to the nearest integer, ties to even, in exact arithmetic.
+func exactMeanRoundEven(vs []float64) int64 {
+	sum := new(big.Float).SetPrec(exactMeanPrec)
+	var v big.Float
+	for _, x := range vs {
+		sum.Add(sum, v.SetFloat64(x)) // exact at this precision
+	}
+	n := int64(len(vs))
+	// The sum is a multiple of 2⁻¹⁰⁵⁹, so a mean that is not a whole number
+	// is at least 2⁻¹⁰⁵⁹/65535 from one, far more than the quotient's
+	// rounding error (2³¹·2⁻¹¹³⁸): its floor is the mean's.
+	mean := new(big.Float).SetPrec(exactMeanPrec).Quo(sum, new(big.Float).SetInt64(n))
+	q, acc := mean.Int64() // truncated towards zero
+	if acc == big.Above {
+		q-- // a negative mean that is not whole: the floor is one lower
+	}
+	// q = ⌊mean⌋, and the mean is at or past the tie q + ½ when
+	// 2·sum ≥ (2q+1)·n, compared exactly.
+	twice := new(big.Float).SetMantExp(sum, 1)
+	switch twice.Cmp(new(big.Float).SetInt64((2*q + 1) * n)) {
+	case 1:
+		q++
+	case 0:
+		if q&1 != 0 {
+			q++
+		}
+	}
+	return q
 }
 
 // roundDiv returns a/d rounded to the nearest integer, halves up, for d > 0.
@@ -458,6 +746,19 @@ func roundDiv(a, d int64) int64 {
 		return q / d
 	}
 	return -((-q + d - 1) / d)
+}
+
+// roundDivEven returns a/d rounded to the nearest integer, ties to even,
+// for d > 0.
+func roundDivEven(a, d int64) int64 {
+	q, r := a/d, a%d
+	if r < 0 {
+		q, r = q-1, r+d
+	}
+	if 2*r > d || 2*r == d && q&1 != 0 {
+		q++
+	}
+	return q
 }
 
 // checkWAVWritable reports whether c fits in a canonical 16-bit mono WAV.

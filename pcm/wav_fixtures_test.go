@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -84,8 +85,28 @@ var wavFixtures = []wavFixture{
 	{"wav_sox_8k_mono_f64.wav", 8000, 1, "sox", cat(soxIn, "-e", "floating-point", "-b", "64", "OUT"), lossless},
 }
 
+// wide reports whether fx holds samples wider than 16 bits (24- or 32-bit
+// integer, or float), whose means round ties to even.
+func (fx wavFixture) wide() bool {
+	for _, w := range []string{"_s24", "_s32", "_f32", "_f64"} {
+		if strings.Contains(fx.name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// roundMean rounds a mean as ReadWAV does for fx: ties to even for wide
+// samples, up for 16-bit and narrower ones.
+func (fx wavFixture) roundMean(m float64) float64 {
+	if fx.wide() {
+		return math.RoundToEven(m)
+	}
+	return math.Floor(m + 0.5)
+}
+
 // expected returns the mono samples ReadWAV must produce for fx: the mean
-// of the channels of each frame, rounded half up.
+// of the channels of each frame, rounded by roundMean.
 func (fx wavFixture) expected() []int16 {
 	src := wavSource(fx.channels)
 	out := make([]int16, wavFixtureFrames)
@@ -94,7 +115,7 @@ func (fx wavFixture) expected() []int16 {
 		for ch := range fx.channels {
 			sum += fx.quantise(src[i*fx.channels+ch])
 		}
-		out[i] = int16(math.Floor(sum/float64(fx.channels) + 0.5))
+		out[i] = int16(fx.roundMean(sum / float64(fx.channels)))
 	}
 	return out
 }
@@ -175,10 +196,10 @@ func TestWAVFixturesRegenerate(t *testing.T) {
 	}
 }
 
-// TestReadWAVMatchesFFmpegDecode has ffmpeg decode each fixture and mix it
-// to mono at 64-bit float precision, and checks that ReadWAV gives
-// exactly that rounded half up (ffmpeg.s own s16 output truncates instead,
-// so float output is compared).
+// TestReadWAVMatchesFFmpegDecode has ffmpeg decode each fixture to 64-bit
+// float, mixes the channels exactly, and checks that ReadWAV gives exactly
+// that, rounded as roundMean says. (ffmpeg's own conversions of these files
+// to 16 bits are checked in ref_fixtures_test.go.)
 func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
@@ -205,7 +226,7 @@ func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
 					off := 8 * (i*fx.channels + ch)
 					sum += math.Float64frombits(leUint64(raw[off:]))
 				}
-				want := min(max(math.Floor(sum/float64(fx.channels)*32768+0.5), -32768), 32767)
+				want := min(max(fx.roundMean(sum/float64(fx.channels)*32768), -32768), 32767)
 				if float64(got.Samples[i]) != want {
 					t.Fatalf("frame %d: ReadWAV %d, ffmpeg %v", i, got.Samples[i], sum/float64(fx.channels)*32768)
 				}

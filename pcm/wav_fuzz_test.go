@@ -1,7 +1,9 @@
 package pcm
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,6 +65,7 @@ func FuzzDecodeWAV(f *testing.F) {
 		if (err == nil) != (err2 == nil) || again.Rate != c.Rate || firstSampleDiff(c.Samples, again.Samples) != "" {
 			t.Fatal("decoding the same bytes twice gave different results")
 		}
+		checkChannels(t, b, c, err)
 		enc, err := EncodeWAV(c)
 		if err != nil {
 			if c.Rate > math.MaxUint32/2 {
@@ -78,4 +81,47 @@ func FuzzDecodeWAV(f *testing.F) {
 			t.Fatal("canonical round trip changed the audio")
 		}
 	})
+}
+
+// checkChannels decodes b into channels, with DecodeWAVChannels and
+// ReadWAVChannels, and checks them against c and err, what DecodeWAV
+// returned: the same error, channels of c's rate and length, one channel
+// equal to c, and several whose Downmix is within one of c (equal for
+// 16-bit and narrower samples; wider ones are mixed before rounding and
+// clipping, so samples where a channel clipped are not compared).
+func checkChannels(t *testing.T, b []byte, c Chunk, err error) {
+	t.Helper()
+	chans, cerr := DecodeWAVChannels(b)
+	rchans, rerr := ReadWAVChannels(bytes.NewReader(b))
+	if fmt.Sprint(cerr) != fmt.Sprint(err) || fmt.Sprint(rerr) != fmt.Sprint(err) {
+		t.Fatalf("DecodeWAV error %v, DecodeWAVChannels error %v, ReadWAVChannels error %v", err, cerr, rerr)
+	}
+	if len(chans) != len(rchans) {
+		t.Fatalf("DecodeWAVChannels gives %d channels, ReadWAVChannels %d", len(chans), len(rchans))
+	}
+	for ch := range chans {
+		if chans[ch].Rate != c.Rate || len(chans[ch].Samples) != len(c.Samples) || firstSampleDiff(chans[ch].Samples, rchans[ch].Samples) != "" {
+			t.Fatalf("channel %d: %d samples at %d Hz (ReadWAVChannels: %d at %d Hz), mono %d at %d Hz",
+				ch, len(chans[ch].Samples), chans[ch].Rate, len(rchans[ch].Samples), rchans[ch].Rate, len(c.Samples), c.Rate)
+		}
+	}
+	if len(chans) == 0 || len(c.Samples) == 0 {
+		return
+	}
+	mixed, merr := Downmix(chans...)
+	if merr != nil {
+		t.Fatalf("Downmix of decoded channels: %v", merr)
+	}
+	for i, v := range mixed.Samples {
+		clipped := false
+		for _, ch := range chans {
+			clipped = clipped || ch.Samples[i] == math.MaxInt16 || ch.Samples[i] == math.MinInt16
+		}
+		if clipped && len(chans) > 1 {
+			continue // a channel clipped on its own, the mean of the file's samples need not
+		}
+		if d := int(v) - int(c.Samples[i]); d < -1 || d > 1 || len(chans) == 1 && d != 0 {
+			t.Fatalf("sample %d: Downmix of %d channels gives %d, DecodeWAV %d", i, len(chans), v, c.Samples[i])
+		}
+	}
 }

@@ -470,16 +470,20 @@ func TestReadWAVLayouts(t *testing.T) {
 		// ffmpeg writing to a pipe leaves the data size at 0xFFFFFFFF:
 		// the data runs to the end of the input.
 		{"streaming size", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 1, 8000, 16)), riffChunk{"data", s16Bytes(1, 2, 3), 0xFFFFFFFF}), 8000, []int16{1, 2, 3}},
-		// 24-bit: the low byte rounds half up.
+		// 24-bit: the low byte rounds to the nearest value, ties to even.
 		{"s24 rounding", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 1, 8000, 24)),
-			ck("data", s24Bytes(0x7F, 0x80, -0x80, -0x81, 0x7FFFFF, -0x800000, 0x017F, 0x0180))),
-			8000, []int16{0, 1, 0, -1, 32767, -32768, 1, 2}},
+			ck("data", s24Bytes(0x7F, 0x80, -0x80, -0x81, 0x7FFFFF, -0x800000, 0x017F, 0x0180, 0x0280, -0x0180))),
+			8000, []int16{0, 0, 0, -1, 32767, -32768, 1, 2, 2, -2}},
 		{"s32 rounding", buildWAV(ck("fmt ", extFmtChunk(wavFormatPCM, 1, 8000, 32)),
-			ck("data", s32Bytes(0x7FFF, 0x8000, -0x8000, -0x8001, math.MaxInt32, math.MinInt32))),
-			8000, []int16{0, 1, 0, -1, 32767, -32768}},
+			ck("data", s32Bytes(0x7FFF, 0x8000, -0x8000, -0x8001, math.MaxInt32, math.MinInt32, 0x18000, 0x28000))),
+			8000, []int16{0, 0, 0, -1, 32767, -32768, 2, 2}},
 		{"f32 scaling", buildWAV(ck("fmt ", fmtChunk(wavFormatFloat, 1, 8000, 32)),
-			ck("data", f32Bytes(0, 0.5, -0.5, 1, -1, 2, -2, float32(math.Inf(1)), float32(math.Inf(-1)), 1.5/32768, -1.5/32768, 100.25/32768))),
-			8000, []int16{0, 16384, -16384, 32767, -32768, 32767, -32768, 32767, -32768, 2, -1, 100}},
+			ck("data", f32Bytes(0, 0.5, -0.5, 1, -1, 2, -2, float32(math.Inf(1)), float32(math.Inf(-1)), 1.5/32768, -1.5/32768, 100.25/32768, 2.5/32768))),
+			8000, []int16{0, 16384, -16384, 32767, -32768, 32767, -32768, 32767, -32768, 2, -2, 100, 2}},
+		// Mixed before rounding, the ties of wide samples go to even too.
+		{"s24 stereo ties", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 2, 8000, 24)),
+			ck("data", s24Bytes(0x100, 0, 0x300, 0, -0x100, 0, 0x7FFFFF, 0x7FFFFF))),
+			8000, []int16{0, 2, 0, 32767}},
 		{"stereo halves", buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 2, 8000, 16)), ck("data", s16Bytes(1, 2, -1, -2, 32767, 32767, -32768, -32768, 32767, -32768))),
 			8000, []int16{2, -1, 32767, -32768, 0}},
 		{"four channels", buildWAV(ck("fmt ", extFmtChunk(wavFormatPCM, 4, 8000, 16)), ck("data", s16Bytes(100, 200, 300, 401))),

@@ -6,9 +6,9 @@
 //
 // Scripted(lines...) says its lines in order, one per user turn, then reports
 // Done (the conversation ends as if the user hung up). Files(paths...) plays
-// audio files the same way: 16-bit PCM WAV directly, other formats (MP3, OGG,
-// FLAC, …) converted by ffmpeg to 24 kHz mono when it is installed, with an
-// error naming the Debian package (ffmpeg) when it is not. Both take a
+// audio files the same way: WAV directly, other formats (MP3, OGG, FLAC, …)
+// decoded by ffmpeg when it is installed (pcm.ReadAudioFile), with an error
+// naming the Debian package (ffmpeg) when it is not. Both take a
 // persona's sound with As (its effects; its voice once Engine names the TTS
 // engine).
 //

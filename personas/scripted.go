@@ -1,13 +1,8 @@
 package personas
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -124,10 +119,11 @@ var _ voicetest.User = (*FilesUser)(nil)
 // per turn it is asked for, and then reports Done. Each conversation it
 // serves starts from the first file.
 //
-// 16-bit PCM WAV files are read directly. Other formats (MP3, OGG, FLAC,
-// float or µ-law WAV, …) are converted with ffmpeg to 24 kHz mono when it
-// is installed; without it they fail with an error naming the Debian
-// package (ffmpeg). Files are read when first needed and kept.
+// WAV files (any rate, sample format and channels) are read directly.
+// Other formats (MP3, OGG, FLAC, ADPCM WAV, …) are decoded with ffmpeg when
+// it is installed; without it they fail with an error naming the Debian
+// package (ffmpeg). Either way the audio is mono at the file's own rate
+// (see ReadAudioFile). Files are read when first needed and kept.
 //
 // The transcript of a file is unknown unless Transcripts gives it; agents
 // that take only text need it.
@@ -213,58 +209,16 @@ func (a *audioFiles) load(ctx context.Context, path string) (pcm.Chunk, error) {
 	return c.Clone(), nil
 }
 
-// ffmpegRate is the rate ffmpeg converts other formats to: voicetest's
-// canonical rate.
-const ffmpegRate = pcm.Rate24k
-
 // ErrNoFFmpeg reports an audio file that needs ffmpeg to be decoded on a
-// machine without it.
-var ErrNoFFmpeg = errors.New("personas: ffmpeg is not installed")
+// machine without it. It is pcm.ErrNoFFmpeg.
+var ErrNoFFmpeg = pcm.ErrNoFFmpeg
 
-// ReadAudioFile reads the audio file at path as a Chunk: a 16-bit PCM WAV
-// directly (at its own rate), anything else through ffmpeg, converted to
-// 24 kHz mono. Without ffmpeg a non-WAV file fails with an error that
-// wraps ErrNoFFmpeg and names the Debian package to install.
+// ReadAudioFile reads the audio file at path as a mono Chunk at the file's
+// own rate: a WAV file directly, anything else (MP3, Ogg, FLAC, …) through
+// ffmpeg. It is pcm.ReadAudioFile: without ffmpeg a non-WAV file fails with
+// an error that wraps ErrNoFFmpeg and names the Debian package to install.
 func ReadAudioFile(ctx context.Context, path string) (pcm.Chunk, error) {
-	if _, err := os.Stat(path); err != nil {
-		return pcm.Chunk{}, fmt.Errorf("reading audio file: %w", err)
-	}
-	why := "it is not a WAV file"
-	if strings.EqualFold(filepath.Ext(path), ".wav") {
-		c, err := pcm.ReadWAVFile(path)
-		switch {
-		case err == nil:
-			return c, nil
-		case errors.Is(err, pcm.ErrWAVUnsupported):
-			why = "it is not a 16-bit PCM WAV file (" + err.Error() + ")"
-		case errors.Is(err, pcm.ErrNotWAV):
-			why = "it is named .wav but is not a WAV file"
-		default:
-			return pcm.Chunk{}, fmt.Errorf("reading WAV file %s: %w", path, err)
-		}
-	}
-	ffmpeg, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		return pcm.Chunk{}, fmt.Errorf("%s: %s, and decoding it needs ffmpeg (Debian package ffmpeg: apt-get install ffmpeg), or convert it to a 16-bit PCM WAV file yourself: %w", path, why, ErrNoFFmpeg)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error",
-		"-i", path, "-map", "0:a:0", "-f", "s16le", "-acodec", "pcm_s16le", "-ac", "1", "-ar", fmt.Sprint(ffmpegRate), "pipe:1")
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return pcm.Chunk{}, fmt.Errorf("decoding %s with ffmpeg: %w", path, ctx.Err())
-		}
-		return pcm.Chunk{}, fmt.Errorf("decoding %s with ffmpeg failed (is it an audio file?): %w: %s", path, err, strings.TrimSpace(stderr.String()))
-	}
-	if stdout.Len() == 0 {
-		return pcm.Chunk{}, fmt.Errorf("decoding %s with ffmpeg gave no audio: the file has no samples", path)
-	}
-	c, err := pcm.FromBytes(ffmpegRate, stdout.Bytes())
-	if err != nil {
-		return pcm.Chunk{}, fmt.Errorf("decoding %s with ffmpeg: %w", path, err)
-	}
-	return c, nil
+	return pcm.ReadAudioFile(ctx, path)
 }
 
 // readAudio is ReadAudioFile, refusing files without samples.

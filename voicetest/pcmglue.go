@@ -1,6 +1,7 @@
 package voicetest
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -12,9 +13,11 @@ import (
 // encodeWAV encodes c as a 16-bit mono WAV file.
 func encodeWAV(c pcm.Chunk) ([]byte, error) { return pcm.EncodeWAV(c) }
 
-// readUserWAV reads a WAV file for UserAudio and converts it to rate.
-func readUserWAV(path string, rate int) (pcm.Chunk, error) {
-	c, err := pcm.ReadWAVFile(path)
+// readUserAudio reads an audio file for UserAudio (WAV directly; MP3, Ogg,
+// FLAC and the rest through ffmpeg, see pcm.ReadAudioFile) and converts it
+// to rate.
+func readUserAudio(ctx context.Context, path string, rate int) (pcm.Chunk, error) {
+	c, err := pcm.ReadAudioFile(ctx, path)
 	if err != nil {
 		return pcm.Chunk{}, fmt.Errorf("UserAudio: %w", err)
 	}

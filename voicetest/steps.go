@@ -98,15 +98,17 @@ func UserTurn() Step {
 	}}
 }
 
-// UserAudio plays a recorded WAV file (PCM16 mono, any rate) as the
-// user's next utterance.
+// UserAudio plays a recorded audio file as the user's next utterance: a
+// WAV file (any rate, any channels, mixed to mono), or MP3, Ogg, FLAC and
+// other formats through ffmpeg (Debian package ffmpeg); see
+// pcm.ReadAudioFile.
 func UserAudio(path string) Step {
 	s := Step{name: "UserAudio(" + quote(path) + ")", blind: true, line: true}
 	if path == "" {
-		s.err = errors.New("UserAudio needs the path of a WAV file")
+		s.err = errors.New("UserAudio needs the path of an audio file")
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		c, err := readUserWAV(path, r.cfg.Rate)
+		c, err := readUserAudio(ctx, path, r.cfg.Rate)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,241 @@
+package pcm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// needFFmpeg returns the path of ffmpeg, or skips the test.
+func needFFmpeg(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		t.Skip("ffmpeg not installed (Debian package ffmpeg)")
+	}
+	return p
+}
+
+// ffmpegT runs ffmpeg with args and returns its standard output.
+func ffmpegT(t *testing.T, ffmpeg string, args ...string) []byte {
+	t.Helper()
+	args = append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)
+	out, err := exec.CommandContext(t.Context(), ffmpeg, args...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("ffmpeg %v: %v: %s", args, err, ee.Stderr)
+		}
+		t.Fatalf("ffmpeg %v: %v", args, err)
+	}
+	return out
+}
+
+// stereoTestWAV writes a 16-bit stereo WAV file of half a second of noise
+// at 16 kHz, left and right independent (so their means are often ties).
+func stereoTestWAV(t *testing.T, path string) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(9, 9))
+	data := make([]int16, 2*8000)
+	for i := range data {
+		data[i] = int16(rng.IntN(20000) - 10000)
+	}
+	b := buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 2, 16000, 16)), ck("data", EncodePCM16(nil, data)))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadAudioFileLossless: FLAC and WavPack of a 16-bit stereo file, and
+// FLAC of the 24-bit stereo reference file, decode through ffmpeg to
+// exactly what ReadWAV and ReadWAVChannels give for the WAV files (and, for
+// the 24-bit one, to ffmpeg's own -ac 1).
+func TestReadAudioFileLossless(t *testing.T) {
+	ffmpeg := needFFmpeg(t)
+	dir := t.TempDir()
+	s16 := filepath.Join(dir, "s16.wav")
+	stereoTestWAV(t, s16)
+	for _, tc := range []struct{ src, name, codec string }{
+		{s16, "s16.flac", "flac"},
+		{s16, "s16.wv", "wavpack"},
+		{refPath("s24_stereo.wav"), "s24.flac", "flac"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name)
+			ffmpegT(t, ffmpeg, "-i", tc.src, "-c:a", tc.codec, path)
+			want, err := ReadWAVFile(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadAudioFile(t.Context(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSamples(t, "downmix", got, want.Rate, want.Samples)
+			wantCh, err := ReadWAVChannelsFile(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotCh, err := ReadAudioFileChannels(t.Context(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gotCh) != len(wantCh) {
+				t.Fatalf("%d channels, want %d", len(gotCh), len(wantCh))
+			}
+			for ch := range gotCh {
+				checkSamples(t, "channel", gotCh[ch], wantCh[ch].Rate, wantCh[ch].Samples)
+			}
+		})
+	}
+	got, err := ReadAudioFile(t.Context(), filepath.Join(dir, "s24.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := firstSampleDiff(refS16(t, "s24_stereo.ffmpeg-ac1.s16"), got.Samples); d != "" {
+		t.Errorf("24-bit FLAC differs from ffmpeg -ac 1 of the WAV: %s", d)
+	}
+}
+
+// TestReadAudioFileLossyMatchesFFmpeg: MP3, Ogg Vorbis and Ogg Opus decode
+// to exactly the 16-bit samples ffmpeg's own conversion gives (mono, and
+// each channel of stereo), at the stream's rate.
+func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
+	ffmpeg := needFFmpeg(t)
+	dir := t.TempDir()
+	stereo := filepath.Join(dir, "stereo.wav")
+	stereoTestWAV(t, stereo)
+	for _, tc := range []struct {
+		name, codec string
+		rate        int
+	}{
+		{"a.mp3", "libmp3lame", 16000},
+		{"a.ogg", "libvorbis", 16000},
+		{"a.opus", "libopus", 48000}, // Opus always decodes at 48 kHz
+	} {
+		for _, ch := range []int{1, 2} {
+			name := map[int]string{1: "mono-", 2: "stereo-"}[ch] + tc.name
+			t.Run(name, func(t *testing.T) {
+				path := filepath.Join(dir, name)
+				args := []string{"-i", stereo, "-ac", map[int]string{1: "1", 2: "2"}[ch], "-c:a", tc.codec, path}
+				if out, err := exec.CommandContext(t.Context(), ffmpeg, append([]string{"-nostdin", "-loglevel", "error", "-y"}, args...)...).CombinedOutput(); err != nil {
+					t.Skipf("this ffmpeg cannot encode with %s: %v: %s", tc.codec, err, out)
+				}
+				ref, err := DecodePCM16(nil, ffmpegT(t, ffmpeg, "-i", path, "-f", "s16le", "-c:a", "pcm_s16le", "pipe:1"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				chans, err := ReadAudioFileChannels(t.Context(), path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(chans) != ch {
+					t.Fatalf("%d channels, want %d", len(chans), ch)
+				}
+				want := deinterleave(ref, ch)
+				for c := range chans {
+					checkSamples(t, "channel", chans[c], tc.rate, want[c])
+				}
+				if ch == 1 {
+					mono, err := ReadAudioFile(t.Context(), path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkSamples(t, "mono", mono, tc.rate, ref)
+				}
+			})
+		}
+	}
+}
+
+// TestReadAudioFileWAVFallback: a WAV file in an encoding ReadWAV does not
+// decode (IMA ADPCM) goes through ffmpeg; one ReadWAV decodes does not.
+func TestReadAudioFileWAVFallback(t *testing.T) {
+	ffmpeg := needFFmpeg(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s16.wav")
+	stereoTestWAV(t, src)
+	adpcm := filepath.Join(dir, "adpcm.wav")
+	ffmpegT(t, ffmpeg, "-i", src, "-ac", "1", "-c:a", "adpcm_ima_wav", adpcm)
+	if _, err := ReadWAVFile(adpcm); !errors.Is(err, ErrWAVUnsupported) {
+		t.Fatalf("ReadWAVFile(ADPCM): %v, want ErrWAVUnsupported", err)
+	}
+	ref, err := DecodePCM16(nil, ffmpegT(t, ffmpeg, "-i", adpcm, "-f", "s16le", "-c:a", "pcm_s16le", "pipe:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadAudioFile(t.Context(), adpcm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSamples(t, "ADPCM", got, 16000, ref)
+
+	// A truncated WAV is an error of its own, not something for ffmpeg.
+	b := readFileT(t, src)
+	trunc := filepath.Join(dir, "trunc.wav")
+	if err := os.WriteFile(trunc, b[:30], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadAudioFile(t.Context(), trunc); !errors.Is(err, ErrWAVHeaderTruncated) {
+		t.Errorf("truncated WAV: %v, want ErrWAVHeaderTruncated", err)
+	}
+}
+
+// TestReadAudioFileErrors: no ffmpeg, a file that is not audio, a missing
+// file, a cancelled context, and output over the bound.
+func TestReadAudioFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	mp3 := filepath.Join(dir, "call.mp3")
+	if err := os.WriteFile(mp3, []byte("ID3 not really an mp3"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadAudioFile(t.Context(), filepath.Join(dir, "missing.mp3")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want os.ErrNotExist", err)
+	}
+	t.Run("no ffmpeg", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		_, err := ReadAudioFile(t.Context(), mp3)
+		if !errors.Is(err, ErrNoFFmpeg) || !strings.Contains(err.Error(), "Debian package ffmpeg") || !strings.Contains(err.Error(), "call.mp3") {
+			t.Errorf("err = %v, want ErrNoFFmpeg naming the file and the Debian package", err)
+		}
+		// WAV files need no ffmpeg.
+		wav := filepath.Join(dir, "a.wav")
+		stereoTestWAV(t, wav)
+		if _, err := ReadAudioFile(t.Context(), wav); err != nil {
+			t.Errorf("WAV without ffmpeg: %v", err)
+		}
+	})
+	ffmpeg := needFFmpeg(t)
+	if _, err := ReadAudioFile(t.Context(), mp3); err == nil || !strings.Contains(err.Error(), "with ffmpeg failed") {
+		t.Errorf("not audio: err = %v", err)
+	}
+	src := filepath.Join(dir, "src.wav")
+	stereoTestWAV(t, src)
+	flac := filepath.Join(dir, "a.flac")
+	ffmpegT(t, ffmpeg, "-i", src, "-c:a", "flac", flac)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := ReadAudioFile(ctx, flac); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err = %v, want context.Canceled", err)
+	}
+	if _, err := decodeWithFFmpeg(t.Context(), flac, "a test", 1000); err == nil || !strings.Contains(err.Error(), "more than 1000 bytes") {
+		t.Errorf("over the bound: err = %v", err)
+	}
+}
+
+// ExampleReadAudioFile reads a recorded call, whatever its format, as mono.
+func ExampleReadAudioFile() {
+	c, err := ReadAudioFile(context.Background(), "testdata/ref/call_8k_stereo_mulaw.wav")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(c.Rate, c.Duration())
+	// Output: 8000 2.4s
+}
