@@ -119,6 +119,12 @@ async function main() {
   session.transport.sendEvent({ type: 'response.create' });
   await r.seen('agent_end', 1);
   r.check(r.counts.audio_bytes > 0, 'no audio from the greeting');
+  // The SDK takes audio to be played in real time from its first delta,
+  // and truncates an item still "playing" when the server detects speech.
+  // The double sends audio faster than real time, so wait until the
+  // greeting has played out; otherwise whether step 2 truncates it
+  // depends on the machine's speed.
+  await new Promise((res) => setTimeout(res, (r.counts.audio_bytes / (RATE * 2)) * 1000 + 200));
   log('greeting done');
 
   // 2. The user speaks; the server detects the turn, transcribes it
