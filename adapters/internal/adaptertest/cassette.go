@@ -59,9 +59,9 @@ func RecordReplay(t *testing.T, agent voicetest.Agent, stop func(), cfg voicetes
 		t.FailNow()
 	}
 	type line struct {
-		Turn                         int
-		Role                         voicetest.Role
-		Text                         string
+		Turn                   int
+		Role                   voicetest.Role
+		Text                   string
 		AudioOnly, Interrupted bool
 	}
 	lines := func(res *voicetest.Result) []line {
