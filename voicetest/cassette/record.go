@@ -26,6 +26,7 @@ type recording struct {
 	frame    int       // the latest frame of an audio turn
 	inAudio  bool      // the latest turn is audio still taking frames
 	sum      hash.Hash // of the audio turn's samples
+	buf      []byte    // a frame's bytes, for sum
 	events   int
 	audio    int // samples of agent audio
 	maxAudio int
@@ -76,7 +77,8 @@ func (r *recording) addFrame(c pcm.Chunk) {
 	r.frame = t.Audio.Frames
 	t.Audio.Frames++
 	t.Audio.Samples += c.Len()
-	r.sum.Write(c.Bytes())
+	r.buf = c.AppendBytes(r.buf[:0])
+	r.sum.Write(r.buf)
 	r.last = time.Now()
 }
 

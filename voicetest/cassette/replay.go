@@ -62,6 +62,7 @@ type replayConn struct {
 	k, f    int   // the next call expected: turn k, frame f
 	got     int   // samples of turn k's audio so far
 	sum     hash.Hash
+	buf     []byte      // a frame's bytes, for sum
 	unitAt  []time.Time // when each unit was matched
 	next    int
 }
@@ -148,7 +149,8 @@ func (r *replayConn) call(kind, text string, c pcm.Chunk) error {
 		if r.f == 0 {
 			r.sum = sha256.New()
 		}
-		r.sum.Write(c.Bytes())
+		r.buf = c.AppendBytes(r.buf[:0])
+		r.sum.Write(r.buf)
 		r.got += c.Len()
 		frame := r.f
 		r.f++
