@@ -18,14 +18,14 @@ import (
 
 // run runs cfg on virtual time with agent behind the cassette named name
 // under dir, in mode.
-func run(t *testing.T, dir string, mode cache.Mode, agent voicetest.Agent, cfg voicetest.Config) (*voicetest.Result, error, *cassette.Agent) {
+func run(t *testing.T, dir string, mode cache.Mode, agent voicetest.Agent, cfg voicetest.Config) (*voicetest.Result, *cassette.Agent, error) {
 	t.Helper()
 	a := cassette.New(t, agent, cassette.WithDir(dir), cassette.WithName("conv"), cassette.WithMode(mode))
 	cfg.Agent = a
 	var res *voicetest.Result
 	var err error
 	synctest.Test(t, func(t *testing.T) { res, err = voicetest.Run(t.Context(), cfg) })
-	return res, err, a
+	return res, a, err
 }
 
 func bookingAgent() *fixtures.FakeAgent {
@@ -63,7 +63,7 @@ func TestRecordThenReplay(t *testing.T) {
 	dir := t.TempDir()
 	var recorded *voicetest.Result
 	t.Run("record", func(t *testing.T) {
-		res, err, a := run(t, dir, cache.Record, bookingAgent(), bookingConfig())
+		res, a, err := run(t, dir, cache.Record, bookingAgent(), bookingConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 	for _, mode := range []cache.Mode{cache.Replay, cache.Record} {
 		t.Run("replay in "+mode.String()+" mode", func(t *testing.T) {
-			res, err, a := run(t, dir, mode, dialFails{}, bookingConfig())
+			res, a, err := run(t, dir, mode, dialFails{}, bookingConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func record(t *testing.T, dir string, agent voicetest.Agent, cfg voicetest.Confi
 	var res *voicetest.Result
 	t.Run("record", func(t *testing.T) {
 		var err error
-		res, err, _ = run(t, dir, cache.Record, agent, cfg)
+		res, _, err = run(t, dir, cache.Record, agent, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestDivergence(t *testing.T) {
 				}
 			}
 			t.Run("replay", func(t *testing.T) {
-				_, err, a := run(t, dir, cache.Replay, dialFails{}, cfg)
+				_, a, err := run(t, dir, cache.Replay, dialFails{}, cfg)
 				var de *cassette.DivergenceError
 				if !errors.As(err, &de) {
 					t.Fatalf("Run: %v, want a *DivergenceError", err)
@@ -186,7 +186,7 @@ func TestDivergence(t *testing.T) {
 // TestReplayMissing: in replay mode a test without a cassette fails at
 // Connect with the command that records it, and never dials.
 func TestReplayMissing(t *testing.T) {
-	_, err, a := run(t, t.TempDir(), cache.Replay, dialFails{}, bookingConfig())
+	_, a, err := run(t, t.TempDir(), cache.Replay, dialFails{}, bookingConfig())
 	var me *cassette.MissError
 	if !errors.As(err, &me) {
 		t.Fatalf("Run: %v, want a *MissError", err)
@@ -239,7 +239,7 @@ func TestCorrupt(t *testing.T) {
 			dir := t.TempDir()
 			record(t, dir, bookingAgent(), bookingConfig())
 			tc.damage(t, filepath.Join(dir, "conv"))
-			_, err, _ := run(t, dir, cache.Replay, dialFails{}, bookingConfig())
+			_, _, err := run(t, dir, cache.Replay, dialFails{}, bookingConfig())
 			var ce *cassette.CorruptError
 			if !errors.As(err, &ce) || !strings.Contains(ce.Reason, tc.reason) || !strings.Contains(err.Error(), "rm -r ") {
 				t.Fatalf("Run: %v, want a *CorruptError saying %q", err, tc.reason)
@@ -255,7 +255,7 @@ func TestRepeatRecordsEachRun(t *testing.T) {
 	cfg := bookingConfig()
 	cfg.Repeat = voicetest.Repeat{Runs: 2}
 	rec := record(t, dir, bookingAgent(), cfg)
-	res, err, _ := run(t, dir, cache.Replay, dialFails{}, cfg)
+	res, _, err := run(t, dir, cache.Replay, dialFails{}, cfg)
 	if err != nil || len(res.Runs) != 2 {
 		t.Fatalf("Run: %v, %d runs", err, len(res.Runs))
 	}
@@ -265,7 +265,7 @@ func TestRepeatRecordsEachRun(t *testing.T) {
 		}
 	}
 	cfg.Repeat.Runs = 3
-	_, err, _ = run(t, dir, cache.Replay, dialFails{}, cfg)
+	_, _, err = run(t, dir, cache.Replay, dialFails{}, cfg)
 	var de *cassette.DivergenceError
 	if !errors.As(err, &de) || de.Conversation != 3 || !strings.Contains(err.Error(), "connection 3") {
 		t.Errorf("a third run: %v, want a divergence at conversation 3", err)
@@ -277,7 +277,7 @@ func TestRepeatRecordsEachRun(t *testing.T) {
 func TestOffModePassesThrough(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("off", func(t *testing.T) {
-		if _, err, a := run(t, dir, cache.Off, bookingAgent(), bookingConfig()); err != nil || a.Replaying() {
+		if _, a, err := run(t, dir, cache.Off, bookingAgent(), bookingConfig()); err != nil || a.Replaying() {
 			t.Fatalf("Run: %v (replaying %v)", err, a.Replaying())
 		}
 	})

@@ -162,7 +162,7 @@ func TestRerecordRemovesOldBodies(t *testing.T) {
 	t.Run("refresh", func(t *testing.T) {
 		agent := fixtures.ScriptedAgent(fixtures.Reply{Text: "Something else entirely"})
 		cfg := voicetest.Config{UserVoice: fixtures.FakeTTS(), Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()}}
-		if _, err, a := run(t, dir, cache.Refresh, agent, cfg); err != nil || a.Replaying() {
+		if _, a, err := run(t, dir, cache.Refresh, agent, cfg); err != nil || a.Replaying() {
 			t.Fatalf("Run: %v (replaying %v)", err, a.Replaying())
 		}
 	})

@@ -77,7 +77,7 @@ func TestScrub(t *testing.T) {
 			t.Errorf("the index lacks %s", kept)
 		}
 	}
-	res, err, _ := run(t, dir, cache.Replay, dialFails{}, cfg)
+	res, _, err := run(t, dir, cache.Replay, dialFails{}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
