@@ -211,7 +211,7 @@ func (a *Agent) connectReplay(s voicetest.Session) (voicetest.Conn, error) {
 	}
 	logf(s, "voicetest/cassette: replaying conversation %d of %s (recorded %s, %d caller turns, adapter %s) on virtual time",
 		n+1, a.path, a.ix.Recorded, len(c.Turns)-1, c.Capabilities.Adapter)
-	return newReplayConn(a, n, c), nil
+	return newReplayConn(a, n, c, s.Logf), nil
 }
 
 // load reads the cassette.

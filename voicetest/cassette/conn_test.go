@@ -2,6 +2,7 @@ package cassette_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,5 +175,22 @@ func TestRerecordRemovesOldBodies(t *testing.T) {
 		if b == after[0] {
 			t.Errorf("the new body %s has an old name", b)
 		}
+	}
+}
+
+// TestShorterScriptIsLogged: a replay whose script stops before the
+// recording's does passes (what ran matched), and says so in the log.
+func TestShorterScriptIsLogged(t *testing.T) {
+	dir := t.TempDir()
+	record(t, dir, bookingAgent(), bookingConfig())
+	cfg := bookingConfig()
+	cfg.Script = cfg.Script[:3]
+	var logs []string
+	cfg.Logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	if _, _, err := run(t, dir, cache.Replay, dialFails{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if log := strings.Join(logs, "\n"); !strings.Contains(log, "the conversation ended after 2 of the 5 caller turns") {
+		t.Errorf("log:\n%s", log)
 	}
 }

@@ -47,6 +47,7 @@ func (e *replayedError) Is(target error) bool {
 // channels and timers, so it runs on virtual time.
 type replayConn struct {
 	a     *Agent
+	logf  func(format string, args ...any)
 	n     int // conversation, 0-based
 	rate  int
 	caps  voicetest.Capabilities
@@ -67,8 +68,8 @@ type replayConn struct {
 	next    int
 }
 
-func newReplayConn(a *Agent, n int, c *conversation) *replayConn {
-	r := &replayConn{a: a, n: n, rate: c.Rate, caps: c.Capabilities, turns: c.Turns,
+func newReplayConn(a *Agent, n int, c *conversation, logf func(string, ...any)) *replayConn {
+	r := &replayConn{a: a, n: n, logf: logf, rate: c.Rate, caps: c.Capabilities, turns: c.Turns,
 		changed: make(chan struct{}), k: 1, unitAt: []time.Time{time.Now()}}
 	r.caps.VirtualTime = true
 	unit := 0
@@ -283,9 +284,14 @@ func (r *replayConn) deliver(e replayEvent) {
 func (r *replayConn) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.closed {
-		r.closed = true
-		r.broadcast()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.broadcast()
+	if r.diverge == nil && r.dead == nil && r.k < len(r.turns) && r.logf != nil {
+		r.logf("voicetest/cassette: the conversation ended after %d of the %d caller turns %s recorded: the script is shorter than the recording; record it again if that is meant: %s",
+			r.k-1, len(r.turns)-1, r.a.path, r.a.command())
 	}
 	return nil
 }
