@@ -17,19 +17,7 @@ import (
 // interrupts, the reply to the interruption), stops the peer, and replays
 // the session from the cassette: no authorize call and no WebSocket.
 func TestLayerCodeCassette(t *testing.T) {
-	peer := layercodepeer.New(t, layercodepeer.Config{
-		Greeting:      "Hello, how can I help?",
-		Speech:        adaptertest.FakeSpeech,
-		Transcribe:    fakeTranscribe,
-		RealTimeAudio: true,
-		ReplyDelay:    50 * time.Millisecond,
-		Replies: func(n int, heard string) layercodepeer.Reply {
-			if strings.Contains(heard, "story") {
-				return layercodepeer.Reply{Text: "Once upon a time there was a voice agent that talked for a very long time."}
-			}
-			return layercodepeer.Reply{Text: "You said " + heard}
-		},
-	})
+	peer := storyPeer(t)
 	adaptertest.RecordReplay(t, lcAgent(peer), peer.Close, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.Says("You said A table for two."), judges.Says("You said Stop."), judges.InterruptionHandled(2*time.Second)),
@@ -47,4 +35,25 @@ func TestLayerCodeCassette(t *testing.T) {
 	if n := len(peer.Calls()); n != 1 {
 		t.Errorf("the peer saw %d calls, want the recorded one only", n)
 	}
+}
+
+// storyPeer starts the LayerCode peer of the story scenarios: it greets,
+// says back what it heard (it decodes the user's fake speech), and tells a
+// long story, in real time, when asked for one.
+func storyPeer(t *testing.T) *layercodepeer.Peer {
+	return layercodepeer.New(t, layercodepeer.Config{
+		Greeting:      "Hello, how can I help?",
+		Speech:        adaptertest.FakeSpeech,
+		Transcribe:    fakeTranscribe,
+		RealTimeAudio: true,
+		// Think a little, so that the reply never races the runner's
+		// record of the end of the user's speech.
+		ReplyDelay: 50 * time.Millisecond,
+		Replies: func(n int, heard string) layercodepeer.Reply {
+			if strings.Contains(heard, "story") {
+				return layercodepeer.Reply{Text: "Once upon a time there was a voice agent that talked for a very long time."}
+			}
+			return layercodepeer.Reply{Text: "You said " + heard}
+		},
+	})
 }

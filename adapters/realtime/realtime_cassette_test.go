@@ -19,22 +19,8 @@ import (
 // session from the cassette: the same transcript, tool call, timeline and
 // verdict, with no server and no API key.
 func TestRealtimeCassette(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{
-		Greeting: "Welcome to the bistro",
-		Turns: []realtimepeer.Turn{
-			{ToolCall: &realtimepeer.ToolCall{Name: "book", Arguments: `{"party":2}`}, Reply: "Booked: {heard}"},
-			{Reply: "Goodbye"},
-		},
-		HangUpAfter: 3,
-	})
-	a := realtimeAgent(peer)
-	a.Greeting = true
-	a.InputTranscription = "whisper-1"
-	a.Tools = []realtime.Tool{{Name: "book"}}
-	a.OnToolCall = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {
-		return json.RawMessage(`{"ok":true}`), nil
-	}
-	adaptertest.RecordReplay(t, a, peer.Close, voicetest.Config{
+	peer := bistroPeer(t)
+	adaptertest.RecordReplay(t, bistroAgent(peer), peer.Close, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge: judges.All(
 			judges.Says("Booked: A table for two please"),
@@ -56,4 +42,32 @@ func TestRealtimeCassette(t *testing.T) {
 	if n := len(peer.Sessions()); n != 1 {
 		t.Errorf("the server saw %d sessions, want the recorded one only", n)
 	}
+}
+
+// bistroPeer starts the Realtime server of the bistro scenarios: a
+// greeting, a reply that calls the tool "book" and says back what it heard
+// (it decodes the user's fake speech, fixtures.FakeTTS: proof that the
+// audio arrived intact), a goodbye, and the hang-up.
+func bistroPeer(t *testing.T) *realtimepeer.Server {
+	return realtimepeer.New(t, realtimepeer.Config{
+		Greeting: "Welcome to the bistro",
+		Turns: []realtimepeer.Turn{
+			{ToolCall: &realtimepeer.ToolCall{Name: "book", Arguments: `{"party":2}`}, Reply: "Booked: {heard}"},
+			{Reply: "Goodbye"},
+		},
+		HangUpAfter: 3,
+	})
+}
+
+// bistroAgent is the adapter of the bistro scenarios: it asks for the
+// greeting and the user's transcription, and answers the "book" tool.
+func bistroAgent(peer *realtimepeer.Server) *realtime.Agent {
+	a := realtimeAgent(peer)
+	a.Greeting = true
+	a.InputTranscription = "whisper-1"
+	a.Tools = []realtime.Tool{{Name: "book"}}
+	a.OnToolCall = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {
+		return json.RawMessage(`{"ok":true}`), nil
+	}
+	return a
 }

@@ -54,18 +54,7 @@ func TestDeployedBooking(t *testing.T) {
 			judges.Says("garcia"),
 			judges.HungUp(),
 		),
-		Script: []voicetest.Step{
-			voicetest.AgentTurn(), // the greeting
-			voicetest.UserSays("A table for two."),
-			voicetest.AgentTurn(),
-			voicetest.UserSays("Friday at seven thirty."),
-			voicetest.AgentTurn(),
-			voicetest.UserSays("The name is Garcia."),
-			voicetest.AgentTurn(),
-			voicetest.UserSays("Yes, that's right."),
-			voicetest.AgentTurn(), // goodbye, then the agent hangs up
-			voicetest.Verdict(),
-		},
+		Script: append(phoneBooking(), voicetest.Verdict()),
 		Golden: voicetest.GoldenOptions{TimeTolerance: time.Second},
 	})
 	if !res.Success {
@@ -76,5 +65,21 @@ func TestDeployedBooking(t *testing.T) {
 	}
 	if !strings.Contains(strings.ToLower(res.State.AgentText()), "friday") {
 		t.Errorf("the agent's read-back, as transcribed, lacks the day:\n%s", res.TranscriptText())
+	}
+}
+
+// phoneBooking is a caller booking a table over the phone, as
+// TestPhoneBooking and TestDeployedBooking script it.
+func phoneBooking() []voicetest.Step {
+	return []voicetest.Step{
+		voicetest.AgentTurn(), // the greeting
+		voicetest.UserSays("A table for two."),
+		voicetest.AgentTurn(),
+		voicetest.UserSays("Friday at seven thirty."),
+		voicetest.AgentTurn(),
+		voicetest.UserSays("The name is Garcia."),
+		voicetest.AgentTurn(),
+		voicetest.UserSays("Yes, that's right."),
+		voicetest.AgentTurn(), // goodbye, then the agent hangs up
 	}
 }

@@ -92,6 +92,22 @@ func converse(b *testing.B, conn voicetest.Conn) {
 
 var benchSession = voicetest.Session{Name: "bench", Rate: benchRate}
 
+// connectAndConverse holds one benchmark conversation with a.
+func connectAndConverse(b *testing.B, a *cassette.Agent) {
+	conn, err := a.Connect(context.Background(), benchSession)
+	if err != nil {
+		b.Fatal(err)
+	}
+	converse(b, conn)
+	conn.Close()
+}
+
+// reportPerCall reports the time per call of the caller or event of the
+// agent.
+func reportPerCall(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(benchTurns*(benchFrames+1+benchReply+1)), "ns/call")
+}
+
 // BenchmarkRecord measures recording one conversation (10 turns, 1000
 // caller frames, 1500 agent frames) through a cassette, against an agent
 // that answers at once: the recorder's cost per conversation.
@@ -99,14 +115,9 @@ func BenchmarkRecord(b *testing.B) {
 	a := cassette.New(b, instantAgent{}, cassette.WithDir(b.TempDir()), cassette.WithMode(cache.Record))
 	b.ReportAllocs()
 	for b.Loop() {
-		conn, err := a.Connect(context.Background(), benchSession)
-		if err != nil {
-			b.Fatal(err)
-		}
-		converse(b, conn)
-		conn.Close()
+		connectAndConverse(b, a)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(benchTurns*(benchFrames+1+benchReply+1)), "ns/call")
+	reportPerCall(b)
 }
 
 // BenchmarkReplay measures replaying that conversation: loading and
@@ -116,13 +127,7 @@ func BenchmarkRecord(b *testing.B) {
 func BenchmarkReplay(b *testing.B) {
 	dir := b.TempDir()
 	b.Run("record", func(b *testing.B) {
-		a := cassette.New(b, instantAgent{}, cassette.WithDir(dir), cassette.WithName("bench"), cassette.WithMode(cache.Record))
-		conn, err := a.Connect(context.Background(), benchSession)
-		if err != nil {
-			b.Fatal(err)
-		}
-		converse(b, conn)
-		conn.Close()
+		connectAndConverse(b, cassette.New(b, instantAgent{}, cassette.WithDir(dir), cassette.WithName("bench"), cassette.WithMode(cache.Record)))
 		for b.Loop() {
 		}
 	})
@@ -142,14 +147,8 @@ func BenchmarkReplay(b *testing.B) {
 	b.Run("replay", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			a := cassette.New(b, nil, cassette.WithDir(dir), cassette.WithName("bench"), cassette.WithMode(cache.Replay))
-			conn, err := a.Connect(context.Background(), benchSession)
-			if err != nil {
-				b.Fatal(err)
-			}
-			converse(b, conn)
-			conn.Close()
+			connectAndConverse(b, cassette.New(b, nil, cassette.WithDir(dir), cassette.WithName("bench"), cassette.WithMode(cache.Replay)))
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(benchTurns*(benchFrames+1+benchReply+1)), "ns/call")
+		reportPerCall(b)
 	})
 }

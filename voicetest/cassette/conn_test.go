@@ -21,6 +21,19 @@ func session() voicetest.Session {
 	return voicetest.Session{Name: "conv", Rate: 24000, Logf: func(string, ...any) {}}
 }
 
+// replayed connects to the cassette "conv" under dir in replay mode and
+// closes the Conn when t ends.
+func replayed(t *testing.T, dir string) voicetest.Conn {
+	t.Helper()
+	a := cassette.New(t, nil, cassette.WithDir(dir), cassette.WithName("conv"), cassette.WithMode(cache.Replay))
+	conn, err := a.Connect(t.Context(), session())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // TestReplayConn drives a replayed Conn by hand: the agent's events come
 // at their recorded times after the calls they followed, never before the
 // call; a call the cassette does not hold fails, and so does Recv then.
@@ -28,12 +41,7 @@ func TestReplayConn(t *testing.T) {
 	dir := t.TempDir()
 	record(t, dir, bookingAgent(), bookingConfig())
 	synctest.Test(t, func(t *testing.T) {
-		a := cassette.New(t, nil, cassette.WithDir(dir), cassette.WithName("conv"), cassette.WithMode(cache.Replay))
-		conn, err := a.Connect(t.Context(), session())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		conn := replayed(t, dir)
 		if c := conn.Capabilities(); c.Adapter != "fake-remote" || !c.VirtualTime || !c.DTMF {
 			t.Errorf("capabilities %+v", c)
 		}
@@ -85,12 +93,7 @@ func TestReplayAfterHangUp(t *testing.T) {
 	closing := fixtures.Fake(fixtures.FakeConfig{Name: "closing", Greeting: fixtures.Reply{Text: "Sorry, we are closed", HangUp: true}})
 	record(t, dir, closing, voicetest.Config{Script: []voicetest.Step{voicetest.AgentTurn()}})
 	synctest.Test(t, func(t *testing.T) {
-		a := cassette.New(t, nil, cassette.WithDir(dir), cassette.WithName("conv"), cassette.WithMode(cache.Replay))
-		conn, err := a.Connect(t.Context(), session())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
+		conn := replayed(t, dir)
 		for {
 			ev, err := conn.Recv(t.Context())
 			if err != nil {
@@ -100,7 +103,7 @@ func TestReplayAfterHangUp(t *testing.T) {
 				break
 			}
 		}
-		err = conn.SendAudio(t.Context(), pcm.Silence(24000, 20*time.Millisecond))
+		err := conn.SendAudio(t.Context(), pcm.Silence(24000, 20*time.Millisecond))
 		var de *cassette.DivergenceError
 		if !errors.Is(err, voicetest.ErrTransportClosed) || errors.As(err, &de) {
 			t.Errorf("SendAudio after the hang-up: %v, want a closed transport", err)
