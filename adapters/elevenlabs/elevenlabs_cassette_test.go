@@ -25,7 +25,6 @@ func TestElevenLabsCassette(t *testing.T) {
 	adaptertest.RecordReplay(t, elevenAgent(peer), peer.Close, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.Says("Booked: A table for two please"), judges.HungUp()),
-		Golden:    voicetest.GoldenOptions{Ignore: []voicetest.EventType{voicetest.EventUserTranscript}},
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two please"),

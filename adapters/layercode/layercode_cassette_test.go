@@ -21,7 +21,6 @@ func TestLayerCodeCassette(t *testing.T) {
 	adaptertest.RecordReplay(t, lcAgent(peer), peer.Close, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.Says("You said A table for two."), judges.Says("You said Stop."), judges.InterruptionHandled(2*time.Second)),
-		Golden:    voicetest.GoldenOptions{Ignore: []voicetest.EventType{voicetest.EventUserTranscript}},
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two."),

@@ -27,9 +27,6 @@ func TestRealtimeCassette(t *testing.T) {
 			judges.ToolCalled("book", map[string]any{"party": 2}),
 			judges.HungUp(),
 		),
-		// As in TestRealtimeScenario: the server's transcript of the user
-		// comes as the runner records the end of the user's speech.
-		Golden: voicetest.GoldenOptions{Ignore: []voicetest.EventType{voicetest.EventUserTranscript}},
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
 			voicetest.UserSays("A table for two please"),

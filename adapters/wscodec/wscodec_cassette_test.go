@@ -21,13 +21,6 @@ func TestWebSocketCassette(t *testing.T) {
 	adaptertest.RecordReplay(t, a, bot.Close, voicetest.Config{
 		UserVoice: adaptertest.ToneTTS{},
 		Judge:     judges.All(judges.Says("you pressed 5"), judges.InterruptionHandled(time.Second)),
-		// The bot's "interrupted" comes within a millisecond of the
-		// protocol interrupt: live, before the runner has noted the start
-		// of the barge-in's audio; replayed on virtual time, where the
-		// runner takes no time, just after. That event and the agent's
-		// stop (placed at it) are left out of the timeline comparison;
-		// the verdict and the transcript's interrupted mark check them.
-		Golden: voicetest.GoldenOptions{Ignore: []voicetest.EventType{voicetest.EventAgentInterrupted, voicetest.EventAgentStopSpeaking}},
 		Script: []voicetest.Step{
 			voicetest.UserSays("hello"),
 			voicetest.Interrupt("wait", voicetest.After(300*time.Millisecond)),
