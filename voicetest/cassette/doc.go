@@ -87,7 +87,8 @@
 // to Recv, that names the caller's turn, what was recorded, what was sent,
 // and the command that records the cassette again. Once the recorded agent
 // has hung up or closed the line, a further call fails as on a closed line,
-// as it did live.
+// as it did live. A script that stops before the recording did passes
+// (what ran matched), and the log says how many caller turns were left.
 //
 // A replay blocks only on channels and timers, so New's Agent reports
 // VirtualTime when it replays and voicetest.Scenario runs the conversation
