@@ -44,6 +44,14 @@ type Config struct {
 	Voice string
 	// AgentSTT transcribes the agent's audio when the adapter does not
 	// stream transcripts. Without it such turns are recorded as audio only.
+	// It is given what the agent sent for the utterance, made canonical:
+	// the agent's own frames concatenated in the order they came (no gap
+	// for a late frame or a pause in the stream), with the silence at both
+	// edges trimmed (samples of magnitude 64 or less, about -54 dBFS; an
+	// utterance that is all silence is kept whole). So its cache key
+	// depends on the agent's audio only, never on when it arrived, and a
+	// deterministic remote agent replays from the cache on every run. An
+	// interrupted utterance is transcribed whole, as the agent sent it.
 	// Each turn is transcribed in the background, one turn at a time, as
 	// soon as the turn is over: the user's next fixed line (UserSays,
 	// Interrupt, Silence, DTMF, ...) does not wait for the engine, while

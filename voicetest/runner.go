@@ -38,6 +38,7 @@ type agentSpeech struct {
 	turn        int
 	start       time.Duration
 	pieces      []piece
+	sent        []pcm.Chunk   // the agent's frames as they came, unclipped
 	audio       time.Duration // total audio received
 	latency     time.Duration
 	interrupted bool
@@ -453,6 +454,7 @@ func (r *runner) speak(at time.Duration, c pcm.Chunk, dur time.Duration) {
 	}
 	if !c.IsEmpty() {
 		r.seg.pieces = append(r.seg.pieces, piece{at: playAt, c: c})
+		r.seg.sent = append(r.seg.sent, c)
 		r.seg.audio += dur
 		r.turnAudio += dur
 	}
@@ -514,7 +516,7 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 			// Transcribed beside the conversation: the user answers as
 			// soon as the agent stops, not once an STT engine has read
 			// the turn; settle fills the text in before anything reads it.
-			r.transcribe(ctx, seg.turn, audio, len(r.st.transcript), len(r.st.items), len(r.segs))
+			r.transcribe(ctx, seg.turn, canonicalAgentAudio(r.cfg.Rate, seg.sent), len(r.st.transcript), len(r.st.items), len(r.segs))
 		} else {
 			m.AudioOnly = true
 		}

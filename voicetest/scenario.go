@@ -107,9 +107,12 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		return res
 	}
 	if _, bench := t.(*testing.B); !bench {
-		res.virtualTime = virtual
+		// A replayed recording runs on virtual time, but its times are
+		// the real clock's: its goldens compare within tolerance.
+		exact := virtual && !replaying(cfg.Agent)
+		res.virtualTime = exact
 		for _, r := range res.Runs {
-			r.virtualTime = virtual
+			r.virtualTime = exact
 		}
 		if gerr := checkGolden(t, res, cfg.Golden, goldenFlagsFromCommandLine()); gerr != nil {
 			res.GoldenErr = gerr

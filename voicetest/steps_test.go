@@ -128,7 +128,7 @@ func TestAudioOnlyAgentTailSilenceAndSTT(t *testing.T) {
 		stt  voicetest.STT
 		want string
 	}{
-		{"with STT", lengthSTT{}, "agent: heard 1200ms\n"},
+		{"with STT", lengthSTT{}, "agent: heard 1119ms\n"},
 		{"without STT", nil, "agent: (audio only)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,10 +83,13 @@ func TestSlowAgentSTTDoesNotDelayTheUser(t *testing.T) {
 	if got := res.TimelineText(); got != want {
 		t.Errorf("timeline:\n%s\nwant:\n%s", got, want)
 	}
-	if got, wantTr := res.TranscriptText(), "user: hi\nagent: heard 1200ms\nuser: and\nagent: heard 400ms\nuser: bye\n"; got != wantTr {
+	// lengthSTT hears the agent's audio without its edge silence: the
+	// three 320 ms tones of "one two three" in their 400 ms slots, less
+	// the silent first sample, are 1119 ms.
+	if got, wantTr := res.TranscriptText(), "user: hi\nagent: heard 1119ms\nuser: and\nagent: heard 319ms\nuser: bye\n"; got != wantTr {
 		t.Errorf("transcript:\n%s\nwant:\n%s", got, wantTr)
 	}
-	if strings.Join(seen, "|") != "hi|heard 1200ms|and|heard 400ms" {
+	if strings.Join(seen, "|") != "hi|heard 1119ms|and|heard 319ms" {
 		t.Errorf("the Check saw %q, want every text filled in", seen)
 	}
 	for _, s := range res.Recording.Segments {
@@ -122,7 +125,7 @@ func TestUserWaitsForTheAgentTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(heard) != 1 || heard[0] != "heard 1200ms" {
+	if len(heard) != 1 || heard[0] != "heard 1119ms" {
 		t.Errorf("the user heard %q, want the transcription of the agent's first turn", heard)
 	}
 	// No greeting: the user speaks after Timeouts.Greeting (3 s); the
@@ -145,7 +148,7 @@ func TestAgentSTTFailures(t *testing.T) {
 			Agent: audioOnlyTwoTurns(), UserVoice: &toneTTS{}, AgentSTT: &slowSTT{delay: 10 * time.Millisecond, err: boom},
 			Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn(), voicetest.UserSays("and"), voicetest.AgentTurn()},
 		})
-		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "transcribing the agent's turn 1 (1.2s of audio) with Config.AgentSTT") {
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "transcribing the agent's turn 1 (1.119958333s of audio) with Config.AgentSTT") {
 			t.Fatalf("err = %v, want the STT's error naming turn 1", err)
 		}
 		if res == nil || res.Success {

@@ -590,21 +590,7 @@ func TestLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
 // voicetest.Scenario: the user's lines are fake speech the peer decodes,
 // and the peer's replies stream back as fake speech with their text.
 func TestLayerCodeScenario(t *testing.T) {
-	peer := layercodepeer.New(t, layercodepeer.Config{
-		Greeting:      "Hello, how can I help?",
-		Speech:        adaptertest.FakeSpeech,
-		Transcribe:    fakeTranscribe,
-		RealTimeAudio: true,
-		// Think a little, so that the reply never races the runner's
-		// record of the end of the user's speech.
-		ReplyDelay: 50 * time.Millisecond,
-		Replies: func(n int, heard string) layercodepeer.Reply {
-			if strings.Contains(heard, "story") {
-				return layercodepeer.Reply{Text: "Once upon a time there was a voice agent that talked for a very long time."}
-			}
-			return layercodepeer.Reply{Text: "You said " + heard}
-		},
-	})
+	peer := storyPeer(t)
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     lcAgent(peer),
 		UserVoice: fixtures.FakeTTS(),

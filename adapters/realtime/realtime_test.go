@@ -729,25 +729,9 @@ func TestRealtimeCapabilities(t *testing.T) {
 }
 
 func TestRealtimeScenario(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{
-		Greeting: "Welcome to the bistro",
-		Turns: []realtimepeer.Turn{
-			// The server decodes the user's fake speech (fixtures.FakeTTS)
-			// and says it back: proof that the audio arrived intact.
-			{ToolCall: &realtimepeer.ToolCall{Name: "book", Arguments: `{"party":2}`}, Reply: "Booked: {heard}"},
-			{Reply: "Goodbye"},
-		},
-		HangUpAfter: 3,
-	})
-	a := realtimeAgent(peer)
-	a.Greeting = true
-	a.InputTranscription = "whisper-1"
-	a.Tools = []realtime.Tool{{Name: "book"}}
-	a.OnToolCall = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {
-		return json.RawMessage(`{"ok":true}`), nil
-	}
+	peer := bistroPeer(t)
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     a,
+		Agent:     bistroAgent(peer),
 		UserVoice: fixtures.FakeTTS(),
 		// The server's transcript of the user arrives just as the user's
 		// turn ends, before or after the runner notes user_stop_speaking;

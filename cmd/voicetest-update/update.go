@@ -30,17 +30,21 @@ const (
 )
 
 // cacheSubdir is where voicetest/cache keeps a package's entries
-// (cache.DefaultDir), with forward slashes.
-const cacheSubdir = "testdata/voicetest/cache"
+// (cache.DefaultDir), and cassetteSubdir where voicetest/cassette keeps its
+// cassettes (cassette.DefaultDir), with forward slashes.
+const (
+	cacheSubdir    = "testdata/voicetest/cache"
+	cassetteSubdir = "testdata/voicetest/cassettes"
+)
 
 const usageText = `usage: voicetest-update [flags] [packages] [-- go test flags]
        voicetest-update -check [flags] [packages] [-- go test flags]
 
-Refresh golden files and record missing voicetest cache entries by running
-go test with GOLDIE_UPDATE=1 and VOICETEST_CACHE=record; then list what
-changed and prune cache entries no test used. With -check, run in replay mode
-and fail if a test fails, a file under testdata changes, or an entry is
-unused (for CI). Either way, remove temporary files older than 10m that
+Refresh golden files and record missing voicetest cache entries and
+cassettes by running go test with GOLDIE_UPDATE=1 and VOICETEST_CACHE=record;
+then list what changed and prune cache entries and cassettes no test used.
+With -check, run in replay mode and fail if a test fails, a file under
+testdata changes, or an entry or cassette is unused (for CI). Either way, remove temporary files older than 10m that
 interrupted writers left under testdata. Packages default to ./... .
 
 Exit codes: 0 ok; 1 tests failed or check failed; 2 usage or setup error.
@@ -66,8 +70,8 @@ func parseArgs(args []string, help io.Writer) (*options, error) {
 	fset := flag.NewFlagSet("voicetest-update", flag.ContinueOnError)
 	fset.SetOutput(io.Discard) // run prints errors and usage itself
 	fset.Usage = func() {}
-	fset.BoolVar(&o.check, "check", false, "replay-only run for CI: fail if a test fails, a testdata file changes or a cache entry is unused")
-	fset.BoolVar(&o.prune, "prune", true, "remove cache entries no test used (only after a complete passing run) and stale temporary files")
+	fset.BoolVar(&o.check, "check", false, "replay-only run for CI: fail if a test fails, a testdata file changes or a cache entry or cassette is unused")
+	fset.BoolVar(&o.prune, "prune", true, "remove cache entries and cassettes no test used (only after a complete passing run) and stale temporary files")
 	fset.StringVar(&o.run, "run", "", "run only tests matching `regexp` (disables pruning)")
 	fset.StringVar(&o.skip, "skip", "", "skip tests matching `regexp` (disables pruning)")
 	fset.BoolVar(&o.verbose, "v", false, "print test output as it arrives")
@@ -180,57 +184,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	changes := diff(before, after)
 	fmt.Fprintln(stdout)
-	printChanges(stdout, "golden and testdata files", changes, func(p string) bool { return !inCache(p) })
+	printChanges(stdout, "golden and testdata files", changes, func(p string) bool { return !inCache(p) && !inCassettes(p) })
 	printChanges(stdout, "cache files", changes, inCache)
+	printChanges(stdout, "cassette files", changes, inCassettes)
 	if o.check && len(changes) > 0 {
 		fmt.Fprintf(stdout, "check: %d testdata file(s) changed in replay mode; run voicetest-update and commit the result\n", len(changes))
 		code = exitFail
 	}
 
-	// Unused cache files, per package, where we can tell.
-	var unused []string
-	for _, p := range pkgs {
-		cacheDir := filepath.Join(p.Dir, filepath.FromSlash(cacheSubdir))
-		if _, err := os.Stat(cacheDir); err != nil {
-			continue
-		}
-		files, err := unusedFiles(cacheDir, used)
-		if err != nil {
-			fmt.Fprintf(stderr, "voicetest-update: %v\n", err)
+	// Unused cache entries and cassettes, per package, where we can tell.
+	for _, st := range stores {
+		if !pruneStore(o, st, pkgs, used, res, stdout, stderr, &code) {
 			return exitUsage
-		}
-		if len(files) == 0 {
-			continue
-		}
-		if why := res.incomplete(o, p.ImportPath); why != "" {
-			fmt.Fprintf(stdout, "%s: %d cache file(s) not used, but not pruned or checked: %s\n", p.ImportPath, len(files), why)
-			continue
-		}
-		unused = append(unused, files...)
-	}
-	switch {
-	case len(unused) == 0:
-	case o.check:
-		fmt.Fprintf(stdout, "check: %d cache file(s) unused by any test:\n", len(unused))
-		for _, f := range unused {
-			fmt.Fprintf(stdout, "  ? %s\n", rel(f))
-		}
-		fmt.Fprintln(stdout, "run voicetest-update to prune them and commit the result")
-		code = exitFail
-	case !o.prune:
-		fmt.Fprintf(stdout, "%d unused cache file(s) kept (-prune=false):\n", len(unused))
-		for _, f := range unused {
-			fmt.Fprintf(stdout, "  ? %s\n", rel(f))
-		}
-	default:
-		fmt.Fprintf(stdout, "pruned %d unused cache file(s):\n", len(unused))
-		for _, f := range unused {
-			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(stderr, "voicetest-update: %v\n", err)
-				code = exitFail
-				continue
-			}
-			fmt.Fprintf(stdout, "  - %s\n", rel(f))
 		}
 	}
 
@@ -262,6 +227,74 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "voicetest-update: FAIL")
 	}
 	return code
+}
+
+// store is a kind of recorded answers kept under a package's testdata
+// that tests report using: cache entries and cassettes.
+type store struct {
+	what   string // "cache", "cassette"
+	subdir string
+	unused func(dir string, used map[string]bool) ([]string, error)
+}
+
+var stores = []store{
+	{"cache", cacheSubdir, unusedFiles},
+	{"cassette", cassetteSubdir, unusedCassetteFiles},
+}
+
+// pruneStore lists, checks or prunes the files of st that no test used,
+// and reports false on an error that makes the run a usage failure.
+func pruneStore(o *options, st store, pkgs []pkgInfo, used map[string]bool, res *results, stdout, stderr io.Writer, code *int) bool {
+	var unused []string
+	for _, p := range pkgs {
+		dir := filepath.Join(p.Dir, filepath.FromSlash(st.subdir))
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		files, err := st.unused(dir, used)
+		if err != nil {
+			fmt.Fprintf(stderr, "voicetest-update: %v\n", err)
+			return false
+		}
+		if len(files) == 0 {
+			continue
+		}
+		if why := res.incomplete(o, p.ImportPath); why != "" {
+			fmt.Fprintf(stdout, "%s: %d %s file(s) not used, but not pruned or checked: %s\n", p.ImportPath, len(files), st.what, why)
+			continue
+		}
+		unused = append(unused, files...)
+	}
+	switch {
+	case len(unused) == 0:
+	case o.check:
+		fmt.Fprintf(stdout, "check: %d %s file(s) unused by any test:\n", len(unused), st.what)
+		for _, f := range unused {
+			fmt.Fprintf(stdout, "  ? %s\n", rel(f))
+		}
+		fmt.Fprintln(stdout, "run voicetest-update to prune them and commit the result")
+		*code = exitFail
+	case !o.prune:
+		fmt.Fprintf(stdout, "%d unused %s file(s) kept (-prune=false):\n", len(unused), st.what)
+		for _, f := range unused {
+			fmt.Fprintf(stdout, "  ? %s\n", rel(f))
+		}
+	default:
+		fmt.Fprintf(stdout, "pruned %d unused %s file(s):\n", len(unused), st.what)
+		for _, f := range unused {
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(stderr, "voicetest-update: %v\n", err)
+				*code = exitFail
+				continue
+			}
+			fmt.Fprintf(stdout, "  - %s\n", rel(f))
+			if st.subdir == cassetteSubdir {
+				// A pruned cassette leaves its directory empty.
+				_ = os.Remove(filepath.Dir(f))
+			}
+		}
+	}
+	return true
 }
 
 type pkgInfo struct {
@@ -447,6 +480,11 @@ func diff(before, after map[string]string) []change {
 func inCache(path string) bool {
 	sep := string(filepath.Separator)
 	return strings.Contains(path, sep+filepath.FromSlash(cacheSubdir)+sep)
+}
+
+func inCassettes(path string) bool {
+	sep := string(filepath.Separator)
+	return strings.Contains(path, sep+filepath.FromSlash(cassetteSubdir)+sep)
 }
 
 func printChanges(w io.Writer, what string, changes []change, keep func(string) bool) {

@@ -157,11 +157,7 @@ func mustContain(t *testing.T, out string, wants ...string) {
 
 func cacheFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "greet", "testdata", "voicetest", "cache", "llm", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return files(t, filepath.Join(dir, "greet", "testdata", "voicetest", "cache", "llm", "*"))
 }
 
 func TestEndToEnd(t *testing.T) {

@@ -131,17 +131,7 @@ func checkHeard(t *testing.T, rec restaurant.CallRecord, want ...string) {
 func TestPhoneBooking(t *testing.T) {
 	t.Parallel()
 	b := startBot(t)
-	res := voicetest.Scenario(t, b.config(
-		voicetest.AgentTurn(), // the greeting
-		voicetest.UserSays("A table for two."),
-		voicetest.AgentTurn(),
-		voicetest.UserSays("Friday at seven thirty."),
-		voicetest.AgentTurn(),
-		voicetest.UserSays("The name is Garcia."),
-		voicetest.AgentTurn(),
-		voicetest.UserSays("Yes, that's right."),
-		voicetest.AgentTurn(), // goodbye, then the agent hangs up
-	))
+	res := voicetest.Scenario(t, b.config(phoneBooking()...))
 	if !res.Success {
 		t.Fatalf("scenario failed: %v", res.Err)
 	}

@@ -1,0 +1,162 @@
+package adaptertest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/cache"
+	"github.com/voicetest-go/voicetest/voicetest/cassette"
+)
+
+// RecordReplay records the scenario cfg against agent, a wire adapter
+// talking to its loopback peer, into a cassette in a temporary directory
+// (subtest "record", on the real clock); calls stop, which must take the
+// peer down; then replays the cassette with the same adapter (subtest
+// "replay", on virtual time), whose dialling would now fail. It fails the
+// test unless both runs succeed with the same transcript (turns, roles,
+// texts, audio-only and interrupted marks), the same verdict, criterion by
+// criterion, the same ending, and the same timeline (see sameTimeline),
+// leaving out the event types in cfg.Golden.Ignore. Golden files are not
+// compared. It returns both results.
+func RecordReplay(t *testing.T, agent voicetest.Agent, stop func(), cfg voicetest.Config) (rec, rep *voicetest.Result) {
+	t.Helper()
+	dir := t.TempDir()
+	ignore := cfg.Golden.Ignore
+	cfg.Golden = voicetest.GoldenOptions{Disable: true}
+	scenario := func(t *testing.T, mode cache.Mode) *voicetest.Result {
+		t.Helper()
+		a := cassette.New(t, agent, cassette.WithDir(dir), cassette.WithName("conversation"), cassette.WithMode(mode))
+		if a.Replaying() != (mode == cache.Replay) {
+			t.Fatalf("mode %s: Replaying() = %v", mode, a.Replaying())
+		}
+		c := cfg
+		c.Agent = a
+		res := voicetest.Scenario(t, c)
+		if !res.Success {
+			t.Fatalf("%s: scenario failed: %v\n%s", mode, res.Err, res.TimelineText())
+		}
+		return res
+	}
+	t.Run("record", func(t *testing.T) { rec = scenario(t, cache.Record) })
+	if rec == nil {
+		t.FailNow()
+	}
+	stop()
+	t.Run("replay", func(t *testing.T) { rep = scenario(t, cache.Replay) })
+	if rep == nil {
+		t.FailNow()
+	}
+	type line struct {
+		Turn                   int
+		Role                   voicetest.Role
+		Text                   string
+		AudioOnly, Interrupted bool
+	}
+	lines := func(res *voicetest.Result) []line {
+		var out []line
+		for _, m := range res.Transcript {
+			out = append(out, line{Turn: m.Turn, Role: m.Role, Text: m.Text, AudioOnly: m.AudioOnly, Interrupted: m.Interrupted})
+		}
+		return out
+	}
+	if got, want := lines(rep), lines(rec); !slices.Equal(got, want) {
+		t.Errorf("replayed transcript:\n%s\nrecorded:\n%s", rep.TranscriptText(), rec.TranscriptText())
+	}
+	if rep.Status != rec.Status || rep.Ended != rec.Ended || rep.Turns != rec.Turns {
+		t.Errorf("replay: status %s, ended %q, %d turns; recorded: %s, %q, %d", rep.Status, rep.Ended, rep.Turns, rec.Status, rec.Ended, rec.Turns)
+	}
+	if (rep.Verdict == nil) != (rec.Verdict == nil) {
+		t.Errorf("replay verdict %v, recorded %v", rep.Verdict, rec.Verdict)
+	} else if rep.Verdict != nil {
+		if got, want := verdict(rep.Verdict), verdict(rec.Verdict); !slices.Equal(got, want) {
+			t.Errorf("replay verdict %q, recorded %q", got, want)
+		}
+	}
+	if err := sameTimeline(rec.Timeline, rep.Timeline, ignore); err != nil {
+		t.Errorf("the replayed timeline does not match the recorded one: %v\nreplayed:\n%s\nrecorded:\n%s", err, rep.TimelineText(), rec.TimelineText())
+	}
+	return rec, rep
+}
+
+// Timeline tolerance of a replay against its recording: the replay runs
+// on virtual time, where the runner itself takes no time, so its events
+// come a little earlier than they did live.
+const (
+	replayTolerance    = 250 * time.Millisecond
+	replayRelTolerance = 0.02
+	replaySameInstant  = 5 * time.Millisecond
+)
+
+// sameTimeline reports how the replayed timeline differs from the recorded
+// one, leaving out the event types in ignore: every event must be there,
+// in the same turn with the same text, payload and tool call, at the same
+// time within replayTolerance (plus replayRelTolerance of the time), and
+// in the same order, except that events less than replaySameInstant apart
+// may come in either order (they crossed on the wire live, microseconds
+// apart, and on virtual time the runner's own steps take no time).
+func sameTimeline(rec, rep []voicetest.Event, ignore []voicetest.EventType) error {
+	type key struct {
+		Turn       int
+		Type       voicetest.EventType
+		Text, Data string
+		Tool       string
+	}
+	keyOf := func(e voicetest.Event) key {
+		k := key{Turn: e.Turn, Type: e.Type, Text: e.Text, Data: string(e.Data)}
+		if tc := e.Tool; tc != nil {
+			k.Tool = fmt.Sprintf("%s %s %s %s %v", tc.ID, tc.Name, tc.Arguments, tc.Result, tc.IsError)
+		}
+		return k
+	}
+	keep := func(evs []voicetest.Event) []voicetest.Event {
+		var out []voicetest.Event
+		for _, e := range evs {
+			if !slices.Contains(ignore, e.Type) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	rec, rep = keep(rec), keep(rep)
+	if len(rec) != len(rep) {
+		return fmt.Errorf("%d events, recorded %d", len(rep), len(rec))
+	}
+	used := make([]bool, len(rep))
+	last := time.Duration(-1 << 62)
+	for i, want := range rec {
+		found := -1
+		for j, got := range rep {
+			if used[j] || keyOf(got) != keyOf(want) {
+				continue
+			}
+			found = j
+			break
+		}
+		if found < 0 {
+			return fmt.Errorf("recorded event %d (%s turn %d %q at %v) is not in the replay", i+1, want.Type, want.Turn, want.Text, want.At)
+		}
+		used[found] = true
+		got := rep[found]
+		tol := replayTolerance + time.Duration(replayRelTolerance*float64(want.At))
+		if d := got.At - want.At; d > tol || d < -tol {
+			return fmt.Errorf("event %s turn %d %q: replayed at %v, recorded at %v (tolerance %v)", want.Type, want.Turn, want.Text, got.At, want.At, tol)
+		}
+		if got.At < last-replaySameInstant {
+			return fmt.Errorf("event %s turn %d %q replayed at %v, before an event recorded earlier (at %v)", want.Type, want.Turn, want.Text, got.At, last)
+		}
+		last = max(last, got.At)
+	}
+	return nil
+}
+
+// verdict lists a judgment's criteria with their status.
+func verdict(j *voicetest.Judgment) []string {
+	var out []string
+	for _, c := range j.Criteria {
+		out = append(out, c.Criterion+"="+string(c.Status))
+	}
+	return out
+}

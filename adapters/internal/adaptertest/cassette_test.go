@@ -1,0 +1,71 @@
+package adaptertest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/voicetest"
+)
+
+func TestSameTimeline(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	rec := []voicetest.Event{
+		{At: ms(0), Type: voicetest.EventUserStartSpeaking, Turn: 1},
+		{At: ms(300), Type: voicetest.EventUserStopSpeaking, Turn: 1},
+		{At: ms(302), Type: voicetest.EventAgentStartSpeaking, Turn: 1},
+		{At: ms(303), Type: voicetest.EventData, Turn: 1, Text: "ui", Data: []byte(`{"n":1}`)},
+		{At: ms(900), Type: voicetest.EventAgentStopSpeaking, Turn: 1},
+	}
+	edit := func(f func(evs []voicetest.Event) []voicetest.Event) []voicetest.Event {
+		return f(slices.Clone(rec))
+	}
+	for _, tc := range []struct {
+		name string
+		rep  []voicetest.Event
+		want string // "" for no difference
+	}{
+		{"same", rec, ""},
+		{"a little earlier", edit(func(e []voicetest.Event) []voicetest.Event {
+			for i := range e {
+				e[i].At -= ms(2)
+			}
+			return e
+		}), ""},
+		{"events a millisecond apart swapped", edit(func(e []voicetest.Event) []voicetest.Event {
+			e[2], e[3] = e[3], e[2]
+			return e
+		}), ""},
+		{"events far apart swapped", edit(func(e []voicetest.Event) []voicetest.Event {
+			e[1].At, e[2].At = ms(320), ms(280)
+			return e
+		}), "before an event recorded earlier"},
+		{"too late", edit(func(e []voicetest.Event) []voicetest.Event {
+			e[4].At += ms(400)
+			return e
+		}), "replayed at 1.3s, recorded at 900ms"},
+		{"other payload", edit(func(e []voicetest.Event) []voicetest.Event {
+			e[3].Data = []byte(`{"n":2}`)
+			return e
+		}), "is not in the replay"},
+		{"other turn", edit(func(e []voicetest.Event) []voicetest.Event {
+			e[4].Turn = 2
+			return e
+		}), "is not in the replay"},
+		{"missing", rec[:4], "4 events, recorded 5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := sameTimeline(rec, tc.rep, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("unexpected difference: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+	if err := sameTimeline(rec, rec[:4], []voicetest.EventType{voicetest.EventAgentStopSpeaking}); err != nil {
+		t.Errorf("an ignored type still compared: %v", err)
+	}
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/voicetest-go/voicetest/voicetest/speech"
+)
+
+// remoteTest is the test file of the sample package "remote": a voice
+// agent served over a WebSocket of raw PCM16 (a test double written for
+// this test) that streams its speech in bursts with seeded random pauses
+// and random silent padding, reached through wscodec like a deployed
+// agent. TestRemoteSTT talks to it live with Config.AgentSTT
+// (pocketsphinx behind the cache); TestDeployed talks to it through a
+// cassette, and with SAMPLE_DEPLOYED_DOWN set runs with no agent at all.
+const remoteTest = `package remote
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/adapters/wscodec"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/cassette"
+	"github.com/voicetest-go/voicetest/voicetest/speech"
+)
+
+const rate = 16000
+
+var replies = []string{
+	"Welcome to the bistro. How can I help you?",
+	"A table for two. At what time?",
+	"Seven it is. Goodbye.",
+}
+
+// burstyAgent serves, on loopback, an agent that says its replies (flite,
+// through the test's cache) in bursts of one to eight 20 ms frames with
+// pauses of up to 150 ms between them, after and before up to 140 ms of
+// silent frames, all drawn from SAMPLE_SEED: each seed is another way for
+// the same speech to arrive. It answers each utterance of the caller once
+// 400 ms of silence follow it.
+func burstyAgent(t *testing.T, tts voicetest.TTS) string {
+	seed, _ := strconv.ParseUint(os.Getenv("SAMPLE_SEED"), 10, 64)
+	var said [][]int16
+	for _, r := range replies {
+		c, err := tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: r, Rate: rate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		said = append(said, c.Samples)
+	}
+	const frame = rate / 50
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		rng := rand.New(rand.NewPCG(seed, 1))
+		say := func(s []int16) error {
+			out := make([]int16, frame*rng.IntN(8))
+			out = append(out, s...)
+			out = append(out, make([]int16, frame*rng.IntN(8))...)
+			for len(out) > 0 {
+				for range 1 + rng.IntN(8) {
+					n := min(frame, len(out))
+					if n == 0 {
+						break
+					}
+					if err := ws.Write(ctx, websocket.MessageBinary, pcm.EncodePCM16(nil, out[:n])); err != nil {
+						return err
+					}
+					out = out[n:]
+				}
+				time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+			}
+			return nil
+		}
+		if say(said[0]) != nil {
+			return
+		}
+		voiced, quiet, turn := false, 0, 1
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			s, err := pcm.DecodePCM16(nil, data)
+			if err != nil {
+				return
+			}
+			var sum float64
+			for _, v := range s {
+				sum += float64(v) * float64(v)
+			}
+			if len(s) > 0 && math.Sqrt(sum/float64(len(s))) > 300 {
+				voiced, quiet = true, 0
+			} else if voiced {
+				quiet++
+			}
+			if voiced && quiet >= 20 && turn < len(said) {
+				voiced, quiet = false, 0
+				if say(said[turn]) != nil {
+					return
+				}
+				turn++
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Config {
+	return voicetest.Config{
+		Agent:     agent,
+		Rate:      rate,
+		UserVoice: tts,
+		AgentSTT:  speech.STTForTest(t, "pocketsphinx"),
+		Golden:    voicetest.GoldenOptions{TimeTolerance: time.Second},
+		Timeouts:  voicetest.Timeouts{FirstChunk: 10 * time.Second},
+		Script: []voicetest.Step{
+			voicetest.AgentTurn(),
+			voicetest.UserSays("A table for two please."),
+			voicetest.Silence(500 * time.Millisecond),
+			voicetest.AgentTurn(),
+			voicetest.UserSays("At seven."),
+			voicetest.Silence(500 * time.Millisecond),
+			voicetest.AgentTurn(),
+		},
+	}
+}
+
+func check(t *testing.T, res *voicetest.Result) {
+	t.Helper()
+	if !res.Success {
+		t.Fatalf("scenario failed: %v", res.Err)
+	}
+	var agent int
+	for _, m := range res.Transcript {
+		if m.Role == voicetest.RoleAgent {
+			agent++
+			if m.Text == "" {
+				t.Errorf("agent turn %d was not transcribed", m.Turn)
+			}
+		}
+	}
+	if agent != 3 {
+		t.Errorf("%d agent messages, want 3:\n%s", agent, res.TranscriptText())
+	}
+}
+
+// TestRemoteSTT talks to the agent live and transcribes its replies.
+func TestRemoteSTT(t *testing.T) {
+	t.Parallel()
+	tts := speech.TTSForTest(t, "flite/slt")
+	url := burstyAgent(t, tts)
+	check(t, voicetest.Scenario(t, config(t, wscodec.New(url, wscodec.RawPCM(rate)), tts)))
+}
+
+// TestDeployed talks to the agent through a cassette.
+func TestDeployed(t *testing.T) {
+	t.Parallel()
+	tts := speech.TTSForTest(t, "flite/slt")
+	url := "ws://127.0.0.1:9/nothing-listens-here"
+	if os.Getenv("SAMPLE_DEPLOYED_DOWN") == "" {
+		url = burstyAgent(t, tts)
+	}
+	var opts []cassette.Option
+	if name := os.Getenv("SAMPLE_CASSETTE"); name != "" {
+		opts = append(opts, cassette.WithName(name))
+	}
+	a := cassette.New(t, wscodec.New(url, wscodec.RawPCM(rate)), opts...)
+	check(t, voicetest.Scenario(t, config(t, a, tts)))
+}
+`
+
+func files(t *testing.T, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRemoteAgentCacheAndCassettes runs voicetest-update on a remote
+// agent whose speech arrives in bursts at random times: recorded once,
+// five more runs in record mode (each with other bursts and pauses) add
+// no cache entry, -check then passes (with yet others), and the cassette
+// of TestDeployed is recorded, replayed with the agent down, checked and
+// pruned like cache entries.
+func TestRemoteAgentCacheAndCassettes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a sample module's tests")
+	}
+	speech.SkipIfNotInstalled(t, "flite")
+	speech.SkipIfNotInstalled(t, "pocketsphinx")
+	dir := newSample(t)
+	write(t, filepath.Join(dir, "remote", "remote_test.go"), remoteTest)
+	for _, v := range []string{"SAMPLE_SEED", "SAMPLE_DEPLOYED_DOWN", "SAMPLE_CASSETTE"} {
+		t.Setenv(v, "")
+	}
+	pkg := filepath.Join(dir, "remote", "testdata", "voicetest")
+	stt := filepath.Join(pkg, "cache", "stt", "*.json")
+
+	t.Setenv("SAMPLE_SEED", "1")
+	out := update(t, exitOK, "./remote")
+	mustContain(t, out, "ok   TestRemoteSTT", "ok   TestDeployed", "voicetest-update: ok")
+	entries := files(t, stt)
+	if len(entries) < 6 {
+		t.Fatalf("%d STT entries and bodies recorded, want at least one per agent turn (3)\n%s", len(entries), out)
+	}
+	cassetteFiles := files(t, filepath.Join(pkg, "cassettes", "TestDeployed", "*"))
+	if len(cassetteFiles) != 4 {
+		t.Fatalf("cassette files %v, want an index and 3 bodies\n%s", cassetteFiles, out)
+	}
+	mustContain(t, out, "cassette files: 4 added, 0 changed, 0 removed")
+
+	// Five more runs in record mode, each with the agent's speech arriving
+	// in other bursts after other pauses: no new entry, nothing pruned.
+	for seed := 2; seed <= 6; seed++ {
+		t.Setenv("SAMPLE_SEED", strconv.Itoa(seed))
+		out = update(t, exitOK, "./remote")
+		mustContain(t, out, "cache files: 0 added, 0 changed, 0 removed", "cassette files: 0 added, 0 changed, 0 removed", "voicetest-update: ok")
+		if strings.Contains(out, "pruned") {
+			t.Errorf("seed %d: entries were pruned (their keys changed):\n%s", seed, out)
+		}
+	}
+	if got := files(t, stt); strings.Join(got, " ") != strings.Join(entries, " ") {
+		t.Errorf("STT entries changed over the runs:\n%v\nwant\n%v", got, entries)
+	}
+
+	// CI: replay only, with yet other bursts, and TestDeployed with no
+	// agent to reach.
+	t.Setenv("SAMPLE_SEED", "7")
+	t.Setenv("SAMPLE_DEPLOYED_DOWN", "1")
+	out = update(t, exitOK, "-check", "./remote")
+	mustContain(t, out, "cache replay, goldens compared", "cache files: 0 added, 0 changed, 0 removed", "cassette files: 0 added, 0 changed, 0 removed", "voicetest-update: ok")
+
+	// A cassette no test uses fails the check and is pruned by an update.
+	stale := filepath.Join(pkg, "cassettes", "TestGone")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cassetteFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(stale, filepath.Base(f)), string(b))
+	}
+	out = update(t, exitFail, "-check", "./remote")
+	mustContain(t, out, "check: 4 cassette file(s) unused by any test", "  ? "+filepath.Join("remote", "testdata", "voicetest", "cassettes", "TestGone", "cassette.json"), "voicetest-update: FAIL")
+	out = update(t, exitOK, "./remote")
+	mustContain(t, out, "pruned 4 unused cassette file(s):", "  - "+filepath.Join("remote", "testdata", "voicetest", "cassettes", "TestGone", "cassette.json"))
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the pruned cassette's directory is still there: %v", err)
+	}
+
+	// Renaming the cassette records the new one (with the agent up) and
+	// prunes the old.
+	t.Setenv("SAMPLE_DEPLOYED_DOWN", "")
+	t.Setenv("SAMPLE_CASSETTE", "booking")
+	out = update(t, exitOK, "./remote")
+	mustContain(t, out, "cassette files: 4 added, 0 changed, 0 removed", "pruned 4 unused cassette file(s):", "voicetest-update: ok")
+	t.Setenv("SAMPLE_DEPLOYED_DOWN", "1")
+	update(t, exitOK, "-check", "./remote")
+}
