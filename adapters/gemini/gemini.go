@@ -248,6 +248,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 		capture: wire.NewCaptureWriter(s.Capture, logf),
 		capt:    s.Capture != nil,
 		onTool:  a.OnToolCall,
+		down:    wire.Downstream{Rate: s.Rate},
 		q:       newQueue(opts.MaxQueueBytes),
 		unknown: map[string]bool{},
 	}
@@ -400,8 +401,7 @@ type conn struct {
 	closing bool
 
 	// Reader goroutine only.
-	down        *pcm.Resampler
-	downRate    int
+	down        wire.Downstream
 	content     bool // audio or text since the last turn boundary
 	interrupted bool // interrupted was seen; its turnComplete is pending
 	agentText   strings.Builder
@@ -810,12 +810,9 @@ func (c *conn) serverContent(sc *genai.LiveServerContent) ([]voicetest.AgentEven
 			switch {
 			case p == nil || p.Thought:
 			case p.InlineData != nil:
-				ev, err := c.audio(p.InlineData)
-				if err != nil {
+				var err error
+				if evs, err = c.audio(evs, p.InlineData); err != nil {
 					return evs, err
-				}
-				if ev.Audio.Len() > 0 {
-					evs = append(evs, ev)
 				}
 				c.content = true
 			case p.Text != "":
@@ -832,14 +829,12 @@ func (c *conn) serverContent(sc *genai.LiveServerContent) ([]voicetest.AgentEven
 	}
 	if sc.Interrupted {
 		if c.content {
-			evs = append(c.flushAudio(evs), voicetest.AgentEvent{Kind: voicetest.AgentInterrupted, Text: "interrupted by the user's activity"})
+			evs = append(c.down.Flush(evs), voicetest.AgentEvent{Kind: voicetest.AgentInterrupted, Text: "interrupted by the user's activity"})
 			evs = c.agentFinal(evs)
 		} else {
 			c.logf("%s: an interrupted with nothing said since the last turn (the service's empty interrupted/turnComplete pair); ignored", adapterName)
 		}
-		if c.down != nil {
-			c.down.Reset()
-		}
+		c.down.Reset()
 		c.content, c.interrupted = false, true
 	}
 	if sc.TurnComplete {
@@ -850,7 +845,7 @@ func (c *conn) serverContent(sc *genai.LiveServerContent) ([]voicetest.AgentEven
 			c.interrupted = false
 			return evs, nil
 		}
-		evs = c.agentFinal(c.flushAudio(evs))
+		evs = c.agentFinal(c.down.Flush(evs))
 		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
 		c.content, c.interrupted = false, false
 	}
@@ -878,47 +873,26 @@ func (c *conn) agentFinal(evs []voicetest.AgentEvent) []voicetest.AgentEvent {
 	return append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: text, Final: true})
 }
 
-// audio decodes one inline audio part.
-func (c *conn) audio(b *genai.Blob) (voicetest.AgentEvent, error) {
+// audio appends the events of one inline audio part to evs.
+func (c *conn) audio(evs []voicetest.AgentEvent, b *genai.Blob) ([]voicetest.AgentEvent, error) {
 	mt, params, err := mime.ParseMediaType(b.MIMEType)
 	if err != nil || mt != "audio/pcm" {
-		return voicetest.AgentEvent{}, fmt.Errorf("inline data of type %q; the Live API sends audio/pcm;rate=24000", b.MIMEType)
+		return evs, fmt.Errorf("inline data of type %q; the Live API sends audio/pcm;rate=24000", b.MIMEType)
 	}
 	rate := outputRate
 	if r, ok := params["rate"]; ok {
 		if rate, err = strconv.Atoi(r); err != nil {
-			return voicetest.AgentEvent{}, fmt.Errorf("inline data of type %q: bad rate", b.MIMEType)
+			return evs, fmt.Errorf("inline data of type %q: bad rate", b.MIMEType)
 		}
 	}
 	if err := wire.CheckRate("", "the rate of inline audio", rate, wire.StandardRates(), ""); err != nil {
-		return voicetest.AgentEvent{}, err
+		return evs, err
 	}
 	samples, err := pcm.DecodePCM16(nil, b.Data)
 	if err != nil {
-		return voicetest.AgentEvent{}, fmt.Errorf("%d bytes of inline audio: %w (PCM16 has 2 bytes a sample)", len(b.Data), err)
+		return evs, fmt.Errorf("%d bytes of inline audio: %w (PCM16 has 2 bytes a sample)", len(b.Data), err)
 	}
-	if rate == c.rate {
-		return voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: samples}}, nil
-	}
-	if c.down == nil || c.downRate != rate {
-		if c.down, err = pcm.NewResampler(rate, c.rate); err != nil {
-			return voicetest.AgentEvent{}, err
-		}
-		c.downRate = rate
-	}
-	out := c.down.Process(make([]int16, 0, c.down.MaxOut(len(samples))), samples)
-	return voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: out}}, nil
-}
-
-// flushAudio appends the resampler's held-back tail to evs.
-func (c *conn) flushAudio(evs []voicetest.AgentEvent) []voicetest.AgentEvent {
-	if c.down == nil {
-		return evs
-	}
-	if tail := c.down.Flush(nil); len(tail) > 0 {
-		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: tail}})
-	}
-	return evs
+	return c.down.Append(evs, rate, samples)
 }
 
 // toolCalls reports the model's function calls and, with OnToolCall set,

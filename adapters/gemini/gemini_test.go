@@ -23,18 +23,11 @@ func agent(peer *geminipeer.Server) *gemini.Agent {
 	return a
 }
 
-// say sends text as one user utterance of fixtures.FakeTTS speech at
-// 24 kHz, which the peer decodes.
+// say sends text as one utterance of fake speech at 24 kHz, which the
+// peer decodes.
 func say(t *testing.T, ctx context.Context, conn voicetest.Conn, text string) {
 	t.Helper()
-	speech, err := fixtures.FakeTTS().Synthesize(ctx, voicetest.SpeechRequest{Text: text, Rate: 24000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adaptertest.SendPaced(t, ctx, conn, speech)
-	if err := conn.EndUtterance(ctx); err != nil {
-		t.Fatalf("EndUtterance: %v", err)
-	}
+	adaptertest.SayFake(t, ctx, conn, 24000, text)
 }
 
 // The setup message carries what the Agent asks for, in the Live API's

@@ -187,7 +187,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	if s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: %s: session rate %d: %w", adapterName, s.Rate, pcm.ErrBadRate)
 	}
-	c := &conn{ser: a.Serializer, rtvi: a.RTVI, rate: s.Rate, onTool: a.OnToolCall, unknown: map[string]bool{}, calls: map[string]bool{}}
+	c := &conn{ser: a.Serializer, rtvi: a.RTVI, rate: s.Rate, onTool: a.OnToolCall, down: wire.Downstream{Rate: s.Rate}, unknown: map[string]bool{}, calls: map[string]bool{}}
 	switch a.Serializer {
 	case Protobuf:
 		c.wireRate = a.InputRate
@@ -313,8 +313,7 @@ type conn struct {
 	buf     []byte
 
 	// Reader goroutine only.
-	down        *pcm.Resampler
-	downRate    int
+	down        wire.Downstream
 	interrupted bool // an AgentInterrupted was reported and no audio followed
 	text        strings.Builder
 	calls       map[string]bool // tool call ids reported
@@ -632,29 +631,13 @@ func (c *conn) decodeTwilio(data []byte) ([]voicetest.AgentEvent, error) {
 // audio converts the bot's audio to the session rate.
 func (c *conn) audio(rate int, samples []int16) ([]voicetest.AgentEvent, error) {
 	c.interrupted = false
-	if rate == c.rate {
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: samples}}}, nil
-	}
-	if c.down == nil || c.downRate != rate {
-		var err error
-		if c.down, err = pcm.NewResampler(rate, c.rate); err != nil {
-			return nil, err
-		}
-		c.downRate = rate
-	}
-	out := c.down.Process(make([]int16, 0, c.down.MaxOut(len(samples))), samples)
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return []voicetest.AgentEvent{{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: out}}}, nil
+	return c.down.Append(nil, rate, samples)
 }
 
 // interruption reports a barge-in once, however many of the bot's signals
 // (InterruptionFrame or clear, bot-interrupted) tell of it.
 func (c *conn) interruption(what string) []voicetest.AgentEvent {
-	if c.down != nil {
-		c.down.Reset()
-	}
+	c.down.Reset()
 	evs := c.finalText(nil)
 	if c.interrupted {
 		return evs
@@ -739,7 +722,7 @@ func (c *conn) message(data []byte) ([]voicetest.AgentEvent, error) {
 	case "bot-started-speaking":
 		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: m.Type}}, nil
 	case "bot-stopped-speaking":
-		evs := c.flushAudio(nil)
+		evs := c.down.Flush(nil)
 		evs = c.finalText(evs)
 		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentData, Text: m.Type})
 		if !c.interrupted {
@@ -790,17 +773,6 @@ func (c *conn) message(data []byte) ([]voicetest.AgentEvent, error) {
 		c.ws.Logf("%s: ignoring RTVI message %q, which this adapter does not know (logged once)", adapterName, m.Type)
 	}
 	return nil, nil
-}
-
-// flushAudio appends the resampler's held-back tail to evs.
-func (c *conn) flushAudio(evs []voicetest.AgentEvent) []voicetest.AgentEvent {
-	if c.down == nil {
-		return evs
-	}
-	if tail := c.down.Flush(nil); len(tail) > 0 {
-		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: tail}})
-	}
-	return evs
 }
 
 // answerTool runs OnToolCall for a client-run function and sends

@@ -15,18 +15,11 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-// say sends text as one utterance of fixtures.FakeTTS speech, which the
-// bot decodes.
+// say sends text as one utterance of fake speech at 24 kHz, which the
+// peer decodes.
 func say(t *testing.T, ctx context.Context, conn voicetest.Conn, text string) {
 	t.Helper()
-	speech, err := fixtures.FakeTTS().Synthesize(ctx, voicetest.SpeechRequest{Text: text, Rate: 24000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	adaptertest.SendPaced(t, ctx, conn, speech)
-	if err := conn.EndUtterance(ctx); err != nil {
-		t.Fatalf("EndUtterance: %v", err)
-	}
+	adaptertest.SayFake(t, ctx, conn, 24000, text)
 }
 
 func dial(t *testing.T, bot *pipecatpeer.Server, ser pipecat.Serializer, rtvi bool) voicetest.Conn {
