@@ -6,8 +6,11 @@
 //	adapters/composable  an in-process STT → LLM → TTS reference agent (composable.New)
 //	adapters/twilio      bots that serve Twilio Media Streams (twilio.New)
 //	adapters/realtime    servers of the OpenAI Realtime protocol (realtime.New)
+//	adapters/gemini      Gemini Live models, through google.golang.org/genai (gemini.New)
 //	adapters/elevenlabs  ElevenLabs Conversational AI agents (elevenlabs.New)
 //	adapters/layercode   LayerCode agents (layercode.New)
+//	adapters/pipecat     Pipecat bots over their WebSocket transport, protobuf or
+//	                     Twilio serializer, RTVI (pipecat.New)
 //	adapters/wscodec     any WebSocket agent, in a format a Codec describes (wscodec.New)
 //	adapters/wire        what the WebSocket adapters share: WSOptions, FrameError,
 //	                     wire captures, tool answers, the connection itself
@@ -23,6 +26,10 @@
 // compile without any WebSocket library or OpenAI SDK. TestDependencyRule
 // in this package checks it for every package under adapters/, so a new
 // protocol added here is held to it.
+//
+// Every wire adapter runs the same conformance suite
+// (adapters/internal/conformance) from its own package's TestConformance,
+// against its loopback peer.
 //
 // This package itself has no code: its tests are the ones that run over
 // every wire adapter at once (secrets in captures and logs, AfterWords on

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -55,5 +56,27 @@ func ScrubLogf(sc *scrub.Scrubber, logf func(string, ...any)) func(string, ...an
 	}
 	return func(format string, args ...any) {
 		logf("%s", sc.String(fmt.Sprintf(format, args...)))
+	}
+}
+
+// ScrubEvent blanks sc's secrets in the text an event carries: its Text,
+// Data, and a tool call's arguments and result (a changed call is copied,
+// not changed in place). Audio is left alone. Every Conn does this to the
+// events it queues; an adapter that reads its agent some other way (an
+// SDK's own connection) calls it itself.
+func ScrubEvent(sc *scrub.Scrubber, ev *voicetest.AgentEvent) {
+	if ev.Text != "" {
+		ev.Text = sc.String(ev.Text)
+	}
+	if len(ev.Data) > 0 {
+		ev.Data = sc.JSON(ev.Data)
+	}
+	if t := ev.Tool; t != nil {
+		args, res := sc.JSON(t.Arguments), sc.JSON(t.Result)
+		if len(args) > 0 && !bytes.Equal(args, t.Arguments) || len(res) > 0 && !bytes.Equal(res, t.Result) {
+			cp := *t
+			cp.Arguments, cp.Result = args, res
+			ev.Tool = &cp
+		}
 	}
 }

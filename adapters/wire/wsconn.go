@@ -460,22 +460,7 @@ func itemSize(it wsItem) int64 {
 
 // scrubEvent blanks the Conn's secrets in the text an event carries: its
 // Text, Data, and a tool call's arguments and result. Audio is left alone.
-func (c *Conn) scrubEvent(ev *voicetest.AgentEvent) {
-	if ev.Text != "" {
-		ev.Text = c.scrub.String(ev.Text)
-	}
-	if len(ev.Data) > 0 {
-		ev.Data = c.scrub.JSON(ev.Data)
-	}
-	if t := ev.Tool; t != nil {
-		args, res := c.scrub.JSON(t.Arguments), c.scrub.JSON(t.Result)
-		if len(args) > 0 && !bytes.Equal(args, t.Arguments) || len(res) > 0 && !bytes.Equal(res, t.Result) {
-			cp := *t
-			cp.Arguments, cp.Result = args, res
-			ev.Tool = &cp
-		}
-	}
-}
+func (c *Conn) scrubEvent(ev *voicetest.AgentEvent) { ScrubEvent(c.scrub, ev) }
 
 // PushEvent queues one event from outside the reader goroutine.
 func (c *Conn) PushEvent(ev voicetest.AgentEvent) { c.push([]voicetest.AgentEvent{ev}, nil, nil) }

@@ -420,6 +420,20 @@ func Say(t testing.TB, ctx context.Context, conn voicetest.Conn, rate int, text 
 	}
 }
 
+// SayFake sends text as one user utterance of fixtures.FakeTTS speech at
+// rate, which peers decode with fixtures.FakeSTT, and ends it.
+func SayFake(t testing.TB, ctx context.Context, conn voicetest.Conn, rate int, text string) {
+	t.Helper()
+	speech, err := fixtures.FakeTTS().Synthesize(ctx, voicetest.SpeechRequest{Text: text, Rate: rate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	SendPaced(t, ctx, conn, speech)
+	if err := conn.EndUtterance(ctx); err != nil {
+		t.Fatalf("EndUtterance: %v", err)
+	}
+}
+
 // SilentServer is a WebSocket server that accepts the connection and
 // reads, but never answers (a Realtime server that never confirms the
 // session, an ElevenLabs one that never sends its metadata).

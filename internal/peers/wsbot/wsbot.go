@@ -89,6 +89,10 @@ type Config struct {
 	HangUpAfter int
 	// Fault is a misbehaviour to show first.
 	Fault Fault
+	// Send holds text frames sent verbatim right after the connection
+	// opens (after the Fault, and after {"status":"ready"} in Raw mode),
+	// before the bot reads anything: a way to script any message.
+	Send []string
 }
 
 // Call is what the bot saw of one connection.
@@ -220,6 +224,11 @@ func (c *conn) run() error {
 	}
 	if c.s.cfg.Mode == Raw {
 		if err := c.text(map[string]string{"status": "ready"}); err != nil {
+			return err
+		}
+	}
+	for _, m := range c.s.cfg.Send {
+		if err := c.ws.Write(c.ctx, websocket.MessageText, []byte(m)); err != nil {
 			return err
 		}
 	}

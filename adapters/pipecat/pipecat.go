@@ -1,0 +1,797 @@
+// Package pipecat reaches a Pipecat bot (github.com/pipecat-ai/pipecat)
+// over its WebSocket transport (FastAPIWebsocketTransport,
+// WebsocketServerTransport), speaking the serializer the bot chose:
+//
+//   - Protobuf, Pipecat's ProtobufFrameSerializer: binary frames holding a
+//     pipecat.Frame (the generated types are in pipecatpb). voicetest sends
+//     the user's speech as AudioRawFrame (PCM16 mono at Agent.InputRate,
+//     16 kHz by default: Pipecat's Silero VAD takes 8 or 16 kHz), RTVI
+//     client messages as MessageFrame and a barge-in as InterruptionFrame;
+//     it takes the bot's AudioRawFrame (at whatever rate each frame
+//     states, resampled to Session.Rate), InterruptionFrame, MessageFrame
+//     (RTVI or other transport messages), TextFrame and TranscriptionFrame.
+//   - Twilio, Pipecat's TwilioFrameSerializer: Twilio Media Streams JSON.
+//     voicetest plays Twilio: it sends "connected" and "start" (with
+//     stream, call and account SIDs, as Pipecat's runner expects to read
+//     them first), the user's speech as 20 ms "media" frames of µ-law
+//     8 kHz, "dtmf" events, an "utterance_end" mark after each utterance
+//     and "stop" at the end; it takes the bot's "media", its "clear" and
+//     its transport messages (bare JSON text; RTVI ones when the bot's
+//     serializer has ignore_rtvi_messages off).
+//
+// RTVI (Pipecat's RTVI processor and observer, protocol 2.1.0: messages
+// {"label":"rtvi-ai","type","id","data"}): with Agent.RTVI set the
+// adapter sends client-ready when it connects (Protobuf), and declares the
+// capabilities RTVI gives. What it does with the bot's RTVI messages:
+//
+//   - bot-tts-text: AgentTranscript deltas (the text the bot's TTS speaks,
+//     ahead of the audio), and the turn's whole text with Final set at
+//     bot-stopped-speaking or at an interruption.
+//   - user-transcription: UserTranscript (Final as the message says).
+//   - bot-started-speaking, bot-stopped-speaking: AgentData named after the
+//     message (the bot's speaking state); with RTVI, bot-stopped-speaking is
+//     also AgentTurnEnd (Capabilities.TurnEnd). Pipecat sends it when its
+//     output has been quiet for a moment, so a bot that pauses long in
+//     the middle of a reply ends its turn there.
+//   - bot-interrupted: AgentInterrupted (once per barge-in, with the
+//     InterruptionFrame or clear that comes with it).
+//   - llm-function-call-in-progress and llm-function-call-stopped: the
+//     bot's own function calls and their results, as AgentToolCall and
+//     AgentToolResult. The deprecated llm-function-call asks the client
+//     to run a function: AgentToolCall, answered with
+//     llm-function-call-result by OnToolCall when set (Protobuf only: the
+//     Twilio serializer reads nothing but media and dtmf).
+//   - server-message: AgentData named "server-message".
+//   - error, error-response: an *Error from Recv; the Conn stays usable.
+//   - the rest (bot-ready, bot-llm-*, bot-output, metrics, user speaking
+//     state, …) is consumed silently; an unknown type is logged once.
+//
+// A transport message that is not RTVI is AgentData named "message". The
+// bot closing the WebSocket normally (Pipecat's EndFrame) is AgentHangUp.
+//
+// End of the user's turn: Pipecat bots detect it with their own VAD
+// (Capabilities.NativeVAD), which needs to hear the silence after speech,
+// as a phone line or a microphone carries it. EndUtterance therefore
+// sends EndSilence of silence (default 1 s) after the last of the speech,
+// as fast as the socket takes it; under the Twilio serializer it then
+// sends the "utterance_end" mark (Pipecat's Twilio serializer ignores
+// marks; a bot with its own serializer may take it as the end of the
+// turn).
+//
+// Barge-in: under Protobuf, Interrupt sends an InterruptionFrame, which
+// the serializer turns into an InterruptionFrame pushed into the
+// pipeline (Capabilities.NativeInterrupt); under Twilio there is no
+// caller-side cancel, and barge-in is overlapping audio that the bot's VAD
+// hears. DTMF: "dtmf" events under Twilio, the RTVI dtmf message
+// (buttons 0-9, * and #) under Protobuf with RTVI.
+package pipecat
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/adapters/pipecat/pipecatpb"
+	"github.com/voicetest-go/voicetest/adapters/wire"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"google.golang.org/protobuf/proto"
+)
+
+// Serializer is the frame serializer the bot's transport uses.
+type Serializer int
+
+// The serializers.
+const (
+	// Protobuf is Pipecat's ProtobufFrameSerializer.
+	Protobuf Serializer = iota
+	// Twilio is Pipecat's TwilioFrameSerializer.
+	Twilio
+)
+
+// String returns "protobuf" or "twilio".
+func (s Serializer) String() string {
+	switch s {
+	case Protobuf:
+		return "protobuf"
+	case Twilio:
+		return "twilio"
+	}
+	return "Serializer(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Defaults of Agent.
+const (
+	// DefaultInputRate is the rate of the audio sent under Protobuf.
+	DefaultInputRate = pcm.Rate16k
+	// DefaultOutputRate is the rate Capabilities reports for the bot's
+	// audio under Protobuf (each frame states its own).
+	DefaultOutputRate = pcm.Rate24k
+	// DefaultEndSilence is the silence EndUtterance sends.
+	DefaultEndSilence = time.Second
+)
+
+// rtviVersion is the RTVI protocol version voicetest speaks.
+const rtviVersion = "2.1.0"
+
+// adapterName names the adapter in errors and capabilities.
+const adapterName = "pipecat"
+
+// Agent is a Pipecat bot reached over its WebSocket transport. Set the
+// fields before the first Connect; an Agent may then serve parallel
+// scenarios.
+type Agent struct {
+	// URL is the bot's WebSocket, e.g. "ws://127.0.0.1:7860/ws".
+	URL string
+	// Serializer is the serializer the bot's transport uses.
+	Serializer Serializer
+	// RTVI reports that the bot runs Pipecat's RTVI processor and
+	// observer, so that it sends transcripts, speaking state and function
+	// calls (under Twilio, only if its serializer passes RTVI messages).
+	RTVI bool
+	// InputRate is the rate of the audio sent under Protobuf (default
+	// DefaultInputRate). OutputRate is the rate Capabilities reports for
+	// the bot's audio under Protobuf (default DefaultOutputRate).
+	InputRate, OutputRate int
+	// EndSilence is the silence EndUtterance sends after the user's
+	// speech (default DefaultEndSilence; negative sends none).
+	EndSilence time.Duration
+	// StreamSid, CallSid and AccountSid are those of the Twilio start
+	// message ("MZ", "CA", "AC" and 32 hex digits); empty ones are drawn
+	// at random. CustomParameters are sent in start.customParameters.
+	StreamSid, CallSid, AccountSid string
+	CustomParameters               map[string]string
+	// OnToolCall, when set, answers the functions an RTVI bot asks the
+	// client to run (llm-function-call), under Protobuf.
+	OnToolCall wire.ToolHandler
+	// WSOptions are the transport settings (headers, keepalive, limits).
+	wire.WSOptions
+}
+
+// New returns an agent that reaches the Pipecat bot at url, which uses
+// serializer.
+func New(url string, serializer Serializer) *Agent {
+	return &Agent{URL: url, Serializer: serializer}
+}
+
+// Error is an error an RTVI bot reported (error or error-response). Recv
+// returns it; the conversation can go on unless Fatal.
+type Error struct {
+	// Message is the bot's message.
+	Message string
+	// Fatal reports that the bot's pipeline stopped.
+	Fatal bool
+}
+
+// Error returns the bot's message.
+func (e *Error) Error() string {
+	fatal := ""
+	if e.Fatal {
+		fatal = " (fatal: the pipeline stopped)"
+	}
+	return "adapters: " + adapterName + ": bot error: " + e.Message + fatal
+}
+
+// Connect opens the WebSocket; under Twilio it sends "connected" and
+// "start", under Protobuf with RTVI the client-ready message.
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	if s.Rate <= 0 {
+		return nil, fmt.Errorf("adapters: %s: session rate %d: %w", adapterName, s.Rate, pcm.ErrBadRate)
+	}
+	c := &conn{ser: a.Serializer, rtvi: a.RTVI, rate: s.Rate, onTool: a.OnToolCall, down: wire.Downstream{Rate: s.Rate}, unknown: map[string]bool{}, calls: map[string]bool{}}
+	switch a.Serializer {
+	case Protobuf:
+		c.wireRate = a.InputRate
+		if c.wireRate == 0 {
+			c.wireRate = DefaultInputRate
+		}
+		if err := wire.CheckRate(adapterName, "Agent.InputRate", c.wireRate, wire.StandardRates(), ""); err != nil {
+			return nil, err
+		}
+		c.outRate = a.OutputRate
+		if c.outRate == 0 {
+			c.outRate = DefaultOutputRate
+		}
+		if err := wire.CheckRate(adapterName, "Agent.OutputRate", c.outRate, wire.StandardRates(), ""); err != nil {
+			return nil, err
+		}
+	case Twilio:
+		c.wireRate, c.outRate = pcm.Rate8k, pcm.Rate8k
+		var err error
+		if c.streamSid, err = sid("StreamSid", a.StreamSid, "MZ"); err != nil {
+			return nil, err
+		}
+		if c.callSid, err = sid("CallSid", a.CallSid, "CA"); err != nil {
+			return nil, err
+		}
+		if c.accountSid, err = sid("AccountSid", a.AccountSid, "AC"); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("adapters: %s: unknown serializer %v; use pipecat.Protobuf or pipecat.Twilio", adapterName, a.Serializer)
+	}
+	switch {
+	case a.EndSilence < 0:
+	case a.EndSilence == 0:
+		c.endSilence = pcm.SamplesFor(c.wireRate, DefaultEndSilence)
+	default:
+		c.endSilence = pcm.SamplesFor(c.wireRate, a.EndSilence)
+	}
+	var err error
+	if s.Rate != c.wireRate {
+		if c.up.Resampler, err = pcm.NewResampler(s.Rate, c.wireRate); err != nil {
+			return nil, fmt.Errorf("adapters: %s: %w", adapterName, err)
+		}
+	}
+	ws, err := wire.Dial(ctx, adapterName, a.URL, a.WSOptions, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.ws = ws
+	fail := func(err error) (voicetest.Conn, error) {
+		ws.Close(nil)
+		return nil, fmt.Errorf("adapters: %s: opening the call: %w", adapterName, err)
+	}
+	if a.Serializer == Twilio {
+		params := a.CustomParameters
+		if params == nil {
+			params = map[string]string{}
+		}
+		connected := []byte(`{"event":"connected","protocol":"Call","version":"1.0.0"}`)
+		start, _ := json.Marshal(map[string]any{
+			"event": "start", "sequenceNumber": "1", "streamSid": c.streamSid,
+			"start": map[string]any{
+				"streamSid": c.streamSid, "accountSid": c.accountSid, "callSid": c.callSid,
+				"tracks": []string{"inbound"}, "customParameters": params,
+				"mediaFormat": map[string]any{"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
+			},
+		})
+		c.seq = 1
+		for _, m := range [][]byte{connected, start} {
+			if err := ws.Write(ctx, websocket.MessageText, m); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	ws.Start(c.decode)
+	if a.Serializer == Protobuf && a.RTVI {
+		if err := c.sendRTVI(ctx, "client-ready", map[string]any{"version": rtviVersion, "about": map[string]any{"library": "voicetest"}}); err != nil {
+			return fail(err)
+		}
+	}
+	ws.Logf("%s: call open at %s (%v serializer, RTVI %v)", adapterName, wire.RedactURL(a.URL), a.Serializer, a.RTVI)
+	return c, nil
+}
+
+// sid returns val, checked, or a random SID with prefix.
+func sid(field, val, prefix string) (string, error) {
+	if val == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		return prefix + hex.EncodeToString(b[:]), nil
+	}
+	if len(val) != 34 || val[:2] != prefix {
+		return "", fmt.Errorf("adapters: %s: %s %q is not a Twilio SID; use %q and 32 hex digits, or leave it empty", adapterName, field, val, prefix)
+	}
+	if _, err := hex.DecodeString(val[2:]); err != nil {
+		return "", fmt.Errorf("adapters: %s: %s %q is not a Twilio SID; use %q and 32 hex digits, or leave it empty", adapterName, field, val, prefix)
+	}
+	return val, nil
+}
+
+// conn is one call.
+type conn struct {
+	ws         *wire.Conn
+	ser        Serializer
+	rtvi       bool
+	rate       int // the session's
+	wireRate   int // of the audio sent
+	outRate    int // reported for the bot's audio
+	endSilence int // samples at wireRate
+	onTool     wire.ToolHandler
+	streamSid  string
+	callSid    string
+	accountSid string
+
+	// Send side, under sendMu.
+	sendMu  sync.Mutex
+	up      wire.Upstream
+	pending []int16 // audio at wireRate not yet sent (less than a frame)
+	seq     int     // Twilio sequenceNumber
+	chunk   int     // Twilio media chunk
+	spoke   bool    // audio was sent since the last EndUtterance
+	msgID   int     // RTVI message ids
+	buf     []byte
+
+	// Reader goroutine only.
+	down        wire.Downstream
+	interrupted bool // an AgentInterrupted was reported and no audio followed
+	text        strings.Builder
+	calls       map[string]bool // tool call ids reported
+	unknown     map[string]bool
+}
+
+// Capabilities reports what the Pipecat adapter supports.
+func (c *conn) Capabilities() voicetest.Capabilities {
+	caps := voicetest.Capabilities{
+		Adapter: adapterName, Audio: true, NativeVAD: true,
+		StreamingTranscripts: c.rtvi, TranscriptAhead: c.rtvi, TurnEnd: c.rtvi, ToolEvents: c.rtvi,
+	}
+	if c.ser == Twilio {
+		caps.InputFormat = voicetest.AudioFormat{Encoding: "mulaw", Rate: pcm.Rate8k}
+		caps.OutputFormat = caps.InputFormat
+		caps.DTMF = true
+		return caps
+	}
+	caps.InputFormat = voicetest.AudioFormat{Encoding: "pcm16", Rate: c.wireRate}
+	caps.OutputFormat = voicetest.AudioFormat{Encoding: "pcm16", Rate: c.outRate}
+	caps.Text, caps.DTMF, caps.NativeInterrupt = c.rtvi, c.rtvi, true
+	return caps
+}
+
+// frameSamples is the size of one 20 ms frame at the wire rate.
+func (c *conn) frameSamples() int { return c.wireRate / 50 }
+
+// SendAudio sends user speech in 20 ms frames.
+func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
+	if err := wire.CheckSendRate(adapterName, ch.Rate, c.rate); err != nil {
+		return err
+	}
+	if err := c.ws.Sendable(ctx); err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	c.pending = append(c.pending, c.up.Process(ch.Samples)...)
+	c.spoke = true
+	return c.sendFramesLocked(ctx, false)
+}
+
+// sendFramesLocked sends every whole frame pending; with flush, also the
+// partial last one padded with silence. Call with sendMu held.
+func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
+	n, size := 0, c.frameSamples()
+	defer func() { c.pending = c.pending[:copy(c.pending, c.pending[n:])] }()
+	for len(c.pending)-n >= size {
+		if err := c.sendFrameLocked(ctx, c.pending[n:n+size]); err != nil {
+			return err
+		}
+		n += size
+	}
+	if flush && len(c.pending) > n {
+		c.pending = append(c.pending, make([]int16, size-(len(c.pending)-n))...)
+		if err := c.sendFrameLocked(ctx, c.pending[n:]); err != nil {
+			return err
+		}
+		n = len(c.pending)
+	}
+	return nil
+}
+
+// sendFrameLocked sends one frame of audio at the wire rate. Call with
+// sendMu held.
+func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
+	if c.ser == Protobuf {
+		b, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: &pipecatpb.AudioRawFrame{
+			Audio: pcm.EncodePCM16(nil, samples), SampleRate: uint32(c.wireRate), NumChannels: 1,
+		}}})
+		if err != nil {
+			return fmt.Errorf("adapters: %s: encoding audio: %w", adapterName, err)
+		}
+		return c.ws.Write(ctx, websocket.MessageBinary, b)
+	}
+	c.seq++
+	c.chunk++
+	b := append(c.buf[:0], `{"event":"media","sequenceNumber":"`...)
+	b = strconv.AppendInt(b, int64(c.seq), 10)
+	b = append(b, `","streamSid":"`...)
+	b = append(b, c.streamSid...)
+	b = append(b, `","media":{"track":"inbound","chunk":"`...)
+	b = strconv.AppendInt(b, int64(c.chunk), 10)
+	b = append(b, `","timestamp":"`...)
+	b = strconv.AppendInt(b, int64(c.chunk-1)*20, 10)
+	b = append(b, `","payload":"`...)
+	b = base64.StdEncoding.AppendEncode(b, pcm.EncodeMulaw(nil, samples))
+	b = append(b, `"}}`...)
+	c.buf = b
+	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// sendJSONLocked sends a Twilio message built for the next sequence
+// number. Call with sendMu held.
+func (c *conn) sendJSONLocked(ctx context.Context, build func(seq string) map[string]any) error {
+	c.seq++
+	b, err := json.Marshal(build(strconv.Itoa(c.seq)))
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// EndUtterance sends the rest of the speech, EndSilence of silence and
+// (Twilio) the utterance_end mark.
+func (c *conn) EndUtterance(ctx context.Context) error {
+	if err := c.ws.Sendable(ctx); err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	c.pending = append(c.pending, c.up.Flush()...)
+	if !c.spoke && len(c.pending) == 0 {
+		return nil
+	}
+	c.spoke = false
+	c.pending = append(c.pending, make([]int16, c.endSilence)...)
+	if err := c.sendFramesLocked(ctx, true); err != nil {
+		return err
+	}
+	if c.ser != Twilio {
+		return nil
+	}
+	return c.sendJSONLocked(ctx, func(seq string) map[string]any {
+		return map[string]any{"event": "mark", "sequenceNumber": seq, "streamSid": c.streamSid, "mark": map[string]string{"name": "utterance_end"}}
+	})
+}
+
+// sendRTVI sends an RTVI client message in a MessageFrame.
+func (c *conn) sendRTVI(ctx context.Context, typ string, data any) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.sendRTVILocked(ctx, typ, data)
+}
+
+// sendRTVILocked is sendRTVI with sendMu held.
+func (c *conn) sendRTVILocked(ctx context.Context, typ string, data any) error {
+	c.msgID++
+	msg, err := json.Marshal(map[string]any{"label": "rtvi-ai", "type": typ, "id": "voicetest-" + strconv.Itoa(c.msgID), "data": data})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: encoding %s: %w", adapterName, typ, err)
+	}
+	b, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: string(msg)}}})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: encoding %s: %w", adapterName, typ, err)
+	}
+	return c.ws.Write(ctx, websocket.MessageBinary, b)
+}
+
+// SendText sends an RTVI send-text message (Protobuf with RTVI).
+func (c *conn) SendText(ctx context.Context, text string) error {
+	if c.ser != Protobuf || !c.rtvi {
+		return &voicetest.UnsupportedError{Adapter: adapterName, Capability: "text input",
+			Alternative: "text reaches a Pipecat bot only as RTVI send-text over the protobuf serializer (set Agent.RTVI for a bot that runs RTVI); use spoken steps (voicetest.UserSays)"}
+	}
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("adapters: %s: SendText with empty text", adapterName)
+	}
+	return c.sendRTVI(ctx, "send-text", map[string]any{"content": text, "options": map[string]any{"run_immediately": true, "audio_response": true}})
+}
+
+// SendDTMF sends key presses: one dtmf event per key (Twilio), or the
+// RTVI dtmf message (Protobuf with RTVI).
+func (c *conn) SendDTMF(ctx context.Context, digits string) error {
+	if err := wire.CheckDTMF(digits); err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	if err := c.ws.Sendable(ctx); err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if err := c.sendFramesLocked(ctx, true); err != nil {
+		return err
+	}
+	if c.ser == Twilio {
+		for _, d := range digits {
+			if err := c.sendJSONLocked(ctx, func(seq string) map[string]any {
+				return map[string]any{"event": "dtmf", "streamSid": c.streamSid, "sequenceNumber": seq, "dtmf": map[string]string{"track": "inbound_track", "digit": string(d)}}
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !c.rtvi {
+		return &voicetest.UnsupportedError{Adapter: adapterName, Capability: "DTMF events",
+			Alternative: "key presses reach a Pipecat bot over the protobuf serializer only as the RTVI dtmf message (set Agent.RTVI for a bot that runs RTVI); voicetest.DTMF sends in-band tones otherwise"}
+	}
+	buttons := strings.Split(digits, "")
+	for _, b := range buttons {
+		if b >= "A" && b <= "D" {
+			return fmt.Errorf("adapters: %s: SendDTMF: %q: RTVI dtmf takes 0-9, * and # only", adapterName, b)
+		}
+	}
+	return c.sendRTVILocked(ctx, "dtmf", map[string]any{"buttons": buttons})
+}
+
+// Interrupt sends an InterruptionFrame (Protobuf).
+func (c *conn) Interrupt(ctx context.Context) error {
+	if c.ser != Protobuf {
+		return &voicetest.UnsupportedError{Adapter: adapterName, Capability: "native interrupt",
+			Alternative: "the Twilio serializer reads only media and dtmf from the caller; barge in by sending user audio while the bot speaks (its VAD hears it and it answers with clear)"}
+	}
+	if err := c.ws.Sendable(ctx); err != nil {
+		return err
+	}
+	b, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Interruption{Interruption: &pipecatpb.InterruptionFrame{}}})
+	if err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.ws.Write(ctx, websocket.MessageBinary, b)
+}
+
+// Recv returns the bot's next event.
+func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.ws.Recv(ctx) }
+
+// Close sends "stop" (Twilio) and closes the WebSocket.
+func (c *conn) Close() error {
+	return c.ws.Close(func() {
+		if c.ser != Twilio || c.ws.ClosedErr() != nil {
+			return
+		}
+		c.sendMu.Lock()
+		defer c.sendMu.Unlock()
+		err := c.sendJSONLocked(context.Background(), func(seq string) map[string]any {
+			return map[string]any{"event": "stop", "sequenceNumber": seq, "streamSid": c.streamSid, "stop": map[string]string{"accountSid": c.accountSid, "callSid": c.callSid}}
+		})
+		if err != nil {
+			c.ws.Logf("%s: sending stop: %v", adapterName, err)
+		}
+	})
+}
+
+// decode turns one frame from the bot into events. It runs on the reader
+// goroutine.
+func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.AgentEvent, error) {
+	if c.ser == Twilio {
+		if typ != websocket.MessageText {
+			return nil, fmt.Errorf("got a binary frame of %d bytes; Pipecat's Twilio serializer sends JSON text frames", len(data))
+		}
+		return c.decodeTwilio(data)
+	}
+	if typ != websocket.MessageBinary {
+		return nil, fmt.Errorf("got a text frame; Pipecat's protobuf serializer sends binary frames (is the bot's serializer another one?)")
+	}
+	var f pipecatpb.Frame
+	if err := proto.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("not a pipecat.Frame: %w", err)
+	}
+	switch v := f.Frame.(type) {
+	case *pipecatpb.Frame_Audio:
+		a := v.Audio
+		if a.NumChannels != 1 {
+			return nil, fmt.Errorf("an AudioRawFrame of %d channels; voicetest takes mono (configure the bot's output for 1 channel)", a.NumChannels)
+		}
+		if err := wire.CheckRate("", "sample_rate of an AudioRawFrame", int(a.SampleRate), wire.StandardRates(), ""); err != nil {
+			return nil, err
+		}
+		samples, err := pcm.DecodePCM16(nil, a.Audio)
+		if err != nil {
+			return nil, fmt.Errorf("an AudioRawFrame of %d bytes: %w (PCM16 has 2 bytes a sample)", len(a.Audio), err)
+		}
+		return c.audio(int(a.SampleRate), samples)
+	case *pipecatpb.Frame_Text:
+		c.addText(v.Text.Text)
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: v.Text.Text}}, nil
+	case *pipecatpb.Frame_Transcription:
+		return []voicetest.AgentEvent{{Kind: voicetest.UserTranscript, Text: v.Transcription.Text, Final: true}}, nil
+	case *pipecatpb.Frame_Message:
+		return c.message([]byte(v.Message.Data))
+	case *pipecatpb.Frame_Interruption:
+		return c.interruption("InterruptionFrame"), nil
+	}
+	return nil, errors.New("a pipecat.Frame with no frame set")
+}
+
+// decodeTwilio decodes one Media Streams message or transport message.
+func (c *conn) decodeTwilio(data []byte) ([]voicetest.AgentEvent, error) {
+	var m struct {
+		Event     string `json:"event"`
+		StreamSid string `json:"streamSid"`
+		Label     string `json:"label"`
+		Media     *struct {
+			Payload string `json:"payload"`
+		} `json:"media"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	switch m.Event {
+	case "media", "clear":
+		if m.StreamSid != c.streamSid {
+			return nil, fmt.Errorf("%s for streamSid %q, but this stream is %q", m.Event, m.StreamSid, c.streamSid)
+		}
+		if m.Event == "clear" {
+			return c.interruption("clear"), nil
+		}
+		if m.Media == nil || m.Media.Payload == "" {
+			return nil, errors.New("media message without media.payload")
+		}
+		raw, err := base64.StdEncoding.DecodeString(m.Media.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("media.payload is not base64: %w", err)
+		}
+		return c.audio(pcm.Rate8k, pcm.DecodeMulaw(nil, raw))
+	case "":
+		return c.message(data)
+	}
+	return nil, fmt.Errorf("unknown event %q; Pipecat's Twilio serializer sends media and clear, and transport messages without an event", m.Event)
+}
+
+// audio converts the bot's audio to the session rate.
+func (c *conn) audio(rate int, samples []int16) ([]voicetest.AgentEvent, error) {
+	c.interrupted = false
+	return c.down.Append(nil, rate, samples)
+}
+
+// interruption reports a barge-in once, however many of the bot's signals
+// (InterruptionFrame or clear, bot-interrupted) tell of it.
+func (c *conn) interruption(what string) []voicetest.AgentEvent {
+	c.down.Reset()
+	evs := c.finalText(nil)
+	if c.interrupted {
+		return evs
+	}
+	c.interrupted = true
+	return append(evs, voicetest.AgentEvent{Kind: voicetest.AgentInterrupted, Text: what})
+}
+
+// addText adds to the turn's text, with a space between words.
+func (c *conn) addText(s string) {
+	if c.text.Len() > 0 && !strings.HasSuffix(c.text.String(), " ") && !strings.HasPrefix(s, " ") {
+		c.text.WriteByte(' ')
+	}
+	c.text.WriteString(s)
+}
+
+// finalText appends the turn's whole text, if any, with Final set.
+func (c *conn) finalText(evs []voicetest.AgentEvent) []voicetest.AgentEvent {
+	if c.text.Len() == 0 {
+		return evs
+	}
+	text := strings.TrimSpace(c.text.String())
+	c.text.Reset()
+	return append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: text, Final: true})
+}
+
+// rtviMsg is an RTVI server message.
+type rtviMsg struct {
+	Label string          `json:"label"`
+	Type  string          `json:"type"`
+	ID    string          `json:"id"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// rtviQuiet reports whether typ is an RTVI message that carries nothing a
+// test needs.
+func rtviQuiet(typ string) bool {
+	switch typ {
+	case "bot-ready", "bot-llm-started", "bot-llm-stopped", "bot-llm-text", "bot-tts-started", "bot-tts-stopped",
+		"bot-output", "bot-transcription", "bot-tts-audio", "bot-llm-search-response", "metrics",
+		"user-started-speaking", "user-stopped-speaking", "vad-user-started-speaking", "vad-user-stopped-speaking",
+		"user-llm-text", "user-mute-started", "user-mute-stopped", "user-audio-level", "bot-audio-level",
+		"llm-function-call-started", "server-response":
+		return true
+	}
+	return false
+}
+
+// message decodes a transport message: RTVI, or anything else as data.
+func (c *conn) message(data []byte) ([]voicetest.AgentEvent, error) {
+	var m rtviMsg
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("a transport message that is not JSON: %w", err)
+	}
+	if m.Label != "rtvi-ai" {
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: "message", Data: append(json.RawMessage(nil), data...)}}, nil
+	}
+	var d struct {
+		Text         string          `json:"text"`
+		Final        *bool           `json:"final"`
+		Error        string          `json:"error"`
+		Message      string          `json:"message"`
+		Fatal        bool            `json:"fatal"`
+		ToolCallID   string          `json:"tool_call_id"`
+		FunctionName string          `json:"function_name"`
+		Arguments    json.RawMessage `json:"arguments"`
+		Args         json.RawMessage `json:"args"`
+		Cancelled    bool            `json:"cancelled"`
+		Result       json.RawMessage `json:"result"`
+	}
+	if len(m.Data) > 0 && string(m.Data) != "null" {
+		if err := json.Unmarshal(m.Data, &d); err != nil && m.Type != "server-message" {
+			return nil, fmt.Errorf("RTVI %s: data: %w", m.Type, err)
+		}
+	}
+	switch m.Type {
+	case "bot-tts-text":
+		c.addText(d.Text)
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: d.Text}}, nil
+	case "user-transcription":
+		return []voicetest.AgentEvent{{Kind: voicetest.UserTranscript, Text: d.Text, Final: d.Final == nil || *d.Final}}, nil
+	case "bot-started-speaking":
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: m.Type}}, nil
+	case "bot-stopped-speaking":
+		evs := c.down.Flush(nil)
+		evs = c.finalText(evs)
+		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentData, Text: m.Type})
+		if !c.interrupted {
+			evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
+		}
+		return evs, nil
+	case "bot-interrupted":
+		return c.interruption("bot-interrupted"), nil
+	case "llm-function-call-in-progress", "llm-function-call":
+		args := d.Arguments
+		if m.Type == "llm-function-call" {
+			args = d.Args
+		}
+		if d.ToolCallID == "" {
+			return nil, fmt.Errorf("RTVI %s without tool_call_id", m.Type)
+		}
+		if c.calls[d.ToolCallID] {
+			return nil, nil
+		}
+		if len(c.calls) >= wire.MaxResponseCalls {
+			return nil, &voicetest.LimitError{What: "the function calls of one Pipecat call", Limit: wire.MaxResponseCalls, Unit: "calls", Name: "wire.MaxResponseCalls"}
+		}
+		c.calls[d.ToolCallID] = true
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage(`{}`)
+		}
+		call := voicetest.ToolCall{ID: d.ToolCallID, Name: d.FunctionName, Arguments: append(json.RawMessage(nil), args...)}
+		if m.Type == "llm-function-call" && c.onTool != nil {
+			c.ws.Go(func() { c.answerTool(call) })
+		}
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentToolCall, Tool: &call}}, nil
+	case "llm-function-call-stopped":
+		res := voicetest.ToolCall{ID: d.ToolCallID, Name: d.FunctionName, Result: append(json.RawMessage(nil), d.Result...), IsError: d.Cancelled}
+		if d.Cancelled && len(res.Result) == 0 {
+			res.Result = json.RawMessage(`"cancelled"`)
+		}
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentToolResult, Tool: &res}}, nil
+	case "server-message":
+		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: m.Type, Data: append(json.RawMessage(nil), m.Data...)}}, nil
+	case "error", "error-response":
+		msg := d.Error
+		if msg == "" {
+			msg = d.Message
+		}
+		return nil, wire.AgentError{Err: &Error{Message: msg, Fatal: d.Fatal}}
+	}
+	if !rtviQuiet(m.Type) && wire.LogOnce(c.unknown, m.Type) {
+		c.ws.Logf("%s: ignoring RTVI message %q, which this adapter does not know (logged once)", adapterName, m.Type)
+	}
+	return nil, nil
+}
+
+// answerTool runs OnToolCall for a client-run function and sends
+// llm-function-call-result. It runs on a goroutine Close waits for.
+func (c *conn) answerTool(call voicetest.ToolCall) {
+	ctx := c.ws.Context()
+	res, _ := wire.RunTool(ctx, c.onTool, call)
+	c.ws.PushEvent(voicetest.AgentEvent{Kind: voicetest.AgentToolResult, Tool: &res})
+	var args, result any
+	json.Unmarshal(call.Arguments, &args)
+	json.Unmarshal(res.Result, &result)
+	if c.ser != Protobuf {
+		c.ws.Logf("%s: cannot answer %s: the Twilio serializer reads nothing but media and dtmf", adapterName, call.Name)
+		return
+	}
+	err := c.sendRTVI(ctx, "llm-function-call-result", map[string]any{
+		"function_name": call.Name, "tool_call_id": call.ID, "arguments": args, "result": result,
+	})
+	if err != nil && ctx.Err() == nil {
+		c.ws.Logf("%s: sending the result of %s: %v", adapterName, call.Name, err)
+	}
+}
