@@ -27,7 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -302,18 +301,14 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // Log returns the end of the server's log.
 func (s *Server) Log() string { return s.log.String() }
 
-// Close stops the server (SIGTERM, then SIGKILL after five seconds) and
-// removes its configuration.
+// Close stops the server and removes its configuration. It kills the
+// process: a test server keeps nothing worth a graceful shutdown, which
+// waits for rooms and connections to drain.
 func (s *Server) Close() {
 	s.once.Do(func() {
 		if s.cmd.Process != nil {
-			_ = s.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-s.done:
-			case <-time.After(5 * time.Second):
-				_ = s.cmd.Process.Kill()
-				<-s.done
-			}
+			_ = s.cmd.Process.Kill()
+			<-s.done
 		}
 		os.RemoveAll(s.dir)
 	})
