@@ -74,8 +74,8 @@ type htmlReport struct {
 
 	P50, P90, P95, P99, Max, Mean, TTFB string
 	HaveLatency                         bool
-	LatencyRows          []htmlLatency
-	Interrupts           []string
+	LatencyRows                         []htmlLatency
+	Interrupts                          []string
 
 	VerdictReasoning string
 	Criteria         []htmlCriterion

@@ -27,9 +27,9 @@ type htmlStat struct {
 }
 
 type htmlTurnRow struct {
-	Turn                                     int
+	Turn                                      int
 	Latency, TTFB, FirstEvent, Parts, DeadAir string
-	UserWords, AgentWords                    int
+	UserWords, AgentWords                     int
 }
 
 type htmlHeard struct {

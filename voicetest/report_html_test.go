@@ -42,12 +42,12 @@ func reportScenario(t *testing.T) *voicetest.Result {
 		Name:        "booking <with> \"quotes\"",
 		Description: "A caller books a table for two & barges in.",
 		Agent: fixtures.Fake(fixtures.FakeConfig{
-			Name:            "fake-restaurant",
+			Name: "fake-restaurant",
 			// The agent hears the barge-in and stops 120 ms later: the
 			// two talk over each other for that long.
 			BargeIn:     true,
 			StopLatency: 120 * time.Millisecond,
-			Greeting:        fixtures.Reply{Text: "Hello and welcome to Chez Go", Latency: 200 * time.Millisecond},
+			Greeting:    fixtures.Reply{Text: "Hello and welcome to Chez Go", Latency: 200 * time.Millisecond},
 			Replies: []fixtures.Reply{
 				{Text: "Let me check availability for two", Latency: 450 * time.Millisecond,
 					Tools: []voicetest.ToolCall{{Name: "check_availability", Arguments: json.RawMessage(`{"party":2}`), Result: json.RawMessage(`{"free":["19:00"]}`)}}},
