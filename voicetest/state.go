@@ -189,8 +189,8 @@ func (s *State) Timeline() []Event {
 }
 
 // Events returns the agent's conversation items in order: its messages
-// (Type EventMessage, Role RoleAgent), tool calls, tool results and data
-// payloads. User messages are not included; see Transcript.
+// (Type EventMessage, Role RoleAgent), tool calls, tool results, data
+// payloads and handoffs. User messages are not included; see Transcript.
 func (s *State) Events() []Event {
 	out := slices.Clone(s.items)
 	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })
