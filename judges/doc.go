@@ -63,7 +63,13 @@
 // Turns, HungUp, LatencyP95Under, EachTurnUnder, InterruptionHandled and
 // SilenceHandled return a *Rule, which reads the State the runner records
 // (transcript, timeline, tool calls, latencies) and needs no LLM and no
-// network. Each reports a readable criterion and reasoning that cites the
+// network. So do the judges over the conversation-quality metrics
+// (voicetest.Metrics): MaxTalkOver and MaxAgentTalkOver (speech over
+// speech), MaxPause (dead air), MaxUnfilledGap (the caller left waiting),
+// LatencyUnder(p, d) (any percentile of the response latency, or the
+// slowest), SpeakingRate(min, max) (words a minute) and MaxWER (the
+// agent's audio against its own transcript, under
+// Config.MeasureAgentWER). Each reports a readable criterion and reasoning that cites the
 // evidence (turn, text, milliseconds). Text matching is normalised (case,
 // punctuation, spacing, number words versus digits). A rule ends a running
 // conversation early only when its outcome can no longer change; a final

@@ -242,9 +242,11 @@ type SpeechMetrics struct {
 	AgentWordsPerTurn float64 `json:"agent_words_per_turn"`
 	// AgentWPM is the agent's speaking rate in words per minute, over its
 	// messages that were neither interrupted nor without audio or speech
-	// time: their words over their length. AgentSpeech is that length.
-	AgentWPM    float64       `json:"agent_wpm"`
-	AgentSpeech time.Duration `json:"agent_speech"`
+	// time: their words (AgentRatedWords) over their length
+	// (AgentSpeech).
+	AgentWPM        float64       `json:"agent_wpm"`
+	AgentRatedWords int           `json:"agent_rated_words"`
+	AgentSpeech     time.Duration `json:"agent_speech"`
 	// UserWords counts the user's words; UserTurns its utterances with
 	// words; UserWordsPerTurn their ratio.
 	UserWords        int     `json:"user_words"`
@@ -582,7 +584,7 @@ func speechMetrics(tr []Message) SpeechMetrics {
 				agentTurns[m.Turn] = true
 				if !m.Interrupted && m.End > m.Start {
 					s.AgentSpeech += m.End - m.Start
-					s.AgentWPM += float64(w) // words, divided below
+					s.AgentRatedWords += w
 				}
 			}
 			if h := m.Heard; h != nil {
@@ -599,9 +601,7 @@ func speechMetrics(tr []Message) SpeechMetrics {
 		s.AgentWordsPerTurn = float64(s.AgentWords) / float64(s.AgentTurns)
 	}
 	if s.AgentSpeech > 0 {
-		s.AgentWPM = s.AgentWPM * float64(time.Minute) / float64(s.AgentSpeech)
-	} else {
-		s.AgentWPM = 0
+		s.AgentWPM = float64(s.AgentRatedWords) * float64(time.Minute) / float64(s.AgentSpeech)
 	}
 	if s.UserTurns > 0 {
 		s.UserWordsPerTurn = float64(s.UserWords) / float64(s.UserTurns)

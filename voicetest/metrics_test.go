@@ -100,7 +100,7 @@ func TestMetricsBargeInIsExact(t *testing.T) {
 	}
 	// The interrupted reply ("one two", cut off) does not count for the
 	// rate: 4 words in the 1.6 s of the other two.
-	wantSpeech := voicetest.SpeechMetrics{AgentWords: 6, AgentTurns: 3, AgentWordsPerTurn: 2, AgentWPM: 150, AgentSpeech: ms(1600),
+	wantSpeech := voicetest.SpeechMetrics{AgentWords: 6, AgentTurns: 3, AgentWordsPerTurn: 2, AgentWPM: 150, AgentRatedWords: 4, AgentSpeech: ms(1600),
 		UserWords: 3, UserTurns: 2, UserWordsPerTurn: 1.5}
 	if diff := cmp.Diff(wantSpeech, m.Speech); diff != "" {
 		t.Errorf("speech (-want +got):\n%s", diff)

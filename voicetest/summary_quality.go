@@ -19,7 +19,7 @@ type summaryQuality struct {
 	DeadAir       time.Duration   `json:"dead_air,omitempty"`
 	Unfilled      int             `json:"unfilled,omitempty"`
 	AgentWords    int             `json:"agent_words,omitempty"`
-	AgentRated    float64         `json:"agent_rated,omitempty"` // words of the messages AgentWPM is over
+	AgentRated    int             `json:"agent_rated,omitempty"` // the words AgentWPM is over
 	AgentSpeech   time.Duration   `json:"agent_speech,omitempty"`
 	AgentTurns    int             `json:"agent_turns,omitempty"`
 	WEREdits      int             `json:"wer_edits,omitempty"`
@@ -35,7 +35,7 @@ func newSummaryQuality(m Metrics) summaryQuality {
 		LongestPause: m.Pauses.Longest.Duration(), PauseTurn: m.Pauses.Longest.Turn,
 		DeadAir: m.Pauses.DeadAir, Unfilled: m.Pauses.Unfilled,
 		AgentWords: m.Speech.AgentWords, AgentSpeech: m.Speech.AgentSpeech, AgentTurns: m.Speech.AgentTurns,
-		AgentRated: m.Speech.AgentWPM * m.Speech.AgentSpeech.Minutes(), LateAudio: m.LateAudio.Count}
+		AgentRated: m.Speech.AgentRatedWords, LateAudio: m.LateAudio.Count}
 	for _, t := range m.Turns {
 		if t.HasTTFB {
 			q.TTFB = append(q.TTFB, t.TTFB)
@@ -96,7 +96,7 @@ func writeSummaryQuality(w io.Writer, recs []summaryRecord) {
 	if total.AgentTurns > 0 {
 		fmt.Fprintf(w, "  agent speech: %.1f words a turn", float64(total.AgentWords)/float64(total.AgentTurns))
 		if total.AgentSpeech > 0 {
-			fmt.Fprintf(w, ", %.0f words a minute", total.AgentRated/total.AgentSpeech.Minutes())
+			fmt.Fprintf(w, ", %.0f words a minute", float64(total.AgentRated)/total.AgentSpeech.Minutes())
 		}
 		if total.WERMessages > 0 {
 			fmt.Fprintf(w, ", word error rate %.1f%% (%d edits in %d words of %d messages)",
