@@ -209,7 +209,9 @@ func transcriptLines(st *voicetest.State) []string {
 }
 
 // globEntries returns the llm cache entries in dir.
-func globEntries(dir string) ([]string, error) { return filepath.Glob(filepath.Join(dir, entryPattern)) }
+func globEntries(dir string) ([]string, error) {
+	return filepath.Glob(filepath.Join(dir, entryPattern))
+}
 
 func mustReadFile(t *testing.T, name string) []byte {
 	t.Helper()
