@@ -61,7 +61,11 @@ type Metrics struct {
 
 // TalkOverMetrics is the speech of both parties at once.
 type TalkOverMetrics struct {
-	// Spans lists every stretch in which both spoke, in time order.
+	// Spans lists every stretch in which both spoke, in time order. A
+	// stretch shorter than a millisecond is not one: on the real clock,
+	// one party stopping and the other starting at the same moment may be
+	// recorded that far apart (as in the timeline's order, events closer
+	// than that are simultaneous).
 	Spans []TalkOver `json:"spans,omitempty"`
 	// Count and Time total the spans.
 	Count int           `json:"count"`
@@ -130,7 +134,8 @@ type PauseMetrics struct {
 	// spoke last (the agent never answered), to the end of the recorded
 	// conversation. The wait before the first words is not a pause (it is
 	// turn 0's TTFB), nor the runner's wait for the end of the agent's
-	// last turn.
+	// last turn, nor a silence shorter than a millisecond (see
+	// TalkOverMetrics.Spans).
 	Spans []Pause `json:"spans,omitempty"`
 	// Longest is the longest of Spans (zero when there is none).
 	Longest Pause `json:"longest"`
@@ -376,7 +381,7 @@ func talkOvers(user, agent []span) TalkOverMetrics {
 	i, j := 0, 0
 	for i < len(user) && j < len(agent) {
 		u, a := user[i], agent[j]
-		if s, e := max(u.start, a.start), min(u.end, a.end); e > s {
+		if s, e := max(u.start, a.start), min(u.end, a.end); e-s >= sameInstant {
 			o := TalkOver{Start: s, End: e}
 			switch {
 			case u.start > a.start:
@@ -481,7 +486,7 @@ func pauses(user, agent []span, tl []Event) PauseMetrics {
 	}
 	var last span // the span that ends last so far
 	for i, sp := range all {
-		if i > 0 && sp.start > last.end {
+		if i > 0 && sp.start-last.end >= sameInstant {
 			add(Pause{Start: last.end, End: sp.start, Turn: last.turn, After: last.role, Before: sp.role})
 		}
 		if i == 0 || sp.end > last.end || (sp.end == last.end && sp.role == RoleUser) {
@@ -498,7 +503,7 @@ func pauses(user, agent []span, tl []Event) PauseMetrics {
 				end = max(end, e.At+e.Duration)
 			}
 		}
-		if end > last.end {
+		if end-last.end >= sameInstant {
 			add(Pause{Start: last.end, End: end, Turn: last.turn, After: last.role})
 		}
 	}
