@@ -3,8 +3,8 @@ package voicetest
 import (
 	"cmp"
 	"slices"
-	"strings"
 	"time"
+	"unicode"
 )
 
 // Metrics measures a conversation the way a caller hears it: who talked
@@ -523,14 +523,25 @@ func pauses(user, agent []span, tl []Event) PauseMetrics {
 
 // turnMetrics gathers the per-turn measurements.
 func turnMetrics(st *State, tr []Message, tl []Event, ps PauseMetrics) []TurnMetrics {
-	byTurn := map[int]*TurnMetrics{}
+	last := st.turn
+	for _, e := range tl {
+		last = max(last, e.Turn)
+	}
+	for _, m := range tr {
+		last = max(last, m.Turn)
+	}
+	for _, n := range st.notes.turns {
+		last = max(last, n.turn)
+	}
+	turns := make([]TurnMetrics, last+1)
+	seen := make([]bool, last+1)
 	get := func(turn int) *TurnMetrics {
-		t, ok := byTurn[turn]
-		if !ok {
-			t = &TurnMetrics{Turn: turn}
-			byTurn[turn] = t
+		if turn < 0 || turn > last {
+			return &TurnMetrics{} // no such turn: dropped
 		}
-		return t
+		seen[turn] = true
+		turns[turn].Turn = turn
+		return &turns[turn]
 	}
 	for _, e := range tl {
 		if e.Type == EventAgentStartSpeaking && e.Latency > 0 {
@@ -552,7 +563,7 @@ func turnMetrics(st *State, tr []Message, tl []Event, ps PauseMetrics) []TurnMet
 		get(d.Turn).DeadAir = d.Duration
 	}
 	for _, m := range tr {
-		w := len(strings.Fields(m.Text))
+		w := countWords(m.Text)
 		if w == 0 {
 			continue
 		}
@@ -562,12 +573,27 @@ func turnMetrics(st *State, tr []Message, tl []Event, ps PauseMetrics) []TurnMet
 			get(m.Turn).AgentWords += w
 		}
 	}
-	out := make([]TurnMetrics, 0, len(byTurn))
-	for _, t := range byTurn {
-		out = append(out, *t)
+	out := turns[:0]
+	for i, t := range turns {
+		if seen[i] {
+			out = append(out, t)
+		}
 	}
-	slices.SortFunc(out, func(a, b TurnMetrics) int { return a.Turn - b.Turn })
 	return out
+}
+
+// countWords counts the runs of non-space characters in s, as
+// len(strings.Fields(s)) does, without allocating.
+func countWords(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
 }
 
 func speechMetrics(tr []Message) SpeechMetrics {
@@ -576,7 +602,7 @@ func speechMetrics(tr []Message) SpeechMetrics {
 	var wer WERMetrics
 	worst := -1.0
 	for _, m := range tr {
-		w := len(strings.Fields(m.Text))
+		w := countWords(m.Text)
 		switch m.Role {
 		case RoleUser:
 			if w > 0 {
