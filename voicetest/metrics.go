@@ -247,8 +247,9 @@ type SpeechMetrics struct {
 	AgentWordsPerTurn float64 `json:"agent_words_per_turn"`
 	// AgentWPM is the agent's speaking rate in words per minute, over its
 	// messages that were neither interrupted nor without audio or speech
-	// time: their words (AgentRatedWords) over their length
-	// (AgentSpeech).
+	// time: their words (AgentRatedWords) over the time their audio
+	// played (AgentSpeech; stalls left out), or their speech time for a
+	// text-only agent.
 	AgentWPM        float64       `json:"agent_wpm"`
 	AgentRatedWords int           `json:"agent_rated_words"`
 	AgentSpeech     time.Duration `json:"agent_speech"`
@@ -302,9 +303,12 @@ type span struct {
 	turn       int
 }
 
-// speechSpans returns the transcript's speech as spans of each party,
-// ordered by start, overlapping spans of one party merged.
-func speechSpans(tr []Message) (user, agent []span) {
+// speechSpans returns the conversation's speech as spans of each party,
+// ordered by start, overlapping spans of one party merged: the user's
+// messages, and the agent's messages where the agent's audio played in
+// them (audio, in order; a message with no audio, a text-only agent's,
+// whole).
+func speechSpans(tr []Message, audio []span) (user, agent []span) {
 	for _, m := range tr {
 		if m.End <= m.Start {
 			continue
@@ -316,7 +320,49 @@ func speechSpans(tr []Message) (user, agent []span) {
 			agent = append(agent, sp)
 		}
 	}
-	return mergeSpans(user), mergeSpans(agent)
+	user, agent = mergeSpans(user), mergeSpans(agent)
+	if len(audio) == 0 {
+		return user, agent
+	}
+	var out []span
+	j := 0
+	for _, m := range agent {
+		for j < len(audio) && audio[j].end <= m.start {
+			j++
+		}
+		heard := false
+		for k := j; k < len(audio) && audio[k].start < m.end; k++ {
+			if s, e := max(audio[k].start, m.start), min(audio[k].end, m.end); e > s {
+				out = append(out, span{start: s, end: e, role: RoleAgent, turn: m.turn})
+				heard = true
+			}
+		}
+		if !heard {
+			out = append(out, m)
+		}
+	}
+	return user, out
+}
+
+// spoken returns how much of [start, end) the agent's audio played, or
+// end - start when no audio played in it (a text-only agent's speech).
+func spoken(audio []span, start, end time.Duration) time.Duration {
+	var d time.Duration
+	// audio is in time order: start at the first stretch that ends after
+	// start.
+	i, _ := slices.BinarySearchFunc(audio, start, func(a span, t time.Duration) int { return cmp.Compare(a.end, t+1) })
+	for _, a := range audio[i:] {
+		if a.start >= end {
+			break
+		}
+		if s, e := max(a.start, start), min(a.end, end); e > s {
+			d += e - s
+		}
+	}
+	if d == 0 {
+		return end - start
+	}
+	return d
 }
 
 func mergeSpans(s []span) []span {
@@ -335,7 +381,7 @@ func mergeSpans(s []span) []span {
 func computeMetrics(st *State) Metrics {
 	tr := st.Transcript()
 	tl := st.Timeline()
-	user, agent := speechSpans(tr)
+	user, agent := speechSpans(tr, st.notes.audio)
 	var m Metrics
 	m.TalkOver = talkOvers(user, agent)
 	m.TalkOver.BargeIns = bargeIns(tl)
@@ -362,7 +408,7 @@ func computeMetrics(st *State) Metrics {
 	m.Latency, m.TTFB, m.FirstEvent = SummarizeDurations(lat), SummarizeDurations(ttfb), SummarizeDurations(first)
 	m.Parts = PartMetrics{STT: SummarizeDurations(stt), LLM: SummarizeDurations(llm),
 		Tools: SummarizeDurations(tools), TTS: SummarizeDurations(tts)}
-	m.Speech = speechMetrics(tr)
+	m.Speech = speechMetrics(tr, st.notes.audio)
 	m.LateAudio = st.notes.late
 	return m
 }
@@ -596,7 +642,7 @@ func countWords(s string) int {
 	return n
 }
 
-func speechMetrics(tr []Message) SpeechMetrics {
+func speechMetrics(tr []Message, audio []span) SpeechMetrics {
 	var s SpeechMetrics
 	agentTurns := map[int]bool{}
 	var wer WERMetrics
@@ -614,7 +660,7 @@ func speechMetrics(tr []Message) SpeechMetrics {
 				s.AgentWords += w
 				agentTurns[m.Turn] = true
 				if !m.Interrupted && m.End > m.Start {
-					s.AgentSpeech += m.End - m.Start
+					s.AgentSpeech += spoken(audio, m.Start, m.End)
 					s.AgentRatedWords += w
 				}
 			}

@@ -14,6 +14,32 @@ import (
 type notes struct {
 	turns []turnNote // in turn order, one per turn that has any
 	late  LateAudio
+	// audio holds when the agent's audio played: contiguous stretches,
+	// in order, cut where the agent said it stopped (AgentInterrupted).
+	// A message's span can hold gaps (a stall, a reply cleared and a
+	// new one begun in the same turn); these are the sound itself.
+	audio []span
+}
+
+// maxAudioSpans bounds notes.audio: past it, new audio extends the last
+// stretch (its gaps are lost, never memory).
+const maxAudioSpans = 1 << 14
+
+// playAudio notes agent audio playing from start to end.
+func (n *notes) playAudio(start, end time.Duration) {
+	if k := len(n.audio); k > 0 && (start-n.audio[k-1].end < sameInstant || k >= maxAudioSpans) {
+		n.audio[k-1].end = max(n.audio[k-1].end, end)
+		return
+	}
+	n.audio = append(n.audio, span{start: start, end: end, role: RoleAgent})
+}
+
+// stopAudio notes the agent's audio stopping at t: the stretches playing
+// then end there (but not before they began).
+func (n *notes) stopAudio(t time.Duration) {
+	for i := len(n.audio) - 1; i >= 0 && n.audio[i].end > t; i-- {
+		n.audio[i].end = max(t, n.audio[i].start)
+	}
 }
 
 type turnNote struct {
@@ -24,7 +50,7 @@ type turnNote struct {
 }
 
 func (n notes) clone() notes {
-	c := notes{turns: slices.Clone(n.turns), late: n.late}
+	c := notes{turns: slices.Clone(n.turns), late: n.late, audio: slices.Clone(n.audio)}
 	for i := range c.turns {
 		if t := c.turns[i].timings; t != nil {
 			cp := *t
@@ -62,6 +88,12 @@ func (r *runner) note(ev AgentEvent, at time.Duration) {
 			r.st.notes.late.Count++
 			r.st.notes.late.Gap += at - r.playEnd
 		}
+		// It plays after what is queued (runner.speak).
+		playAt := max(at, r.playEnd)
+		r.st.notes.playAudio(playAt, playAt+ev.Audio.Duration())
+	case AgentInterrupted:
+		r.st.notes.stopAudio(at)
+		return
 	case AgentTranscript, AgentToolCall, AgentToolResult, AgentData, AgentTurnEnd, AgentHandoff, AgentHangUp:
 	default:
 		return

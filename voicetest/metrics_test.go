@@ -219,13 +219,18 @@ func TestMetricsSpeechWERPartsAndLateAudio(t *testing.T) {
 	if w := m.Speech.WER; w == nil || w.Rate != 1.0/7 || w.Messages != 1 || w.Errors != wantHeard.Errors || w.Worst.Text != agent.Text {
 		t.Errorf("WER %+v, want 1/7 over one message", w)
 	}
-	// The user's 3 words took 1.235 s of fake speech; the agent spoke 7
-	// words from 1.635 s to 4.670 s (its stall included).
-	if s := m.Speech; s.AgentWords != 7 || s.AgentSpeech != ms(3035) || s.AgentWPM != 7*float64(time.Minute)/float64(ms(3035)) || s.UserWordsPerTurn != 3 {
+	// The user's 3 words took 1.235 s of fake speech; the agent's 7 words
+	// from 1.635 s to 4.670 s: 2.735 s of audio and its 300 ms stall (3.730 s to 4.030 s).
+	if s := m.Speech; s.AgentWords != 7 || s.AgentSpeech != ms(2735) || s.AgentWPM != 7*float64(time.Minute)/float64(ms(2735)) || s.UserWordsPerTurn != 3 {
 		t.Errorf("speech %+v", s)
 	}
 	if m.LateAudio != (voicetest.LateAudio{Count: 1, Gap: ms(300)}) {
 		t.Errorf("late audio %+v, want one stall of 300 ms", m.LateAudio)
+	}
+	// The stall is dead air too: the caller hears nothing for 300 ms.
+	stall := voicetest.Pause{Start: ms(3730), End: ms(4030), Turn: 1, After: voicetest.RoleAgent, Before: voicetest.RoleAgent}
+	if p := m.Pauses; len(p.Spans) != 2 || p.Spans[1] != stall || p.DeadAir != ms(700) {
+		t.Errorf("pauses %+v, want the 400 ms wait and the stall %+v", p, stall)
 	}
 	wantParts := &voicetest.Timings{STT: ms(100), LLM: ms(250), TTS: ms(80)}
 	if len(m.Turns) != 1 || !cmp.Equal(m.Turns[0].Parts, wantParts) || m.Turns[0].Latency != ms(400) || m.Turns[0].TTFB != ms(400) {

@@ -1,12 +1,14 @@
 package twilio_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/twilio"
 	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
+	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -95,4 +97,72 @@ func TestTwilioMetrics(t *testing.T) {
 	if c.Clears != 1 || len(c.Echoes) != 3 {
 		t.Errorf("the bot sent %d clears and got %d echoes, want 1 and 3", c.Clears, len(c.Echoes))
 	}
+}
+
+// pausedTTS "says" every line as a 300 ms tone, 300 ms of silence and a
+// 1 s tone: a caller who pauses mid-sentence.
+type pausedTTS struct{}
+
+func (pausedTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
+	c := adaptertest.Tone(pcm.DefaultRate, 440, 300*time.Millisecond, 9000)
+	c.Samples = append(c.Samples, pcm.Silence(pcm.DefaultRate, 300*time.Millisecond).Samples...)
+	c.Samples = append(c.Samples, adaptertest.Tone(pcm.DefaultRate, 440, time.Second, 9000).Samples...)
+	return c, nil
+}
+
+// TestTwilioMetricsAgentTalksOver: the caller pauses mid-sentence; the
+// bot takes its 200 ms of silence for the end and answers at once, over
+// the rest of the sentence, hears the caller and clears: talk-over
+// started by the agent, the agent giving way.
+func TestTwilioMetricsAgentTalksOver(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 600 * time.Millisecond})
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent: twilio.New(bot.URL), UserVoice: pausedTTS{},
+		Golden: voicetest.GoldenOptions{Disable: true},
+		Script: []voicetest.Step{voicetest.UserSays("I would like, um, a table"), voicetest.AgentTurn(voicetest.AllowSilence())},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
+	}
+	to := res.Metrics.TalkOver
+	t.Logf("talk-over %+v\n%s", to, res.TimelineText())
+	if to.Count < 1 || to.ByAgent.Count != to.Count || to.ByUser.Count != 0 || to.AgentYielded < 1 {
+		t.Fatalf("talk-over %+v, want the agent's, the agent giving way", to)
+	}
+	// It started 500 ms in (300 ms of speech, 200 ms of silence) and ended
+	// when the clear came: three voiced frames into the second part.
+	s := to.Spans[0]
+	within(t, "talk-over start", s.Start, 500*time.Millisecond, 1200*time.Millisecond)
+	within(t, "talk-over", to.ByAgent.Time, 20*time.Millisecond, 700*time.Millisecond)
+	if w := res.Metrics.Wire; w == nil || w.Clears != 1 {
+		t.Errorf("wire %+v, want one clear", w)
+	}
+}
+
+// TestTwilioMetricsUnfilledGap: the caller says something, stays silent
+// 600 ms (the bot, which waits for a whole second of silence, says
+// nothing) and speaks again: a pause the agent left unfilled.
+func TestTwilioMetricsUnfilledGap(t *testing.T) {
+	bot := twiliobot.New(t, twiliobot.Config{SilenceFrames: 50, ReplyDuration: 300 * time.Millisecond})
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent: twilio.New(bot.URL), UserVoice: adaptertest.ToneTTS{},
+		Golden: voicetest.GoldenOptions{Disable: true},
+		Script: []voicetest.Step{
+			voicetest.UserSays("hello"),
+			voicetest.Silence(600 * time.Millisecond),
+			voicetest.UserSays("anyone there"),
+			voicetest.AgentTurn(),
+		},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
+	}
+	p := res.Metrics.Pauses
+	t.Logf("pauses %+v", p)
+	if p.Unfilled != 1 {
+		t.Fatalf("%d unfilled pauses, want 1: %+v", p.Unfilled, p.Spans)
+	}
+	within(t, "longest unfilled", p.LongestUnfilled, 550*time.Millisecond, 900*time.Millisecond)
+	// The bot's answer: after its second of silence.
+	within(t, "latency", res.Metrics.Latency.Max, time.Second, 2500*time.Millisecond)
 }
