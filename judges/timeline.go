@@ -2,7 +2,6 @@ package judges
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -122,16 +121,7 @@ func timelineLines(st *voicetest.State) []line {
 			add(e.At, e.Turn, "%s %s hangs up", secs(e.At), who)
 		}
 	}
-	slices.SortStableFunc(ls, func(a, b line) int {
-		if a.at != b.at {
-			return cmpDuration(a.at, b.at)
-		}
-		return a.seq - b.seq
-	})
-	for i := range ls {
-		ls[i].text = truncate(fmt.Sprintf("[turn %d] %s", ls[i].turn, ls[i].text), maxLine)
-	}
-	return ls
+	return finishLines(ls)
 }
 
 func other(r voicetest.Role) voicetest.Role {

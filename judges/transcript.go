@@ -103,6 +103,12 @@ func renderLines(st *voicetest.State) []line {
 		}
 		ls = append(ls, line{at: e.At, seq: len(events) + 1, turn: e.Turn, text: s})
 	}
+	return finishLines(ls)
+}
+
+// finishLines orders lines by time (at one instant, by seq) and prefixes
+// each with its turn, bounded to maxLine.
+func finishLines(ls []line) []line {
 	slices.SortStableFunc(ls, func(a, b line) int {
 		if a.at != b.at {
 			return cmpDuration(a.at, b.at)

@@ -17,14 +17,6 @@ import (
 // clock, within tolerances. The same metrics are exact on virtual time in
 // voicetest's own tests (voicetest/metrics_test.go).
 
-// within fails t unless got is in [lo, hi].
-func within(t *testing.T, what string, got, lo, hi time.Duration) {
-	t.Helper()
-	if got < lo || got > hi {
-		t.Errorf("%s = %v, want %v to %v", what, got, lo, hi)
-	}
-}
-
 // TestRealtimeMetrics: the double greets and answers two turns, each reply
 // 300 ms after the user's commit; its audio is fixtures.WordTones, 400 ms a
 // word, so the agent speaks at 150 words a minute. Config.AgentSTT is a
@@ -69,7 +61,7 @@ func TestRealtimeMetrics(t *testing.T) {
 		name string
 		d    time.Duration
 	}{{"p50", m.Latency.P50}, {"p90", m.Latency.P90}, {"p95", m.Latency.P95}, {"p99", m.Latency.P99}, {"max", m.Latency.Max}} {
-		within(t, "latency "+p.name, p.d, 300*time.Millisecond, 1500*time.Millisecond)
+		adaptertest.WantDurationIn(t, "latency "+p.name, p.d, 300*time.Millisecond, 1500*time.Millisecond)
 	}
 	if res.Latency.P90 != m.Latency.P90 || res.Latency.Max != m.Latency.Max {
 		t.Errorf("Result.Latency %+v disagrees with Metrics.Latency %+v", res.Latency, m.Latency)
@@ -80,17 +72,17 @@ func TestRealtimeMetrics(t *testing.T) {
 		t.Fatalf("TTFB over %d turns, first event over %d, want 3 each", m.TTFB.N, m.FirstEvent.N)
 	}
 	for _, tm := range m.Turns[1:] {
-		within(t, "TTFB", tm.TTFB, 300*time.Millisecond, 1500*time.Millisecond)
+		adaptertest.WantDurationIn(t, "TTFB", tm.TTFB, 300*time.Millisecond, 1500*time.Millisecond)
 		if tm.FirstEvent > tm.TTFB || tm.FirstEvent < 300*time.Millisecond {
 			t.Errorf("turn %d: first event %v, TTFB %v: the first event comes first, after the 300 ms", tm.Turn, tm.FirstEvent, tm.TTFB)
 		}
 	}
 	// Pauses: the longest is a wait for a reply.
-	within(t, "longest pause", m.Pauses.Longest.Duration(), 300*time.Millisecond, 1500*time.Millisecond)
+	adaptertest.WantDurationIn(t, "longest pause", m.Pauses.Longest.Duration(), 300*time.Millisecond, 1500*time.Millisecond)
 	if m.Pauses.Longest.After != voicetest.RoleUser || m.Pauses.Longest.Before != voicetest.RoleAgent || m.Pauses.Unfilled != 0 {
 		t.Errorf("longest pause %+v, %d unfilled", m.Pauses.Longest, m.Pauses.Unfilled)
 	}
-	within(t, "dead air", m.Pauses.DeadAir, 600*time.Millisecond, 4*time.Second)
+	adaptertest.WantDurationIn(t, "dead air", m.Pauses.DeadAir, 600*time.Millisecond, 4*time.Second)
 	if m.TalkOver.Count != 0 {
 		t.Errorf("talk-over %+v in a polite conversation", m.TalkOver)
 	}
@@ -142,8 +134,8 @@ func TestRealtimeMetricsBargeInAndStalls(t *testing.T) {
 		t.Fatalf("barge-ins %+v", m.TalkOver.BargeIns)
 	}
 	b := m.TalkOver.BargeIns[0]
-	within(t, "barge-in to quiet", b.ToQuiet, 0, time.Second)
-	within(t, "barge-in to answer", b.ToAnswer, b.ToQuiet, 10*time.Second)
+	adaptertest.WantDurationIn(t, "barge-in to quiet", b.ToQuiet, 0, time.Second)
+	adaptertest.WantDurationIn(t, "barge-in to answer", b.ToAnswer, b.ToQuiet, 10*time.Second)
 	if m.TalkOver.ByUser.Time > 100*time.Millisecond {
 		t.Errorf("talk-over %+v: the native cancel stops the agent's audio at once", m.TalkOver)
 	}
@@ -152,5 +144,5 @@ func TestRealtimeMetricsBargeInAndStalls(t *testing.T) {
 	if m.LateAudio.Count < 10 || m.LateAudio.Count > 20 {
 		t.Errorf("late audio %+v, want about 18 stalls", m.LateAudio)
 	}
-	within(t, "late audio gap", m.LateAudio.Gap, time.Duration(m.LateAudio.Count)*60*time.Millisecond, time.Duration(m.LateAudio.Count)*200*time.Millisecond)
+	adaptertest.WantDurationIn(t, "late audio gap", m.LateAudio.Gap, time.Duration(m.LateAudio.Count)*60*time.Millisecond, time.Duration(m.LateAudio.Count)*200*time.Millisecond)
 }

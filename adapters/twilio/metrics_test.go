@@ -12,13 +12,6 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-func within(t *testing.T, what string, got, lo, hi time.Duration) {
-	t.Helper()
-	if got < lo || got > hi {
-		t.Errorf("%s = %v, want %v to %v", what, got, lo, hi)
-	}
-}
-
 // TestTwilioMetrics measures a phone call over the Twilio adapter against
 // the loopback bot, on the real clock, within tolerances: the user barges
 // in on the bot's 3 s greeting, the bot hears it and clears (talk-over by
@@ -49,7 +42,7 @@ func TestTwilioMetrics(t *testing.T) {
 	if to.Count != 1 || to.ByUser.Count != 1 || to.ByAgent.Count != 0 || to.AgentYielded != 1 {
 		t.Fatalf("talk-over %+v, want one, by the user, the agent giving way", to)
 	}
-	within(t, "talk-over", to.Time, 20*time.Millisecond, time.Second)
+	adaptertest.WantDurationIn(t, "talk-over", to.Time, 20*time.Millisecond, time.Second)
 	if len(to.BargeIns) != 1 || !to.BargeIns[0].Quiet || !to.BargeIns[0].Answered {
 		t.Fatalf("barge-ins %+v", to.BargeIns)
 	}
@@ -59,24 +52,24 @@ func TestTwilioMetrics(t *testing.T) {
 		t.Errorf("the agent went quiet %v after the barge-in, but the talk-over lasted %v", b.ToQuiet, to.Time)
 	}
 	// The answer: the 300 ms "wait", 200 ms of silence, 300 ms of thought.
-	within(t, "barge-in to answer", b.ToAnswer, 800*time.Millisecond, 2500*time.Millisecond)
+	adaptertest.WantDurationIn(t, "barge-in to answer", b.ToAnswer, 800*time.Millisecond, 2500*time.Millisecond)
 
 	// Latency of both replies: 200 ms of silence detection and 300 ms.
 	if m.Latency.N != 2 {
 		t.Fatalf("latency over %d replies, want 2", m.Latency.N)
 	}
 	for _, d := range []time.Duration{m.Latency.P50, m.Latency.P90, m.Latency.P95, m.Latency.P99, m.Latency.Max} {
-		within(t, "latency percentile", d, 450*time.Millisecond, 1500*time.Millisecond)
+		adaptertest.WantDurationIn(t, "latency percentile", d, 450*time.Millisecond, 1500*time.Millisecond)
 	}
 	for _, tm := range m.Turns[1:] {
-		within(t, "TTFB", tm.TTFB, 450*time.Millisecond, 1500*time.Millisecond)
+		adaptertest.WantDurationIn(t, "TTFB", tm.TTFB, 450*time.Millisecond, 1500*time.Millisecond)
 	}
 	// Pauses: the two waits for a reply, nothing left unanswered.
 	if len(m.Pauses.Spans) < 2 || m.Pauses.Unfilled != 0 {
 		t.Errorf("pauses %+v", m.Pauses)
 	}
-	within(t, "longest pause", m.Pauses.Longest.Duration(), 450*time.Millisecond, 1500*time.Millisecond)
-	within(t, "dead air", m.Pauses.DeadAir, 900*time.Millisecond, 4*time.Second)
+	adaptertest.WantDurationIn(t, "longest pause", m.Pauses.Longest.Duration(), 450*time.Millisecond, 1500*time.Millisecond)
+	adaptertest.WantDurationIn(t, "dead air", m.Pauses.DeadAir, 900*time.Millisecond, 4*time.Second)
 
 	// The wire: three marks (greeting, two replies), each echoed; the
 	// greeting's at once (cleared), the replies' once their 600 ms played.
@@ -87,7 +80,7 @@ func TestTwilioMetrics(t *testing.T) {
 	if w.MarkDelay.N != 3 {
 		t.Errorf("mark delays over %d marks", w.MarkDelay.N)
 	}
-	within(t, "slowest mark echo", w.MarkDelay.Max, 450*time.Millisecond, 1500*time.Millisecond)
+	adaptertest.WantDurationIn(t, "slowest mark echo", w.MarkDelay.Max, 450*time.Millisecond, 1500*time.Millisecond)
 	// 20 ms media frames each way: the user spoke 600 ms, and the line
 	// carries silence between.
 	if w.FramesOut < 30 || w.FramesIn < 30 || w.BytesIn <= w.FramesIn || w.DroppedFrames != 0 {
@@ -132,8 +125,8 @@ func TestTwilioMetricsAgentTalksOver(t *testing.T) {
 	// It started 500 ms in (300 ms of speech, 200 ms of silence) and ended
 	// when the clear came: three voiced frames into the second part.
 	s := to.Spans[0]
-	within(t, "talk-over start", s.Start, 500*time.Millisecond, 1200*time.Millisecond)
-	within(t, "talk-over", to.ByAgent.Time, 20*time.Millisecond, 700*time.Millisecond)
+	adaptertest.WantDurationIn(t, "talk-over start", s.Start, 500*time.Millisecond, 1200*time.Millisecond)
+	adaptertest.WantDurationIn(t, "talk-over", to.ByAgent.Time, 20*time.Millisecond, 700*time.Millisecond)
 	if w := res.Metrics.Wire; w == nil || w.Clears != 1 {
 		t.Errorf("wire %+v, want one clear", w)
 	}
@@ -162,7 +155,7 @@ func TestTwilioMetricsUnfilledGap(t *testing.T) {
 	if p.Unfilled != 1 {
 		t.Fatalf("%d unfilled pauses, want 1: %+v", p.Unfilled, p.Spans)
 	}
-	within(t, "longest unfilled", p.LongestUnfilled, 550*time.Millisecond, 900*time.Millisecond)
+	adaptertest.WantDurationIn(t, "longest unfilled", p.LongestUnfilled, 550*time.Millisecond, 900*time.Millisecond)
 	// The bot's answer: after its second of silence.
-	within(t, "latency", res.Metrics.Latency.Max, time.Second, 2500*time.Millisecond)
+	adaptertest.WantDurationIn(t, "latency", res.Metrics.Latency.Max, time.Second, 2500*time.Millisecond)
 }
