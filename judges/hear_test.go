@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voicetest-go/voicetest/adapters/handler"
 	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/judges"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -218,4 +219,29 @@ func mustReadFile(t *testing.T, name string) []byte {
 	b, err := os.ReadFile(name)
 	require.NoError(t, err)
 	return b
+}
+
+// TestJudgeSeesHandoffs: a handoff is a line of the transcript the judge
+// reads, in order with the words and tool calls.
+func TestJudgeSeesHandoffs(t *testing.T) {
+	agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		if _, ok := ev.(handler.TextEvent); !ok {
+			return nil
+		}
+		if err := c.Say("Let me pass you to billing."); err != nil {
+			return err
+		}
+		if err := c.Handoff("front desk", "billing"); err != nil {
+			return err
+		}
+		return c.Say("Billing here.")
+	})
+	st := run(t, voicetest.Config{Agent: agent, Script: []voicetest.Step{voicetest.UserSays("A refund, please."), voicetest.AgentTurn()}}).State
+	srv := fakeopenai.New(t)
+	srv.QueueChat(verdict("final", "pass"))
+	final(t, judges.Criteria("The agent hands refunds to billing").WithLLM(newLLM(t, srv, t.TempDir(), cache.Off)), st)
+	_, user := messages(chatRequests(t, srv)[0])
+	assert.Contains(t, user, `[turn 1] user: A refund, please.
+[turn 1] agent: Let me pass you to billing. Billing here.
+[turn 1] the conversation passes to agent "billing"`)
 }

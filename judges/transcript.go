@@ -79,6 +79,8 @@ func renderLines(st *voicetest.State) []line {
 			}
 		case voicetest.EventData:
 			s = fmt.Sprintf("agent sends data %s %s", e.Text, oneLine(string(e.Data)))
+		case voicetest.EventHandoff:
+			s = fmt.Sprintf("the conversation passes to agent %q", e.Text)
 		default:
 			continue
 		}

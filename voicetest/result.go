@@ -185,7 +185,8 @@ func (rec Recording) MixedWAV() ([]byte, error) { return encodeWAV(rec.Mixed()) 
 
 // Manifest returns a JSON description of the segments and the timeline,
 // in the layout of LangWatch Scenario's save_segments manifest, with the
-// file names Save writes.
+// file names Save writes, and the conversation's Metrics (durations in
+// nanoseconds, as encoding/json writes a time.Duration).
 func (res *Result) Manifest() ([]byte, error) {
 	type seg struct {
 		Idx         int     `json:"idx"`
@@ -221,9 +222,10 @@ func (res *Result) Manifest() ([]byte, error) {
 		Latency      manifestLatency   `json:"latency"`
 		Status       Status            `json:"status"`
 		Criteria     []CriterionResult `json:"criteria,omitempty"`
+		Metrics      Metrics           `json:"metrics"`
 	}{Name: res.Name, Duration: res.Duration.Seconds(), Rate: res.Recording.Rate,
 		SegmentCount: len(res.Recording.Segments), Latency: newManifestLatency(res.Latency), Status: res.Status,
-		Segments: []seg{}, Events: []ev{}}
+		Segments: []seg{}, Events: []ev{}, Metrics: res.Metrics}
 	for i, s := range res.Recording.Segments {
 		e := seg{Idx: i, Role: s.Role, Turn: s.Turn, StartTime: s.Start.Seconds(), EndTime: s.End.Seconds(),
 			Duration: (s.End - s.Start).Seconds(), Transcript: s.Text, AudioOnly: s.AudioOnly, Interrupted: s.Interrupted}
