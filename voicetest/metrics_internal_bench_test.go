@@ -10,7 +10,7 @@ import (
 // BenchmarkNoteEvent measures the runner's per-event bookkeeping for the
 // metrics (runner.note): one 20 ms audio chunk of a reply in progress.
 func BenchmarkNoteEvent(b *testing.B) {
-	r := &runner{seg: &agentSpeech{}, playEnd: time.Second}
+	r := &runner{seg: &agentSpeech{}, playEnd: time.Second, cfg: Config{Rate: pcm.DefaultRate, Timeouts: Timeouts{MaxTurnAudio: DefaultMaxTurnAudio}}}
 	r.st.turn = 1
 	ev := AgentEvent{Kind: AgentAudio, Audio: pcm.Silence(pcm.DefaultRate, FrameDuration)}
 	at := time.Second

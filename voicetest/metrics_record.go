@@ -81,8 +81,8 @@ func (n *notes) turn(turn int) *turnNote {
 func (r *runner) note(ev AgentEvent, at time.Duration) {
 	switch ev.Kind {
 	case AgentAudio:
-		if ev.Audio.IsEmpty() {
-			return
+		if ev.Audio.IsEmpty() || ev.Audio.Rate != r.cfg.Rate || r.turnAudio >= r.cfg.Timeouts.MaxTurnAudio {
+			return // not played: handle refuses it, or drops it past MaxTurnAudio
 		}
 		if r.seg != nil && !r.interrupting && at-r.playEnd > LateAudioThreshold {
 			r.st.notes.late.Count++
