@@ -309,6 +309,7 @@ type span struct {
 // them (audio, in order; a message with no audio, a text-only agent's,
 // whole).
 func speechSpans(tr []Message, audio []span) (user, agent []span) {
+	user, agent = make([]span, 0, len(tr)), make([]span, 0, len(tr))
 	for _, m := range tr {
 		if m.End <= m.Start {
 			continue
@@ -324,7 +325,7 @@ func speechSpans(tr []Message, audio []span) (user, agent []span) {
 	if len(audio) == 0 {
 		return user, agent
 	}
-	var out []span
+	out := make([]span, 0, len(agent)+len(audio))
 	j := 0
 	for _, m := range agent {
 		for j < len(audio) && audio[j].end <= m.start {
@@ -386,7 +387,11 @@ func computeMetrics(st *State) Metrics {
 	m.TalkOver = talkOvers(user, agent)
 	m.TalkOver.BargeIns = bargeIns(tl)
 	m.Pauses = pauses(user, agent, tl)
-	m.Turns = turnMetrics(st, tr, tl, m.Pauses)
+	words := make([]int, len(tr))
+	for i, msg := range tr {
+		words[i] = countWords(msg.Text)
+	}
+	m.Turns = turnMetrics(st, tr, words, tl, m.Pauses)
 	var lat, ttfb, first, stt, llm, tools, tts []time.Duration
 	for _, t := range m.Turns {
 		if t.HasLatency {
@@ -408,7 +413,7 @@ func computeMetrics(st *State) Metrics {
 	m.Latency, m.TTFB, m.FirstEvent = SummarizeDurations(lat), SummarizeDurations(ttfb), SummarizeDurations(first)
 	m.Parts = PartMetrics{STT: SummarizeDurations(stt), LLM: SummarizeDurations(llm),
 		Tools: SummarizeDurations(tools), TTS: SummarizeDurations(tts)}
-	m.Speech = speechMetrics(tr, st.notes.audio)
+	m.Speech = speechMetrics(tr, words, st.notes.audio)
 	m.LateAudio = st.notes.late
 	return m
 }
@@ -513,7 +518,7 @@ func bargeIns(tl []Event) []BargeIn {
 func pauses(user, agent []span, tl []Event) PauseMetrics {
 	all := append(append(make([]span, 0, len(user)+len(agent)), user...), agent...)
 	slices.SortStableFunc(all, func(a, b span) int { return cmp.Compare(a.start, b.start) })
-	var p PauseMetrics
+	p := PauseMetrics{Spans: make([]Pause, 0, len(all))}
 	add := func(ps Pause) {
 		p.Spans = append(p.Spans, ps)
 		p.DeadAir += ps.Duration()
@@ -568,7 +573,7 @@ func pauses(user, agent []span, tl []Event) PauseMetrics {
 }
 
 // turnMetrics gathers the per-turn measurements.
-func turnMetrics(st *State, tr []Message, tl []Event, ps PauseMetrics) []TurnMetrics {
+func turnMetrics(st *State, tr []Message, words []int, tl []Event, ps PauseMetrics) []TurnMetrics {
 	last := st.turn
 	for _, e := range tl {
 		last = max(last, e.Turn)
@@ -608,8 +613,8 @@ func turnMetrics(st *State, tr []Message, tl []Event, ps PauseMetrics) []TurnMet
 	for _, d := range ps.PerTurn {
 		get(d.Turn).DeadAir = d.Duration
 	}
-	for _, m := range tr {
-		w := countWords(m.Text)
+	for i, m := range tr {
+		w := words[i]
 		if w == 0 {
 			continue
 		}
@@ -642,13 +647,13 @@ func countWords(s string) int {
 	return n
 }
 
-func speechMetrics(tr []Message, audio []span) SpeechMetrics {
+func speechMetrics(tr []Message, words []int, audio []span) SpeechMetrics {
 	var s SpeechMetrics
 	agentTurns := map[int]bool{}
 	var wer WERMetrics
 	worst := -1.0
-	for _, m := range tr {
-		w := countWords(m.Text)
+	for i, m := range tr {
+		w := words[i]
 		switch m.Role {
 		case RoleUser:
 			if w > 0 {

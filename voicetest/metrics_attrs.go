@@ -42,7 +42,7 @@ type Attr struct {
 // run's; voicetest.pass_rate and the voicetest.criteria_* counts are
 // published beside them.
 func (res *Result) Attrs() []Attr {
-	var a attrs
+	a := make(attrs, 0, 48)
 	a.str("voicetest.verdict", string(res.Status))
 	a.int("voicetest.turns", int64(res.Turns))
 	l := res.Latency
