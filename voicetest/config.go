@@ -61,6 +61,14 @@ type Config struct {
 	AgentSTT STT
 	// Language is passed to AgentSTT ("" for the engine's default).
 	Language string
+	// MeasureAgentWER also transcribes, with AgentSTT, the audio of the
+	// agent's messages whose words its adapter streamed as text, and
+	// compares the two: Message.Heard and Metrics.Speech.WER, the word
+	// error rate of the agent's speech against the text it claims to
+	// have said, which catches a TTS that mangles numbers or names. The
+	// transcriptions run beside the conversation like AgentSTT's others.
+	// It needs AgentSTT.
+	MeasureAgentWER bool
 	// Effects apply to every piece of user audio, after TTS and after the
 	// utterance's own effects: noise, telephone band, packet loss.
 	Effects pcm.Effect
@@ -219,6 +227,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.WordsPerMinute == 0 {
 		cfg.WordsPerMinute = DefaultWordsPerMinute
+	}
+	if cfg.MeasureAgentWER && cfg.AgentSTT == nil {
+		return cfg, errors.New("voicetest: Config.MeasureAgentWER needs Config.AgentSTT, the engine that hears the agent's audio; set it (e.g. speech.Pocketsphinx() or an OpenAI STT)")
 	}
 	if cfg.Pacing != PaceRealTime && cfg.Pacing != PaceFast {
 		return cfg, fmt.Errorf("voicetest: Config.Pacing is %v; use PaceRealTime or PaceFast", cfg.Pacing)

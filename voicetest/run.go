@@ -128,6 +128,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	}
 	r.start = r.clock.Now()
 	r.st.name, r.st.description = cfg.Name, cfg.Description
+	r.st.segs, r.st.rate = &r.segs, cfg.Rate
 
 	err := r.connect(ctx, h)
 	if err == nil {
@@ -331,6 +332,7 @@ func (r *runner) result(err error) *Result {
 		res.Latency.TTFB = r.ttfb
 	}
 	res.Latency.Summarize()
+	res.Metrics = r.metrics(st)
 	switch {
 	case err != nil:
 		res.Success, res.Status = false, StatusFail

@@ -340,6 +340,7 @@ func (r *runner) handle(it recvItem) error {
 	ev, at := it.ev, it.at
 	r.lastAgentAt = max(r.lastAgentAt, at)
 	turn := r.st.turn
+	r.note(ev, at)
 	switch ev.Kind {
 	case AgentAudio:
 		if err := ev.Audio.Validate(); err != nil {
@@ -424,6 +425,10 @@ func (r *runner) handle(it recvItem) error {
 	case AgentLog:
 		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
 		r.logf("agent log at %s: %s", fmtOffset(at), ev.Text)
+	case AgentTimings:
+		return r.noteTimings(ev, at)
+	case AgentHandoff:
+		return r.handoff(ev, at)
 	default:
 		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %s: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, fmtOffset(at))
 	}
@@ -520,6 +525,9 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 		} else {
 			m.AudioOnly = true
 		}
+	} else if r.hears(hasText, seg) {
+		r.transcribe(ctx, seg.turn, audio, len(r.st.transcript), len(r.st.items), len(r.segs))
+		r.stt[len(r.stt)-1].heard = true
 	}
 	r.st.transcript = append(r.st.transcript, m)
 	r.addItem(Event{At: seg.start, Type: EventMessage, Turn: m.Turn, Role: RoleAgent, Text: m.Text})
@@ -539,6 +547,9 @@ type sttJob struct {
 	done           chan struct{} // closed when text and err are set
 	text           string
 	err            error
+	// heard marks the transcription of a message whose text the agent
+	// sent: it goes to Message.Heard (Config.MeasureAgentWER).
+	heard bool
 }
 
 // transcribe starts transcribing an agent turn's audio with
@@ -598,6 +609,10 @@ func (r *runner) settle(ctx context.Context) error {
 		r.stt = r.stt[1:]
 		if j.err != nil {
 			return j.err
+		}
+		if j.heard {
+			r.setHeard(j.msg, j.text)
+			continue
 		}
 		r.st.transcript[j.msg].Text = j.text
 		r.st.transcript[j.msg].NothingHeard = j.text == ""

@@ -215,7 +215,13 @@ type Conn struct {
 	writing    atomic.Bool
 
 	closeOnce sync.Once
+
+	stats Stats // what crossed the wire (stats.go)
 }
+
+// Stats returns the Conn's wire statistics: it counts every frame in and
+// out, and the adapter adds what only it can tell.
+func (c *Conn) Stats() *Stats { return &c.stats }
 
 // Dial opens the WebSocket at url. The Conn does not read until Start is
 // called, so that the caller can finish its opening handshake first.
@@ -386,6 +392,7 @@ func (c *Conn) readLoop() {
 			return
 		}
 		data := buf.Bytes()
+		c.stats.FrameIn(len(data))
 		c.capture.Frame("recv", typ, data)
 		evs, derr := c.safeDecode(typ, data)
 		c.push(evs, derr, data)
@@ -422,9 +429,11 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 		}
 	}
 	c.mu.Lock()
+	dropped := false
 	for _, ev := range evs {
 		if c.hungUp {
 			c.logf("%s: agent sent %s after hanging up; ignored", c.adapter, ev.Kind)
+			dropped = true
 			continue
 		}
 		c.queue = append(c.queue, wsItem{ev: ev})
@@ -436,6 +445,9 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 	if qerr != nil && !c.hungUp {
 		c.queue = append(c.queue, wsItem{err: qerr})
 		c.queued += itemSize(c.queue[len(c.queue)-1])
+	}
+	if dropped && frame != nil {
+		c.stats.Dropped(1)
 	}
 	over := c.queued > c.opts.MaxQueueBytes && c.cause == nil
 	if over {
@@ -606,6 +618,7 @@ func (c *Conn) Write(ctx context.Context, typ websocket.MessageType, data []byte
 	c.writing.Store(false)
 	c.writeTimer.Stop()
 	if err == nil {
+		c.stats.FrameOut(len(data))
 		return nil
 	}
 	c.mu.Lock()

@@ -304,6 +304,15 @@ func WantDurationNear(t testing.TB, what string, d, want, tol time.Duration) {
 	}
 }
 
+// WantDurationIn fails t unless lo <= d <= hi: a figure measured on the
+// real clock, within its tolerance.
+func WantDurationIn(t testing.TB, what string, d, lo, hi time.Duration) {
+	t.Helper()
+	if d < lo || d > hi {
+		t.Errorf("%s = %v, want %v to %v", what, d, lo, hi)
+	}
+}
+
 // BlackHole listens on loopback, accepts TCP connections and never answers,
 // so a WebSocket handshake against it times out.
 func BlackHole(t testing.TB) string {
