@@ -381,6 +381,7 @@ type conn struct {
 	logf    func(string, ...any)
 	capture *wire.CaptureWriter
 	capt    bool // Session.Capture is set: marshal messages for it
+	stats   wire.Stats
 	onTool  wire.ToolHandler
 	q       *queue
 
@@ -454,6 +455,9 @@ func (c *conn) write(ctx context.Context, capture func() ([]byte, error), send f
 	c.writeTimer.Reset(c.opts.WriteTimeout)
 	err := send()
 	c.writeTimer.Stop()
+	if err == nil {
+		c.stats.FrameOut(0)
+	}
 	c.mu.Lock()
 	c.writing = false
 	cause := c.cause
@@ -588,6 +592,12 @@ func (c *conn) Interrupt(context.Context) error {
 // Recv returns the model's next event.
 func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.recv(ctx) }
 
+// WireStats reports the messages exchanged through the SDK
+// (voicetest.WireStatsReporter) and the server's interruptions as clears.
+// Bytes are not counted: the SDK reads and writes the WebSocket itself, so
+// the adapter sees messages, not frames' sizes.
+func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapterName) }
+
 // Close ends the session and waits for the adapter's goroutines.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
@@ -644,6 +654,7 @@ func (c *conn) readLoop() {
 			c.finish(err)
 			return
 		}
+		c.stats.FrameIn(0)
 		if c.capt {
 			if b, err := json.Marshal(msg); err == nil {
 				c.capture.Frame("recv", websocket.MessageText, b)
@@ -829,6 +840,7 @@ func (c *conn) serverContent(sc *genai.LiveServerContent) ([]voicetest.AgentEven
 	}
 	if sc.Interrupted {
 		if c.content {
+			c.stats.Clear()
 			evs = append(c.down.Flush(evs), voicetest.AgentEvent{Kind: voicetest.AgentInterrupted, Text: "interrupted by the user's activity"})
 			evs = c.agentFinal(evs)
 		} else {
