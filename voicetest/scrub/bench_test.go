@@ -26,7 +26,7 @@ func benchPCM() []byte {
 }
 
 // BenchmarkScrubFrame measures scrubbing one frame as a capture does: a
-// binary PCM16 frame (Bytes), a Twilio media message of 20 ms of µ-law
+// binary PCM16 frame (Binary), a Twilio media message of 20 ms of µ-law
 // and a Realtime audio delta of 20 ms at 24 kHz (JSON, base64 audio),
 // and a transcript event. None holds a secret, so each is returned as is.
 func BenchmarkScrubFrame(b *testing.B) {
@@ -42,7 +42,7 @@ func BenchmarkScrubFrame(b *testing.B) {
 		data []byte
 		f    func([]byte) []byte
 	}{
-		{"binary-pcm16", pcm, sc.Bytes},
+		{"binary-pcm16", pcm, sc.Binary},
 		{"twilio-media", twilio, sc.JSON},
 		{"realtime-delta", realtime, sc.JSON},
 		{"transcript", transcript, sc.JSON},

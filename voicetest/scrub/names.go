@@ -34,6 +34,14 @@ func ParamName(name string) bool {
 	return Name(name) || strings.Contains(normName(name), "key")
 }
 
+// EnvName reports whether an environment variable called name holds a
+// credential: what Name matches (OPENAI_API_KEY, TWILIO_AUTH_TOKEN,
+// AWS_SECRET_ACCESS_KEY, DB_PASSWORD), and any name that ends in "key"
+// (STRIPE_KEY, LIVEKIT_KEY).
+func EnvName(name string) bool {
+	return Name(name) || strings.HasSuffix(normName(name), "key")
+}
+
 // HeaderName reports whether an HTTP header called name carries a
 // credential: what Name matches, any header whose name contains "key",
 // "token", "secret" or "auth" (Authorization, Proxy-Authorization,
