@@ -2,6 +2,7 @@ package scrub_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"math"
 	"testing"
 
@@ -75,5 +76,18 @@ func BenchmarkScrubText(b *testing.B) {
 				_ = sc.String(tc.text)
 			}
 		})
+	}
+}
+
+// BenchmarkAddEnv measures learning the credentials of an environment of
+// 40 variables, two of them keys, as the cache does for every request.
+func BenchmarkAddEnv(b *testing.B) {
+	env := []string{"OPENAI_API_KEY=sk-proj-bench0123456789abcdefghij", "TWILIO_AUTH_TOKEN=0123456789abcdef0123456789abcdef"}
+	for i := range 38 {
+		env = append(env, fmt.Sprintf("SOME_SETTING_NUMBER_%d=/usr/local/share/value-%d", i, i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		scrub.New().AddEnv(env)
 	}
 }

@@ -1,6 +1,9 @@
 package scrub
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Name reports whether a JSON member, form field or multipart field called
 // name carries a credential: an API key, a secret, a password, a token, a
@@ -39,7 +42,24 @@ func ParamName(name string) bool {
 // AWS_SECRET_ACCESS_KEY, DB_PASSWORD), and any name that ends in "key"
 // (STRIPE_KEY, LIVEKIT_KEY).
 func EnvName(name string) bool {
-	return Name(name) || strings.HasSuffix(normName(name), "key")
+	// Normalised on the stack: AddEnv checks every variable of the
+	// environment for every request the cache sees.
+	var buf [64]byte
+	if len(name) > len(buf) {
+		n := normName(name)
+		return secretNorm(n) || strings.HasSuffix(n, "key")
+	}
+	b := buf[:0]
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+('a'-'A'))
+		case c == '-' || c == '_' || c == '.' || c == ' ':
+		default:
+			b = append(b, c)
+		}
+	}
+	return secretNorm(string(b)) || bytes.HasSuffix(b, []byte("key"))
 }
 
 // HeaderName reports whether an HTTP header called name carries a
