@@ -531,8 +531,7 @@ func userinfoPassword(b []byte, from int) (start, end int, ok bool) {
 // scrubUserinfo blanks the password of every scheme://user:password@host
 // in b. It returns b itself when there is none.
 func scrubUserinfo(b []byte) []byte {
-	var out []byte
-	last := 0
+	w := blanker{src: b}
 	for i := 0; ; {
 		j := bytes.Index(b[i:], []byte("://"))
 		if j < 0 {
@@ -541,17 +540,9 @@ func scrubUserinfo(b []byte) []byte {
 		from := i + j + 3
 		start, end, ok := userinfoPassword(b, from)
 		if ok && string(b[start:end]) != Placeholder {
-			if out == nil {
-				out = make([]byte, 0, len(b))
-			}
-			out = append(out, b[last:start]...)
-			out = append(out, Placeholder...)
-			last = end
+			w.put(start, end, placeholder)
 		}
 		i = from
 	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
+	return w.done()
 }

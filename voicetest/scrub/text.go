@@ -34,48 +34,50 @@ func scrubText(b []byte) []byte {
 // ':' (user:password), and a Bearer one at least 8 bytes with a
 // digit or a punctuation mark, or 20 letters and more. A trailing '.' is
 // taken for the end of a sentence.
-func scrubSchemes(b []byte) []byte {
-	var out []byte
-	last := 0
-	for i := 0; ; {
-		j := bytes.IndexByte(b[i:], ' ')
+func scrubSchemes(b []byte) []byte { return scrubAt(b, ' ', schemeToken) }
+
+// schemeToken finds the credential after the space at b[sp].
+func schemeToken(b []byte, sp, _ int) (start, end int, ok bool) {
+	if sp == 0 || b[sp-1]|0x20 != 'r' && b[sp-1]|0x20 != 'c' {
+		return 0, 0, false // the quick test: not the end of "bearer" or "basic"
+	}
+	basic := wordBefore(b, sp, "basic")
+	if !basic && !wordBefore(b, sp, "bearer") {
+		return 0, 0, false
+	}
+	start = sp + 1
+	for start < len(b) && b[start] == ' ' {
+		start++
+	}
+	end = start
+	for end < len(b) && tokenByte(b[end]) {
+		end++
+	}
+	if end > start && b[end-1] == '.' {
+		end--
+	}
+	return start, end, credentialToken(b[start:end], basic)
+}
+
+// scrubAt blanks, for each byte c of b, the range find returns (with ok),
+// looking for the next c after that range. find gets b, the index of c,
+// and the end of the range blanked before, which it must not reach back
+// over.
+func scrubAt(b []byte, c byte, find func(b []byte, at, last int) (start, end int, ok bool)) []byte {
+	w := blanker{src: b}
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], c)
 		if j < 0 {
 			break
 		}
-		sp := i + j
-		i = sp + 1
-		if sp == 0 || b[sp-1]|0x20 != 'r' && b[sp-1]|0x20 != 'c' {
-			continue // the quick test: not the end of "bearer" or "basic"
+		at := i + j
+		i = at + 1
+		if start, end, ok := find(b, at, w.last); ok {
+			w.put(start, end, placeholder)
+			i = end
 		}
-		basic := wordBefore(b, sp, "basic")
-		if !basic && !wordBefore(b, sp, "bearer") {
-			continue
-		}
-		start := sp + 1
-		for start < len(b) && b[start] == ' ' {
-			start++
-		}
-		end := start
-		for end < len(b) && tokenByte(b[end]) {
-			end++
-		}
-		if end > start && b[end-1] == '.' {
-			end--
-		}
-		if !credentialToken(b[start:end], basic) {
-			continue
-		}
-		if out == nil {
-			out = make([]byte, 0, len(b))
-		}
-		out = append(out, b[last:start]...)
-		out = append(out, Placeholder...)
-		last, i = end, end
 	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
+	return w.done()
 }
 
 // wordBefore reports whether b[:end] ends with the word w (lower-case
@@ -138,45 +140,57 @@ func credentialToken(tok []byte, basic bool) bool {
 // value is the bytes a query value holds unescaped (letters, digits,
 // "-._~%+/="), but not a trailing '.'; a value that starts with '='
 // (base64 padding) is not one.
-func scrubParams(b []byte) []byte {
-	var out []byte
-	last := 0
-	for i := 0; ; {
-		j := bytes.IndexByte(b[i:], '=')
-		if j < 0 {
-			break
-		}
-		eq := i + j
-		i = eq + 1
-		v := eq + 1
-		if v >= len(b) || !valueByte(b[v]) || b[v] == '=' {
-			continue
-		}
-		k := paramStart(b, last, eq)
-		if k < 0 {
-			continue
-		}
-		end := v
-		for end < len(b) && valueByte(b[end]) {
-			end++
-		}
-		if end > v+1 && b[end-1] == '.' {
-			end--
-		}
-		if string(b[v:end]) == Placeholder || !paramSecret(b[k:eq]) {
-			continue
-		}
-		if out == nil {
-			out = make([]byte, 0, len(b))
-		}
-		out = append(out, b[last:v]...)
-		out = append(out, Placeholder...)
-		last, i = end, end
+func scrubParams(b []byte) []byte { return scrubAt(b, '=', paramValue) }
+
+// paramValue finds the value of the credential parameter whose '=' is
+// b[eq].
+func paramValue(b []byte, eq, last int) (start, end int, ok bool) {
+	v := eq + 1
+	if v >= len(b) || !valueByte(b[v]) || b[v] == '=' {
+		return 0, 0, false
 	}
-	if out == nil {
-		return b
+	k := paramStart(b, last, eq)
+	if k < 0 {
+		return 0, 0, false
 	}
-	return append(out, b[last:]...)
+	end = v
+	for end < len(b) && valueByte(b[end]) {
+		end++
+	}
+	if end > v+1 && b[end-1] == '.' {
+		end--
+	}
+	return v, end, string(b[v:end]) != Placeholder && paramSecret(b[k:eq])
+}
+
+// placeholder is Placeholder as bytes.
+var placeholder = []byte(Placeholder)
+
+// blanker copies a text with ranges of it replaced, in order, and
+// allocates only once something is replaced.
+type blanker struct {
+	src  []byte
+	out  []byte
+	last int // the end of the latest range replaced
+}
+
+// put replaces src[start:end] with with; start is at least the end of the
+// range put before.
+func (w *blanker) put(start, end int, with []byte) {
+	if w.out == nil {
+		w.out = make([]byte, 0, len(w.src))
+	}
+	w.out = append(w.out, w.src[w.last:start]...)
+	w.out = append(w.out, with...)
+	w.last = end
+}
+
+// done returns the text: src itself when nothing was replaced.
+func (w *blanker) done() []byte {
+	if w.out == nil {
+		return w.src
+	}
+	return append(w.out, w.src[w.last:]...)
 }
 
 // paramStart returns where the name of the parameter whose '=' is b[eq]
