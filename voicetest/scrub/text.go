@@ -10,8 +10,9 @@ import (
 // The credentials any text shows by where they stand, with nothing
 // learned: the token after an HTTP authentication scheme, and the value of
 // a parameter named like a credential. Each rule looks for one byte with
-// bytes.IndexByte (' ' and '='), so text without them (most of an audio
-// frame, all of its base64) costs one vectorised scan per rule.
+// bytes.IndexByte (' ' and '='), so text without them (a frame's base64
+// audio) costs one vectorised scan per rule. Binary data, where those
+// bytes come by chance, is not read as text (Scrubber.Binary).
 
 // minToken is the length below which what follows "Bearer " or "Basic "
 // is not taken for a credential.
@@ -31,8 +32,8 @@ func scrubText(b []byte) []byte {
 // Authorization header, a curl command or an error message quotes it. To
 // tell a credential from prose ("the bearer instruments", "a basic
 // question"), a Basic credential must be base64 of printable text with a
-// ':' (user:password), and a Bearer one at least 8 bytes with a
-// digit or a punctuation mark, or 20 letters and more. A trailing '.' is
+// ':' (user:password), and a Bearer one at least 8 bytes with a digit
+// or a punctuation mark, or 20 letters and more. A trailing '.' is
 // taken for the end of a sentence.
 func scrubSchemes(b []byte) []byte { return scrubAt(b, ' ', schemeToken) }
 
