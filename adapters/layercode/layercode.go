@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,14 +238,15 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	case a.Authorize == nil && a.AgentID == "":
 		return nil, errors.New("adapters: layercode: AgentID is empty; set it to the LayerCode agent's ID")
 	}
-	// One scrubber for the whole Connect: it learns the authorize
-	// request's credentials (headers, URL, body) and the session key, and
-	// blanks them in the capture, the log and every error, also where the
-	// backend or LayerCode echoes them.
+	// One scrubber for the whole Connect: it learns the credentials of
+	// the environment, the authorize request's credentials (headers, URL,
+	// body) and the session key, and blanks them in the capture, the log
+	// and every error, also where the backend or LayerCode echoes them.
 	sc := a.WSOptions.Scrub
 	if sc == nil {
 		sc = scrub.New()
 	}
+	sc.AddEnv(os.Environ())
 	sc.AddHeader(a.AuthorizeHeader)
 	sc.AddURL(a.AuthorizeURL)
 	s.Logf = wire.ScrubLogf(sc, s.Logf)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,7 +82,9 @@ type WSOptions struct {
 	RequireTLS bool
 	// Scrub, when set, is the scrubber the connection learns its secrets
 	// into and blanks them with, in the capture, the log, errors and the
-	// events it returns. The connection always learns the credential
+	// events it returns. The connection always learns the credentials of
+	// the environment (scrub.Scrubber.AddEnv: an agent running beside the
+	// tests shares them, and may quote its own key), the credential
 	// headers of Header, the userinfo password and credential query
 	// parameters of its URL, and the credential members of the JSON frames
 	// it sends (an auth message's token); share a scrubber made with
@@ -231,6 +234,7 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	if sc == nil {
 		sc = scrub.New()
 	}
+	sc.AddEnv(os.Environ())
 	sc.AddHeader(opts.Header)
 	sc.AddURL(url)
 	if err := CheckPlaintext(adapter, url, opts); err != nil {
