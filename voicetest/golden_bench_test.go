@@ -1,6 +1,7 @@
 package voicetest_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +83,37 @@ func BenchmarkNormalizeText(b *testing.B) {
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
 		_ = voicetest.NormalizeText(s)
+	}
+}
+
+// BenchmarkGoldenMismatchHugeLine measures the comparison of a scenario
+// whose agent said 50 MiB in one message (and one data event) with golden
+// files whose line differs at its very end: the time, the heap allocated,
+// and the size of the mismatch message (msg-bytes).
+func BenchmarkGoldenMismatchHugeLine(b *testing.B) {
+	huge := strings.Repeat("x", 50<<20)
+	result := func(tail string) *voicetest.Result {
+		return &voicetest.Result{Transcript: []voicetest.Message{{Role: voicetest.RoleAgent, Text: huge + tail}},
+			Timeline: []voicetest.Event{{Type: voicetest.EventData, Role: voicetest.RoleAgent, Turn: 1, Text: huge + tail}}}
+	}
+	golden, actual := result("golden"), result("actual")
+	for _, match := range []voicetest.GoldenMatch{voicetest.GoldenExact, voicetest.GoldenTolerant} {
+		b.Run(match.String(), func(b *testing.B) {
+			dir := b.TempDir()
+			opts := voicetest.GoldenOptions{Match: match}
+			if err := golden.WriteGolden(dir, opts); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var msg int
+			for b.Loop() {
+				err := actual.CompareGolden(dir, opts)
+				if err == nil {
+					b.Fatal("no mismatch")
+				}
+				msg = len(err.Error())
+			}
+			b.ReportMetric(float64(msg), "msg-bytes")
+		})
 	}
 }

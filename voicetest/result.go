@@ -444,7 +444,7 @@ func (res *Result) report() string {
 		if m.Interrupted {
 			b.WriteString(" (interrupted)")
 		}
-		fmt.Fprintf(&b, ": %s\n", m.DisplayText())
+		fmt.Fprintf(&b, ": %s\n", clipReportText(m.DisplayText()))
 	}
 	if n := len(res.Latency.PerTurn); n > 0 {
 		fmt.Fprintf(&b, "latency: p50 %dms, p95 %dms, mean %dms over %d turns\n",
