@@ -116,8 +116,15 @@ type Timeouts struct {
 	// WaitForSpeech bounds the wait for the agent to start speaking before
 	// an Interrupt (default 8 s).
 	WaitForSpeech time.Duration
-	// Engine bounds each call to Config.User, Config.Judge,
-	// Config.UserVoice and Config.AgentSTT (default 2 min).
+	// Engine bounds each call into user code (default 2 min):
+	// Config.User (and an Interrupter's InterruptDecision), Config.Judge,
+	// Config.UserVoice, Config.AgentSTT, a Check's function, and audio
+	// effects. A callee that has not returned by then fails the scenario
+	// with a *TimeoutError naming it and the phase, even if it ignores its
+	// context: it is left running, with a copy of the conversation. The
+	// agent's own calls have their bounds too: Connect, each send (the
+	// utterance's length plus FirstChunk for SendAudio, FirstChunk for the
+	// others) and Close (5 s).
 	Engine time.Duration
 	// Greeting is how long Proceed waits, before the first user turn, for
 	// an agent that speaks first (default 3 s). No greeting within it is

@@ -89,6 +89,10 @@ type Result struct {
 	// virtualTime records that Scenario ran the scenario in a synctest
 	// bubble, so that GoldenAuto compares exactly.
 	virtualTime bool
+	// strays names the callees (user code, adapter methods) the run
+	// stopped waiting for at their bound that had not returned when it
+	// ended (see call).
+	strays []string
 }
 
 // Latency summarises response times. Per turn, latency is the time from the

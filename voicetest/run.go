@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -122,7 +123,7 @@ const closeWait = 5 * time.Second
 func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	r := &runner{cfg: cfg, clock: newVClock(), logf: h.logf, bubble: h.bubble}
+	r := &runner{cfg: cfg, clock: newVClock(), logf: h.logf, bubble: h.bubble, stray: &strays{}}
 	if !h.virtual {
 		r.clock.realize()
 	}
@@ -145,7 +146,12 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			}
 			closed = true
 			cancel()
-			if cerr := r.conn.Close(); cerr != nil {
+			r.closeSender()
+			if cerr := r.close(r.conn); cerr != nil {
+				var te *TimeoutError
+				if errors.As(cerr, &te) {
+					return cerr
+				}
 				h.logf("voicetest: closing the %s connection: %v", r.adapter(), cerr)
 			}
 			select {
@@ -168,25 +174,49 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		if serr := shut(); serr != nil && err == nil {
 			err = serr
 		}
+		r.waitSTT()
 	}
-	return r.result(err)
+	res := r.result(err)
+	res.strays = r.stray.names()
+	return res
 }
 
 func (r *runner) connect(ctx context.Context, h hooks) error {
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Connect)
-	defer cancel()
 	sess := Session{Name: r.cfg.Name, Rate: r.cfg.Rate, Logf: h.logf, Capture: r.cfg.Capture}
 	if r.clock.isVirtual() {
 		sess.Clock = agentClock{r.clock}
 	}
-	conn, err := r.cfg.Agent.Connect(cctx, sess)
-	if err != nil {
-		if conn != nil {
-			_ = conn.Close()
+	c := callee{name: "Agent.Connect", phase: PhaseConnect, limit: r.cfg.Timeouts.Connect,
+		hint: "the agent did not accept the connection; check that it runs, or raise Config.Timeouts.Connect"}
+	// A Connect left running past its bound closes the Conn it returns
+	// at last: nobody else will.
+	var mu sync.Mutex
+	var conn Conn
+	gone := false
+	err := r.call(ctx, c, func(ctx context.Context) error {
+		cn, err := r.cfg.Agent.Connect(ctx, sess)
+		mu.Lock()
+		defer mu.Unlock()
+		if gone || err != nil {
+			if cn != nil {
+				_ = cn.Close()
+			}
+			return err
 		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return &TimeoutError{Phase: PhaseConnect, Timeout: r.cfg.Timeouts.Connect,
-				Hint: "the agent did not accept the connection; check that it runs, or raise Config.Timeouts.Connect"}
+		conn = cn
+		return nil
+	})
+	if err != nil {
+		mu.Lock()
+		gone = true
+		late := conn
+		mu.Unlock()
+		if late != nil {
+			_ = r.close(late)
+		}
+		var te *TimeoutError
+		if errors.As(err, &te) && te.Callee == c.name {
+			return err
 		}
 		return fmt.Errorf("connecting to the agent: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -62,6 +61,9 @@ type runner struct {
 	listen *atomic.Int64 // see receive
 	said   *atomic.Int64 // user utterances begun, for receive to stamp
 	timer  *time.Timer
+	stray  *strays      // callees left running at their bound (callee.go)
+	sender *audioSender // calls SendAudio (sender.go)
+	view   *State       // the copy of st callees read (snapshot)
 
 	st   State
 	segs []Segment
@@ -138,8 +140,6 @@ func (r *runner) adapter() string {
 	}
 	return r.caps.Adapter
 }
-
-func (r *runner) state() *State { return &r.st }
 
 func (r *runner) addEvent(e Event) { r.st.timeline = append(r.st.timeline, e) }
 
@@ -549,16 +549,11 @@ func (r *runner) transcribe(ctx context.Context, turn int, audio pcm.Chunk, msg,
 		prev = r.stt[n-1].done
 	}
 	r.stt = append(r.stt, j)
-	stt, req, limit := r.cfg.AgentSTT, TranscriptionRequest{Audio: audio, Language: r.cfg.Language}, r.cfg.Timeouts.Engine
+	stt, req, stray := r.cfg.AgentSTT, TranscriptionRequest{Audio: audio, Language: r.cfg.Language}, r.stray
+	c := r.engine("Config.AgentSTT", PhaseTranscribe)
+	c.turn = turn
 	go func() {
 		defer close(j.done)
-		defer func() {
-			// A panicking engine fails the scenario, not the whole test
-			// binary from a goroutine no test owns.
-			if p := recover(); p != nil {
-				j.err = fmt.Errorf("transcribing the agent's turn %d: Config.AgentSTT panicked: %v\n%s", turn, p, debug.Stack())
-			}
-		}()
 		if prev != nil {
 			select {
 			case <-prev:
@@ -568,7 +563,9 @@ func (r *runner) transcribe(ctx context.Context, turn int, audio pcm.Chunk, msg,
 			}
 		}
 		var tr Transcription
-		err := boundedCall(ctx, limit, PhaseTranscribe, turn, "Config.AgentSTT", func(ctx context.Context) (err error) {
+		// A panicking engine fails the scenario (call recovers it), not
+		// the whole test binary from a goroutine no test owns.
+		err := call(ctx, c, stray, func(ctx context.Context) (err error) {
 			tr, err = stt.Transcribe(ctx, req)
 			return err
 		})
@@ -591,7 +588,7 @@ func (r *runner) settle(ctx context.Context) error {
 		select {
 		case <-j.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("voicetest: the scenario's context ended while it waited for Config.AgentSTT (phase %q, turn %d): %w", PhaseTranscribe, j.turn, context.Cause(ctx))
 		}
 		r.stt = r.stt[1:]
 		if j.err != nil {
@@ -794,8 +791,9 @@ func (r *runner) askUser(ctx context.Context) (Utterance, error) {
 		return Utterance{}, err
 	}
 	var u Utterance
-	err := r.bounded(ctx, PhaseUser, "Config.User", func(ctx context.Context) (err error) {
-		u, err = r.cfg.User.NextUtterance(ctx, &r.st)
+	st := r.snapshot()
+	err := r.call(ctx, r.engine("Config.User", PhaseUser), func(ctx context.Context) (err error) {
+		u, err = r.cfg.User.NextUtterance(ctx, st)
 		return err
 	})
 	if err != nil {
@@ -869,7 +867,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		// message (a commit, a mark) has been written, which a fast agent
 		// may answer before.
 		end = r.now()
-		if err := r.conn.EndUtterance(ctx); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.call(ctx, r.line("EndUtterance"), r.conn.EndUtterance); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("ending the user's utterance", err)
 		}
 	case r.caps.Text:
@@ -888,7 +886,8 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		}
 		end = r.now()
 		if !r.hungUp {
-			if err := r.conn.SendText(ctx, u.Text); err != nil && !r.hungUpAfter(ctx, err) {
+			send := func(ctx context.Context) error { return r.conn.SendText(ctx, u.Text) }
+			if err := r.call(ctx, r.line("SendText"), send); err != nil && !r.hungUpAfter(ctx, err) {
 				return r.sendErr("sending the user's text", err)
 			}
 		}
@@ -906,24 +905,6 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 	r.st.transcript = append(r.st.transcript, m)
 	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, Audio: audio})
 	return nil
-}
-
-// bounded calls f with a context that ends after Timeouts.Engine, and
-// turns that deadline into a *TimeoutError naming phase and what.
-func (r *runner) bounded(ctx context.Context, phase Phase, what string, f func(context.Context) error) error {
-	return boundedCall(ctx, r.cfg.Timeouts.Engine, phase, r.st.turn, what, f)
-}
-
-// boundedCall is bounded for a goroutine that must not read the runner.
-func boundedCall(ctx context.Context, limit time.Duration, phase Phase, turn int, what string, f func(context.Context) error) error {
-	cctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	err := f(cctx)
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return &TimeoutError{Phase: phase, Timeout: limit, Turn: turn,
-			Hint: fmt.Sprintf("%s did not answer (%v); raise Config.Timeouts.Engine if it needs longer", what, err)}
-	}
-	return err
 }
 
 // settleWait bounds how long a failed send waits for the agent's hang-up
@@ -964,7 +945,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 		if voice == "" {
 			voice = r.cfg.Voice
 		}
-		err := r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
+		err := r.call(ctx, r.engine("Config.UserVoice", PhaseSynthesize), func(ctx context.Context) (err error) {
 			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Rate: r.cfg.Rate})
 			return err
 		})
@@ -984,11 +965,22 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 			return pcm.Chunk{}, fmt.Errorf("user audio for %s at %d Hz: %w", quote(u.Text), c.Rate, err)
 		}
 	}
-	if u.Effects != nil {
-		c = u.Effects(c)
-	}
-	if r.cfg.Effects != nil {
-		c = r.cfg.Effects(c)
+	for _, fx := range []struct {
+		name string
+		f    pcm.Effect
+	}{{"the utterance's Effects", u.Effects}, {"Config.Effects", r.cfg.Effects}} {
+		if fx.f == nil {
+			continue
+		}
+		in, out := c, pcm.Chunk{}
+		err := r.call(ctx, r.engine(fx.name, PhaseEffects), func(context.Context) error {
+			out = fx.f(in)
+			return nil
+		})
+		if err != nil {
+			return pcm.Chunk{}, fmt.Errorf("applying %s to the user's audio for %s: %w", fx.name, quote(u.Text), err)
+		}
+		c = out
 	}
 	if c.Rate != r.cfg.Rate {
 		return pcm.Chunk{}, fmt.Errorf("user audio effects changed the sample rate to %d Hz; effects must keep the rate (%d Hz)", c.Rate, r.cfg.Rate)
@@ -1000,9 +992,9 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 // events between frames. It returns how much was sent: all of c, unless
 // the agent hung up.
 func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
-	// An adapter that stops accepting audio must not hang the scenario.
-	limit := c.Duration() + r.cfg.Timeouts.FirstChunk
-	sctx, cancel := context.WithTimeout(ctx, limit)
+	// An adapter that stops accepting audio must not hang the scenario:
+	// the utterance must be sent within its length and FirstChunk.
+	sctx, send, cancel := r.utterance(ctx, c.Duration())
 	defer cancel()
 	start := r.now()
 	var sent time.Duration
@@ -1017,13 +1009,14 @@ func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, err
 		if r.hungUp {
 			return sent, nil
 		}
-		if err := r.conn.SendAudio(sctx, f); err != nil {
+		if err := r.sendFrame(ctx, sctx, send, f); err != nil {
 			if r.hungUpAfter(ctx, err) {
 				return sent, nil
 			}
-			if ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
-				return sent, &TimeoutError{Phase: PhaseSend, Timeout: limit, Turn: r.st.turn,
-					Hint: fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, c.Duration())}
+			var te *TimeoutError
+			if errors.As(err, &te) && te.Phase == PhaseSend && te.Turn == send.turn && te.Callee == send.who() {
+				te.Hint = fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, c.Duration())
+				return sent, te
 			}
 			return sent, r.sendErr("sending user audio", err)
 		}
@@ -1068,7 +1061,8 @@ func (r *runner) dtmf(ctx context.Context, digits string) error {
 	switch {
 	case r.caps.DTMF:
 		r.addEvent(Event{At: at, Type: EventDTMF, Turn: r.st.turn, Role: RoleUser, Text: digits})
-		if err := r.conn.SendDTMF(ctx, digits); err != nil && !r.hungUpAfter(ctx, err) {
+		send := func(ctx context.Context) error { return r.conn.SendDTMF(ctx, digits) }
+		if err := r.call(ctx, r.line("SendDTMF"), send); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("sending DTMF", err)
 		}
 		return nil
@@ -1185,7 +1179,7 @@ func (r *runner) interrupt(ctx context.Context, u Utterance, when InterruptWhen)
 		r.seg.interrupted = true
 	}
 	if r.caps.NativeInterrupt {
-		if err := r.conn.Interrupt(ctx); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.call(ctx, r.line("Interrupt"), r.conn.Interrupt); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("interrupting the agent", err)
 		}
 		r.clip(at)
@@ -1339,11 +1333,11 @@ func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Judg
 	if err := r.settle(ctx); err != nil {
 		return Judgment{}, err
 	}
-	req.State = &r.st
+	req.State = r.snapshot()
 	req.Turn = r.st.turn
 	req.MaxTurns = r.cfg.MaxTurns
 	var v Judgment
-	err := r.bounded(ctx, PhaseJudge, "Config.Judge", func(ctx context.Context) (err error) {
+	err := r.call(ctx, r.engine("Config.Judge", PhaseJudge), func(ctx context.Context) (err error) {
 		v, err = r.cfg.Judge.Evaluate(ctx, req)
 		return err
 	})
@@ -1497,7 +1491,16 @@ func (r *runner) userInterrupts(ctx context.Context) (bool, error) {
 	if err := r.settle(ctx); err != nil {
 		return false, err
 	}
-	yes, after := ir.InterruptDecision(&r.st)
+	var yes bool
+	var after time.Duration
+	st := r.snapshot()
+	err := r.call(ctx, r.engine("Config.User's InterruptDecision", PhaseUser), func(context.Context) error {
+		yes, after = ir.InterruptDecision(st)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
 	if !yes {
 		return false, nil
 	}
