@@ -176,8 +176,10 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		}
 		r.waitSTT()
 	}
+	r.reportSide()
 	res := r.result(err)
 	res.strays = r.stray.names()
+	res.EventsNotKept = r.side.notKept
 	return res
 }
 
@@ -273,6 +275,9 @@ func (r *runner) runScript(ctx context.Context) error {
 			}
 		}
 		r.step = fmt.Sprintf("step %d %s", i+1, s)
+		if r.now() >= r.cfg.Timeouts.MaxDuration {
+			return r.stepFailed(i, r.overtime())
+		}
 		var err error
 		if !s.blind {
 			err = r.settle(ctx)

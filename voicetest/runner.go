@@ -103,6 +103,7 @@ type runner struct {
 	turnEnds     int
 	deferred     []recvItem
 	deferLoad    deferredLoad    // what deferred holds (bounds.go)
+	side         sideLoad        // side events kept and not (bounds.go)
 	turnText     strings.Builder // deltas of the utterance being spoken
 	committed    []string        // final texts of the turn's utterances
 	hasText      bool
@@ -198,9 +199,22 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 	if virtual {
 		idle = r.clock.idleC
 	}
+	// No wait goes past the scenario's bound.
+	limit := r.cfg.Timeouts.MaxDuration
+	wait := deadline
+	deadline = func() time.Duration { return min(wait(), limit) }
 	for {
 		if stop() {
 			return nil
+		}
+		if r.now() >= limit {
+			if err := r.poll(); err != nil {
+				return err
+			}
+			if stop() {
+				return nil
+			}
+			return r.overtime()
 		}
 		d := deadline() - r.now()
 		if d <= 0 {
@@ -256,6 +270,13 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 	}
 }
 
+// overtime is the error of a scenario that went on past
+// Timeouts.MaxDuration.
+func (r *runner) overtime() error {
+	return &TimeoutError{Phase: PhaseScenario, Timeout: r.cfg.Timeouts.MaxDuration, Turn: r.st.turn,
+		Hint: "the conversation went on for longer than Config.Timeouts.MaxDuration, the bound on every scenario (an agent that never stops talking, never ends its turn or never hangs up ends here); raise Config.Timeouts.MaxDuration if the conversation really lasts that long"}
+}
+
 // quiet reports whether nothing can happen until the virtual clock moves:
 // the agent is idle, and every event it sent has been handled.
 func (r *runner) quiet() bool {
@@ -295,6 +316,24 @@ func (r *runner) poll() error {
 		}
 	}
 	return nil
+}
+
+// actsOnTurn reports whether ev is the agent acting on its turn: speech
+// (audio, a transcript with words or speech time), a tool call or result,
+// the end of its turn or of its speech, a hang-up. Only these keep a turn
+// open (Timeouts.TailSilence, FirstChunk between events, ExpectHangUp's
+// wait): log lines, data and the agent's transcripts of the user do not,
+// so that a peer that logs every 200 ms cannot hold a turn open forever.
+func actsOnTurn(ev AgentEvent) bool {
+	switch ev.Kind {
+	case AgentLog, AgentData, UserTranscript:
+		return false
+	case AgentAudio:
+		return !ev.Audio.IsEmpty()
+	case AgentTranscript:
+		return ev.Speech > 0 || strings.TrimSpace(ev.Text) != ""
+	}
+	return true
 }
 
 // maxTurnEvents bounds the events an agent may send between two recorded
@@ -337,7 +376,9 @@ func (r *runner) handle(it recvItem) error {
 		return r.deferItem(it)
 	}
 	ev, at := it.ev, it.at
-	r.lastAgentAt = max(r.lastAgentAt, at)
+	if actsOnTurn(ev) {
+		r.lastAgentAt = max(r.lastAgentAt, at)
+	}
 	turn := r.st.turn
 	switch ev.Kind {
 	case AgentAudio:
@@ -373,14 +414,21 @@ func (r *runner) handle(it recvItem) error {
 		} else {
 			r.turnText.WriteString(ev.Text)
 		}
-		if ev.Speech > 0 {
+		if ev.Speech > 0 && r.turnAudio < r.cfg.Timeouts.MaxTurnAudio {
+			// Text-only speech counts towards MaxTurnAudio as audio
+			// does; past it, its time is not kept (its text is).
 			r.speak(at, pcm.Chunk{}, ev.Speech)
 		}
 	case UserTranscript:
-		r.addEvent(Event{At: at, Type: EventUserTranscript, Turn: turn, Role: RoleUser, Text: ev.Text})
+		if r.keepSide(ev) {
+			r.addEvent(Event{At: at, Type: EventUserTranscript, Turn: turn, Role: RoleUser, Text: ev.Text})
+		}
 	case AgentToolCall, AgentToolResult:
 		if ev.Tool == nil {
 			return fmt.Errorf("the %s adapter sent a %s event with no Tool at %s", r.adapter(), ev.Kind, fmtOffset(at))
+		}
+		if !r.keepSide(ev) {
+			return nil
 		}
 		typ := EventToolCall
 		if ev.Kind == AgentToolResult {
@@ -391,6 +439,9 @@ func (r *runner) handle(it recvItem) error {
 		r.addEvent(e)
 		r.addItem(e)
 	case AgentData:
+		if !r.keepSide(ev) {
+			return nil
+		}
 		e := Event{At: at, Type: EventData, Turn: turn, Role: RoleAgent, Text: ev.Text, Data: ev.Data}
 		r.addEvent(e)
 		r.addItem(e)
@@ -402,7 +453,7 @@ func (r *runner) handle(it recvItem) error {
 			// adapter that marks the start of a session). Counting it
 			// would end the next AgentTurn at once and record every
 			// reply in the turn after its question.
-			r.logf("voicetest: ignored the %s agent's turn end at %s (turn %d): it said nothing, before the user's utterance was over", r.adapter(), fmtOffset(at), turn)
+			r.agentLogf("voicetest: ignored the %s agent's turn end at %s (turn %d): it said nothing, before the user's utterance was over", r.adapter(), fmtOffset(at), turn)
 			return nil
 		}
 		r.turnEnds++
@@ -421,8 +472,10 @@ func (r *runner) handle(it recvItem) error {
 		r.hangUpReason, r.hangUpTurn, r.hangUpStep = ev.Text, turn, r.step
 		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
 	case AgentLog:
-		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
-		r.logf("agent log at %s: %s", fmtOffset(at), ev.Text)
+		if r.keepSide(ev) {
+			r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
+		}
+		r.agentLogf("agent log at %s: %s", fmtOffset(at), ev.Text)
 	default:
 		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %s: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, fmtOffset(at))
 	}
@@ -454,8 +507,8 @@ func (r *runner) speak(at time.Duration, c pcm.Chunk, dur time.Duration) {
 	if !c.IsEmpty() {
 		r.seg.pieces = append(r.seg.pieces, piece{at: playAt, c: c})
 		r.seg.audio += dur
-		r.turnAudio += dur
 	}
+	r.turnAudio += dur
 	r.playEnd = playAt + dur
 }
 
@@ -654,16 +707,16 @@ func (r *runner) quietDeadline(since time.Duration) time.Duration {
 	return last + r.cfg.Timeouts.TailSilence
 }
 
-// listeningSince returns when the receive goroutine last began to wait in
-// Recv, or now while it holds an event not yet taken: the agent cannot be
-// called quiet for a time in which nobody was listening to it (a runner
-// slower than a flooding agent, with the event queue full).
+// listeningSince returns now while the receive goroutine holds an event
+// not yet taken, else 0: the agent cannot be called quiet for a time in
+// which nobody was listening to it (a runner slower than a flooding agent,
+// with the event queue full). While receive waits in Recv, everything the
+// agent sent before has been queued, and pump takes what is queued before
+// it calls a turn over; so what ends a turn is the time of the agent's
+// last act on it (lastAgentAt), not of its last event of any kind.
 func (r *runner) listeningSince() time.Duration {
-	if r.listen == nil {
+	if r.listen == nil || r.listen.Load() > 0 {
 		return 0
-	}
-	if v := r.listen.Load(); v > 0 {
-		return time.Duration(v - 1)
 	}
 	return r.now()
 }
@@ -705,7 +758,7 @@ func (r *runner) agentTurn(ctx context.Context, o turnOptions) error {
 	err = r.pump(ctx, over, func() time.Duration { return r.quietDeadline(begin) })
 	if err == errDeadline && r.caps.TurnEnd && r.turnEnds == 0 {
 		return &TimeoutError{Phase: PhaseTurn, Timeout: r.cfg.Timeouts.FirstChunk, Turn: r.st.turn,
-			Hint: fmt.Sprintf("the %s adapter marks turn ends but sent nothing for that long; raise Config.Timeouts.FirstChunk if the agent pauses longer", r.adapter())}
+			Hint: fmt.Sprintf("the %s adapter marks turn ends, but the agent neither spoke, called a tool nor ended its turn for that long (log lines and data do not count); raise Config.Timeouts.FirstChunk if the agent pauses longer", r.adapter())}
 	}
 	if err != nil && err != errDeadline {
 		return err
@@ -755,7 +808,7 @@ func (r *runner) expectHangUp(ctx context.Context) error {
 				return ferr
 			}
 			return &TimeoutError{Phase: PhaseHangUp, Timeout: r.cfg.Timeouts.FirstChunk, Turn: r.st.turn,
-				Hint: fmt.Sprintf("the %s agent is still on the line: ExpectHangUp waits Config.Timeouts.FirstChunk after the agent's last event for it to hang up", r.adapter())}
+				Hint: fmt.Sprintf("the %s agent is still on the line: ExpectHangUp waits Config.Timeouts.FirstChunk after the agent's last act (speech, a tool call, a turn end) for it to hang up", r.adapter())}
 		}
 		if err != nil {
 			return err
