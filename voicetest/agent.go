@@ -81,7 +81,10 @@ type Conn interface {
 	Recv(ctx context.Context) (AgentEvent, error)
 
 	// Close ends the conversation and releases every goroutine and socket
-	// the Conn holds. It is safe to call more than once.
+	// the Conn holds. It is safe to call more than once. An error that
+	// matches ErrLimit (the agent went past one of the adapter's bounds)
+	// fails the scenario, even when no step read it from Recv; other
+	// errors are logged.
 	Close() error
 }
 

@@ -152,6 +152,11 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 				if errors.As(cerr, &te) {
 					return cerr
 				}
+				if errors.Is(cerr, ErrLimit) {
+					// A bound the agent went past is never silent, even
+					// when no step was left to read it from Recv.
+					return fmt.Errorf("the %s adapter ended the connection: %w", r.adapter(), cerr)
+				}
 				h.logf("voicetest: closing the %s connection: %v", r.adapter(), cerr)
 			}
 			select {
@@ -165,7 +170,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		defer r.waitSTT() // after shut has cancelled ctx
 		defer shut()
 		err = r.runScript(ctx)
-		if ferr := r.flush(ctx); ferr != nil && err == nil && !errors.Is(ferr, ErrTransportClosed) {
+		if ferr := r.flush(ctx); ferr != nil && err == nil && (!errors.Is(ferr, ErrTransportClosed) || errors.Is(ferr, ErrLimit)) {
 			err = fmt.Errorf("after the script: %w", ferr)
 		}
 		if serr := r.settle(ctx); serr != nil && err == nil {
