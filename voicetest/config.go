@@ -89,7 +89,9 @@ type Config struct {
 	// receive the raw wire exchange.
 	Capture io.Writer
 	// Logf receives the scenario's log lines under Run (Scenario logs to
-	// the test). Nil discards them.
+	// the test). Nil discards them. In a test, set it with TestLogf(t)
+	// rather than t.Logf, which would attribute each line to voicetest's
+	// or the adapter's code rather than to the test.
 	Logf func(format string, args ...any)
 }
 

@@ -23,7 +23,7 @@ import (
 func TestJSONCodecRefusesAmplifyingSampleRates(t *testing.T) {
 	raw := make([]byte, 4000) // 2000 samples, 5.4 KB of base64
 	audio := base64.StdEncoding.EncodeToString(raw)
-	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestJSONCodecRefusesAmplifyingSampleRates(t *testing.T) {
 // The rates set at the handshake are checked there, with an error naming
 // the value and the allowed set.
 func TestCodecRatesCheckedAtOpen(t *testing.T) {
-	s := voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf}
+	s := voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)}
 	for name, codec := range map[string]wscodec.Codec{
 		"RawPCM(1)":              wscodec.RawPCM(1),
 		"RawPCM(1000000)":        wscodec.RawPCM(1000000),
@@ -81,7 +81,7 @@ func TestCodecRatesCheckedAtOpen(t *testing.T) {
 // AgentRates narrows the set: a rate outside it is refused even when it
 // is a standard one.
 func TestJSONCodecAgentRates(t *testing.T) {
-	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{AgentRates: []int{16000}}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{AgentRates: []int{16000}}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
