@@ -1,7 +1,6 @@
 package voicetest_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -91,19 +90,10 @@ func BenchmarkNormalizeText(b *testing.B) {
 // files whose line differs at its very end: the time, the heap allocated,
 // and the size of the mismatch message (msg-bytes).
 func BenchmarkGoldenMismatchHugeLine(b *testing.B) {
-	huge := strings.Repeat("x", 50<<20)
-	result := func(tail string) *voicetest.Result {
-		return &voicetest.Result{Transcript: []voicetest.Message{{Role: voicetest.RoleAgent, Text: huge + tail}},
-			Timeline: []voicetest.Event{{Type: voicetest.EventData, Role: voicetest.RoleAgent, Turn: 1, Text: huge + tail}}}
-	}
-	golden, actual := result("golden"), result("actual")
+	golden, actual := hugeLineResults(50 << 20)
 	for _, match := range []voicetest.GoldenMatch{voicetest.GoldenExact, voicetest.GoldenTolerant} {
 		b.Run(match.String(), func(b *testing.B) {
-			dir := b.TempDir()
-			opts := voicetest.GoldenOptions{Match: match}
-			if err := golden.WriteGolden(dir, opts); err != nil {
-				b.Fatal(err)
-			}
+			dir, opts := writeGoldenFor(b, golden, match)
 			b.ReportAllocs()
 			var msg int
 			for b.Loop() {

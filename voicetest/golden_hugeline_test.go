@@ -24,18 +24,10 @@ func allocated() uint64 {
 // small multiple of the files it reads.
 func TestGoldenMismatchOfHugeLineIsBounded(t *testing.T) {
 	const size = 50 << 20
-	huge := strings.Repeat("x", size)
-	golden := &voicetest.Result{Transcript: []voicetest.Message{{Role: voicetest.RoleAgent, Text: huge + "golden"}},
-		Timeline: []voicetest.Event{{Type: voicetest.EventData, Role: voicetest.RoleAgent, Turn: 1, Text: huge + "golden"}}}
-	actual := &voicetest.Result{Transcript: []voicetest.Message{{Role: voicetest.RoleAgent, Text: huge + "actual"}},
-		Timeline: []voicetest.Event{{Type: voicetest.EventData, Role: voicetest.RoleAgent, Turn: 1, Text: huge + "actual"}}}
+	golden, actual := hugeLineResults(size)
 	for _, match := range []voicetest.GoldenMatch{voicetest.GoldenExact, voicetest.GoldenTolerant} {
 		t.Run(match.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			opts := voicetest.GoldenOptions{Match: match}
-			if err := golden.WriteGolden(dir, opts); err != nil {
-				t.Fatal(err)
-			}
+			dir, opts := writeGoldenFor(t, golden, match)
 			runtime.GC()
 			before := allocated()
 			err := actual.CompareGolden(dir, opts)
@@ -60,4 +52,27 @@ func TestGoldenMismatchOfHugeLineIsBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hugeLineResults returns two results whose agent said size bytes in one
+// message and one data event, the same but for their last bytes.
+func hugeLineResults(size int) (golden, actual *voicetest.Result) {
+	huge := strings.Repeat("x", size)
+	result := func(tail string) *voicetest.Result {
+		return &voicetest.Result{Transcript: []voicetest.Message{{Role: voicetest.RoleAgent, Text: huge + tail}},
+			Timeline: []voicetest.Event{{Type: voicetest.EventData, Role: voicetest.RoleAgent, Turn: 1, Text: huge + tail}}}
+	}
+	return result("golden"), result("actual")
+}
+
+// writeGoldenFor writes res's golden files for match into a temporary
+// directory and returns it with the options.
+func writeGoldenFor(tb testing.TB, res *voicetest.Result, match voicetest.GoldenMatch) (string, voicetest.GoldenOptions) {
+	tb.Helper()
+	dir := tb.TempDir()
+	opts := voicetest.GoldenOptions{Match: match}
+	if err := res.WriteGolden(dir, opts); err != nil {
+		tb.Fatal(err)
+	}
+	return dir, opts
 }
