@@ -181,7 +181,7 @@ func TestAgentSTTFailures(t *testing.T) {
 			Agent: audioOnlyTwoTurns(), UserVoice: &toneTTS{}, AgentSTT: stt,
 			Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},
 		})
-		if err == nil || !strings.Contains(err.Error(), "transcribing the agent's turn 1: Config.AgentSTT panicked: engine bug") {
+		if err == nil || !strings.Contains(err.Error(), "transcribing the agent's turn 1 (1.2s of audio) with Config.AgentSTT: Config.AgentSTT panicked: engine bug") {
 			t.Fatalf("err = %v, want the panic as an error naming turn 1", err)
 		}
 	})
