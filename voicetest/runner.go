@@ -636,7 +636,7 @@ func (r *runner) transcribe(ctx context.Context, turn int, audio pcm.Chunk, msg,
 			return err
 		})
 		if err != nil {
-			j.err = fmt.Errorf("transcribing the agent's turn %d (%v of audio) with Config.AgentSTT: %w", turn, audio.Duration(), err)
+			j.err = fmt.Errorf("transcribing the agent's turn %d (%v of audio, its edge silence trimmed) with Config.AgentSTT: %w", turn, audio.Duration().Round(time.Millisecond), err)
 			return
 		}
 		j.text = strings.TrimSpace(tr.Text)
