@@ -1,6 +1,7 @@
 package adapters_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -78,6 +79,50 @@ func (h helloCodec) Open(s voicetest.Session) (wscodec.CodecSession, []wscodec.F
 	return cs, []wscodec.Frame{{Data: []byte(`{"type":"auth","token":"` + h.token + `"}`)}}, err
 }
 
+// recvAll receives from conn until the agent closes it (or 5 s pass),
+// closes it, and returns every event and error as text.
+func recvAll(t *testing.T, conn voicetest.Conn) string {
+	t.Helper()
+	defer conn.Close()
+	var seen strings.Builder
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for {
+		ev, err := conn.Recv(ctx)
+		if err != nil {
+			fmt.Fprintf(&seen, "error: %v\n", err)
+			if errors.Is(err, voicetest.ErrTransportClosed) || ctx.Err() != nil {
+				return seen.String()
+			}
+			continue
+		}
+		fmt.Fprintf(&seen, "%s %q %s %v\n", ev.Kind, ev.Text, ev.Data, ev.Tool)
+	}
+}
+
+// leakedUnder fails t for each canary found in a file under dir, and
+// returns how many files it read.
+func leakedUnder(t *testing.T, dir string, canaries ...string) int {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		leaked(t, p, b, canaries...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 // leaked fails t for each canary found in what.
 func leaked(t *testing.T, where string, what []byte, canaries ...string) {
 	t.Helper()
@@ -108,27 +153,12 @@ func TestHostileAgentEchoesCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	defer conn.Close()
-	var seen bytes.Buffer
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	for {
-		ev, err := conn.Recv(ctx)
-		if err != nil {
-			fmt.Fprintf(&seen, "error: %v\n", err)
-			if errors.Is(err, voicetest.ErrTransportClosed) || ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		fmt.Fprintf(&seen, "%s %q %s\n", ev.Kind, ev.Text, ev.Data)
-	}
-	conn.Close()
-	if !strings.Contains(seen.String(), "you authenticated with") || !strings.Contains(seen.String(), "bad frame") {
-		t.Fatalf("the agent's echoes did not all arrive:\n%s", seen.String())
+	seen := recvAll(t, conn)
+	if !strings.Contains(seen, "you authenticated with") || !strings.Contains(seen, "bad frame") {
+		t.Fatalf("the agent's echoes did not all arrive:\n%s", seen)
 	}
 	canaries := []string{password, apiKey, token, queryKey}
-	leaked(t, "the events and errors", seen.Bytes(), canaries...)
+	leaked(t, "the events and errors", []byte(seen), canaries...)
 	leaked(t, "the capture", capture.Bytes(), canaries...)
 	leaked(t, "the log", []byte(log.String()), canaries...)
 	if !bytes.Contains(capture.Bytes(), []byte("REDACTED")) {
@@ -148,17 +178,9 @@ func TestUserinfoPasswordInDialErrors(t *testing.T) {
 	for name, base := range map[string]string{"401 echoing it": rejecting, "closed port": closed, "silent server": adaptertest.BlackHole(t)} {
 		t.Run(name, func(t *testing.T) {
 			url := strings.Replace(base, "ws://", "ws://bot:"+password+"@", 1) + "/ws?token=" + password + "-q"
-			capture := &adaptertest.SyncBuffer{}
-			var log canaryLog
 			a := wscodec.New(url, wscodec.RawPCM(16000))
 			a.DialTimeout = 300 * time.Millisecond
-			_, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: log.logf, Capture: capture})
-			if err == nil {
-				t.Fatal("Connect succeeded")
-			}
-			leaked(t, "the dial error", []byte(err.Error()), password)
-			leaked(t, "the capture", capture.Bytes(), password)
-			leaked(t, "the log", []byte(log.String()), password)
+			err := refusedConnect(t, a, password)
 			if !strings.Contains(err.Error(), "bot:REDACTED@") {
 				t.Errorf("the error does not show where it dialled: %v", err)
 			}
@@ -189,22 +211,29 @@ func TestLayerCodeAuthorizeSecrets(t *testing.T) {
 	a := layercode.New(lcAuthServer(t)+"/api/authorize?key="+queryKey, "agent-test")
 	a.AuthorizeHeader = http.Header{"Authorization": {"Bearer " + bearer}}
 	a.AuthorizeExtra = map[string]any{"custom_headers": map[string]any{"x-upstream-secret": extra}}
+	if err := refusedConnect(t, a, queryKey, bearer, extra); !strings.Contains(err.Error(), "401") {
+		t.Errorf("the error does not say the backend refused: %v", err)
+	}
+}
+
+// refusedConnect connects a to a peer that refuses it, checks that no
+// canary reaches the error, the capture or the log, and returns the
+// error.
+func refusedConnect(t *testing.T, a voicetest.Agent, canaries ...string) error {
+	t.Helper()
 	capture := &adaptertest.SyncBuffer{}
 	var log canaryLog
 	_, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: log.logf, Capture: capture})
 	if err == nil {
-		t.Fatal("Connect succeeded against a backend that answers 401")
+		t.Fatal("Connect succeeded against a peer that refuses it")
 	}
-	if !strings.Contains(err.Error(), "401") {
-		t.Errorf("the error does not say the backend refused: %v", err)
-	}
-	canaries := []string{queryKey, bearer, extra}
 	leaked(t, "the Connect error", []byte(err.Error()), canaries...)
 	leaked(t, "the capture", capture.Bytes(), canaries...)
 	leaked(t, "the log", []byte(log.String()), canaries...)
 	if len(capture.Bytes()) == 0 {
 		t.Error("nothing captured: nothing checked")
 	}
+	return err
 }
 
 // The WSOptions.Scrub a user shares learns secrets the adapter cannot
@@ -305,20 +334,7 @@ func TestEchoedCredentialsNotInArtifacts(t *testing.T) {
 	leaked(t, "the transcript and timeline", []byte(res.TranscriptText()+res.TimelineText()), canaries...)
 	leaked(t, "the capture", capture.Bytes(), canaries...)
 	leaked(t, "the log", []byte(log.String()), canaries...)
-	files := 0
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		leaked(t, p, b, canaries...)
-		return nil
-	})
-	if files < 5 {
+	if files := leakedUnder(t, dir, canaries...); files < 5 {
 		t.Errorf("only %d files written", files)
 	}
 }
@@ -330,4 +346,132 @@ type tokenCodec struct{ helloCodec }
 func (c tokenCodec) Open(s voicetest.Session) (wscodec.CodecSession, []wscodec.Frame, error) {
 	cs, _, err := wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true, ToolEvents: true, Transcripts: true}).Open(s)
 	return cs, []wscodec.Frame{{Data: []byte(`{"type":"auth","token":"` + c.token + `"}`)}}, err
+}
+
+// envCanary is a key in the environment that no adapter sends: an agent
+// running beside the tests shares their environment, and may quote its
+// own key (a log line, an error event, a 401 body). Every wire path must
+// blank it: the events and through them the artifacts, the capture, the
+// log, and the errors of Connect.
+const envCanary = "env-key-canary-0b7d31e9c4"
+
+func setEnvCanary(t *testing.T) {
+	t.Setenv("ACME_AGENT_API_KEY", envCanary)
+}
+
+// envEchoAgent is a JSON-codec agent that quotes envCanary in everything
+// the codec carries: a transcript, a log line, a data payload and a tool
+// call. With hostile set it goes on with a frame that is not JSON, a
+// binary frame and a close reason that quote it too.
+func envEchoAgent(t *testing.T, hostile bool) string {
+	t.Helper()
+	return scriptedWS(t, func(ctx context.Context, ws *websocket.Conn, r *http.Request) bool {
+		if !writeAll(ctx, ws,
+			`{"type":"audio","audio":"`+base64.StdEncoding.EncodeToString(make([]byte, 4800))+`","sample_rate":24000}`,
+			fmt.Sprintf(`{"type":"transcript","text":%q,"final":true}`, "My key is "+envCanary),
+			fmt.Sprintf(`{"type":"log","text":%q}`, "loaded ACME_AGENT_API_KEY "+envCanary),
+			fmt.Sprintf(`{"type":"data","name":"env","data":{"seen":%q}}`, envCanary),
+			fmt.Sprintf(`{"type":"tool_call","id":"c1","name":"lookup","arguments":{"q":%q}}`, envCanary),
+			`{"type":"turn_end"}`) {
+			return false
+		}
+		if !hostile {
+			return true
+		}
+		if !writeAll(ctx, ws, "not json: "+envCanary) || ws.Write(ctx, websocket.MessageBinary, []byte("raw "+envCanary)) != nil {
+			return false
+		}
+		ws.Close(websocket.StatusGoingAway, "bye "+envCanary)
+		return false
+	})
+}
+
+func envCodec() wscodec.Codec {
+	return wscodec.JSONBase64(wscodec.JSONOptions{TurnEnd: true, ToolEvents: true, Transcripts: true})
+}
+
+// The events, errors, capture and log of a connection.
+func TestEnvironmentCredentialsEchoedOnTheWire(t *testing.T) {
+	setEnvCanary(t)
+	capture := &adaptertest.SyncBuffer{}
+	var log canaryLog
+	conn, err := wscodec.New(envEchoAgent(t, true)+"/ws", envCodec()).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: log.logf, Capture: capture})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	seen := recvAll(t, conn)
+	for _, arrived := range []string{"My key is", "loaded ACME", "bye "} {
+		if !strings.Contains(seen, arrived) {
+			t.Fatalf("the agent's echo %q did not arrive: the test proves nothing\n%s", arrived, seen)
+		}
+	}
+	if !strings.Contains(string(capture.Bytes()), `"binary"`) {
+		t.Fatalf("the binary frame was not captured: the test proves nothing\n%s", capture.Bytes())
+	}
+	leaked(t, "the events and errors", []byte(seen), envCanary)
+	leaked(t, "the capture", capture.Bytes(), envCanary)
+	leaked(t, "the log", []byte(log.String()), envCanary)
+}
+
+// The result and its artifacts, which the events feed.
+func TestEnvironmentCredentialsEchoedNotInArtifacts(t *testing.T) {
+	setEnvCanary(t)
+	res, err := voicetest.Run(t.Context(), voicetest.Config{Name: "env-echo", Agent: wscodec.New(envEchoAgent(t, false)+"/ws", envCodec()),
+		Logf: func(string, ...any) {}, Script: []voicetest.Step{voicetest.AgentTurn()}, Pacing: voicetest.PaceFast})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(res.TranscriptText(), "My key is") {
+		t.Fatalf("the agent's echo did not reach the result: the test proves nothing\n%s", res.TranscriptText())
+	}
+	dir := t.TempDir()
+	if err := res.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	leaked(t, "the transcript and timeline", []byte(res.TranscriptText()+res.TimelineText()), envCanary)
+	if files := leakedUnder(t, dir, envCanary); files < 3 {
+		t.Errorf("only %d files written", files)
+	}
+}
+
+func rejectingServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				body := fmt.Sprintf(`{"error":"this server's key %s does not match"}`, envCanary)
+				fmt.Fprintf(c, "HTTP/1.1 401 Key %s refused\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", envCanary, len(body), body)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+func TestEnvironmentCredentialsInConnectErrors(t *testing.T) {
+	setEnvCanary(t)
+	rejecting := rejectingServer(t)
+	t.Run("websocket dial", func(t *testing.T) {
+		refusedConnect(t, wscodec.New("ws"+strings.TrimPrefix(rejecting, "http")+"/ws", wscodec.RawPCM(16000)), envCanary)
+	})
+	t.Run("layercode authorize", func(t *testing.T) {
+		if err := refusedConnect(t, layercode.New(rejecting+"/api/authorize", "agent-test"), envCanary); !strings.Contains(err.Error(), "401") {
+			t.Errorf("the error does not say the backend refused: %v", err)
+		}
+	})
 }

@@ -45,10 +45,16 @@ const (
 // recorded once and replayed offline (same conversation, same criteria,
 // same model: same request, same cached verdict).
 //
-// The judge sees only the declared criteria (not the scenario's
-// description), is told that the agent's words come from speech-to-text
-// and may hold mis-heard words, and sees a transcript bounded in size
-// (WithMaxTranscript) with a marker where lines were cut. Requests use
+// The judge judges only the declared criteria; it is shown the scenario's
+// description (Config.Description) as context for them, unless
+// WithoutDescription; it is told that the agent's words come from
+// speech-to-text and may hold mis-heard words, and sees a transcript
+// bounded in size (WithMaxTranscript) with a marker where lines were cut.
+// On request it also sees the timeline rendered for a model
+// (WithTimeline: who spoke when, overlaps, pauses, latencies, barge-ins,
+// tool calls and results), for criteria about timing, and hears the call
+// (WithAudio, WithTurnAudio: its audio as input audio, for an
+// audio-capable model), for criteria about how it sounded. Requests use
 // temperature 0 and a fixed seed. An answer with missing, unknown or
 // duplicate criteria or an invalid status is sent back to the model once
 // with the problem; a second invalid answer is an error wrapping
@@ -64,12 +70,15 @@ const (
 // forbid "continue", and criteria the transcript cannot settle are
 // inconclusive, reported as such.
 type CriteriaJudge struct {
-	criteria     []string
-	llm          voicetest.LLM
-	model        string
-	finalOnly    bool
-	maxChars     int
-	instructions string
+	criteria      []string
+	llm           voicetest.LLM
+	model         string
+	finalOnly     bool
+	maxChars      int
+	instructions  string
+	noDescription bool
+	timeline      bool
+	audio         *audioInput // nil: the judge does not listen
 }
 
 var _ voicetest.Judge = (*CriteriaJudge)(nil)
@@ -180,7 +189,10 @@ func (j *CriteriaJudge) Evaluate(ctx context.Context, req voicetest.JudgeRequest
 	if !forced && j.finalOnly {
 		return voicetest.Judgment{Decided: false, Reasoning: "final-only judge: waiting for the final verdict"}, nil
 	}
-	creq := j.request(req, criteria, forced)
+	creq, err := j.request(req, criteria, forced)
+	if err != nil {
+		return voicetest.Judgment{}, fmt.Errorf("judges: criteria judge (turn %d): %w", req.Turn, err)
+	}
 	ans, err := askValid(ctx, j.llm, creq, func(resp voicetest.ChatResponse) (verdictAnswer, error) {
 		return parseVerdict(resp, len(criteria), forced)
 	})
@@ -217,13 +229,24 @@ Rules:
 - For each criterion answer "pass" when the transcript shows the agent met it, "fail" when it shows the agent broke it, and "inconclusive" when the transcript does not show enough to tell. Give a short reasoning that cites the turns and words you relied on.
 - Answer only by calling ` + VerdictTool + `, with exactly one entry per criterion, by its number.`
 
+const timelineRule = `- A timeline follows the transcript: who spoke from when to when (seconds from the start of the call), the silences and who was to speak, the stretches in which both spoke and who gave way, barge-ins, response latencies, tool calls and their results, and a summary. Use it for criteria about timing (letting the caller finish, keeping the caller waiting, talking over the caller); times are measured, so trust them over the transcript's order.`
+
+const audioRule = `- You also hear the call: its audio follows the transcript. Use it for criteria about how the call sounded (tone, pace, pauses, talking over the caller, what the agent's speech actually says, for instance a number spoken differently from the transcript). Where the audio and the transcript disagree about what the agent said, the audio is what the caller heard.`
+
 const finalRule = `This is the final verdict: the conversation is over or has reached its last allowed turn. Set decision to "final" and decide every criterion now, using "inconclusive" only for a criterion the transcript cannot settle.`
 
 const continuousRule = `The conversation is still going on. Set decision to "final" only when every criterion is already settled by the transcript, or when a criterion is already clearly and irreversibly broken (for example the agent said something a criterion forbids): the test then ends now. Otherwise set decision to "continue" and mark the criteria that later turns could still settle "inconclusive". Use "fail" only for a criterion that is already broken beyond repair, because any "fail" ends the test.`
 
 // request builds the chat request for criteria.
-func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, forced bool) voicetest.ChatRequest {
-	sys := systemRules + "\n\n"
+func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, forced bool) (voicetest.ChatRequest, error) {
+	sys := systemRules
+	if j.timeline {
+		sys += "\n" + timelineRule
+	}
+	if j.audio != nil {
+		sys += "\n" + audioRule
+	}
+	sys += "\n\n"
 	if forced {
 		sys += finalRule
 	} else {
@@ -233,6 +256,11 @@ func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, f
 		sys += "\n\nAdditional instructions from the test's author:\n" + strings.TrimSpace(j.instructions)
 	}
 	var u strings.Builder
+	if d := strings.TrimSpace(req.State.Description()); d != "" && !j.noDescription {
+		u.WriteString("Scenario (what the test is about: context for the criteria, not a criterion):\n<scenario>\n")
+		u.WriteString(truncate(d, maxLine))
+		u.WriteString("\n</scenario>\n\n")
+	}
 	u.WriteString("Criteria:\n")
 	for i, c := range criteria {
 		fmt.Fprintf(&u, "%d. %s\n", i+1, oneLine(c))
@@ -244,6 +272,20 @@ func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, f
 	}
 	u.WriteString(text)
 	u.WriteString("</transcript>\n")
+	if j.timeline {
+		u.WriteString("\nTimeline (seconds from the start of the call):\n<timeline>\n")
+		u.WriteString(RenderTimeline(req.State, j.maxChars))
+		u.WriteString("</timeline>\n")
+	}
+	var audio []voicetest.InputAudio
+	if j.audio != nil {
+		var note string
+		var err error
+		if audio, note, err = j.audio.clips(req.State); err != nil {
+			return voicetest.ChatRequest{}, err
+		}
+		u.WriteString("\n" + note + "\n")
+	}
 	if forced {
 		u.WriteString("\nGive your final verdict now.")
 	} else if req.MaxTurns > 0 {
@@ -255,13 +297,13 @@ func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, f
 		Model: j.model,
 		Messages: []voicetest.ChatMessage{
 			{Role: voicetest.ChatSystem, Content: sys},
-			{Role: voicetest.ChatUser, Content: u.String()},
+			{Role: voicetest.ChatUser, Content: u.String(), Audio: audio},
 		},
 		Tools:       []voicetest.ToolSpec{verdictTool(len(criteria), forced)},
 		ToolChoice:  VerdictTool,
 		Temperature: &temp,
 		Seed:        &seed,
-	}
+	}, nil
 }
 
 // verdictTool declares the verdict function for n criteria; a forced
@@ -435,4 +477,52 @@ func askValid[T any](ctx context.Context, l voicetest.LLM, req voicetest.ChatReq
 		return zero, fmt.Errorf("%w: %v; after one retry: %v", ErrInvalidAnswer, perr, perr2)
 	}
 	return v, nil
+}
+
+// WithoutDescription returns a copy of the judge that is not shown the
+// scenario's description (Config.Description), for criteria that must be
+// judged on the conversation alone.
+func (j *CriteriaJudge) WithoutDescription() *CriteriaJudge {
+	c := j.clone()
+	c.noDescription = true
+	return c
+}
+
+// WithTimeline returns a copy of the judge that is also shown the
+// conversation's timeline (RenderTimeline): who spoke when, the pauses,
+// the overlaps and who gave way, barge-ins, latencies, tool calls and
+// their results. Criteria such as "the agent let the caller finish" or
+// "it did not leave the caller waiting" need it. The timeline's times
+// are part of the request, so its cached answer replays for a
+// conversation with the same timings: exact for in-process agents on
+// virtual time; a remote agent's timings vary from run to run.
+func (j *CriteriaJudge) WithTimeline() *CriteriaJudge {
+	c := j.clone()
+	c.timeline = true
+	return c
+}
+
+// WithAudio returns a copy of the judge that hears the call: the whole
+// conversation, both parties mixed on one time axis, is sent as input
+// audio (a WAV clip at JudgeAudioRate, at most MaxJudgeAudio of it) with
+// the transcript. The judge's model must take audio input (for OpenAI,
+// an audio model such as gpt-4o-audio-preview: set it with WithModel or
+// VOICETEST_LLM_MODEL). The request is cached like every other: the audio
+// counts in its key by its digest, so the same audio replays the same
+// verdict, and different audio (another run of a remote agent, another
+// TTS) is a new question. A conversation without audio (a text-only
+// agent) is an error.
+func (j *CriteriaJudge) WithAudio() *CriteriaJudge {
+	c := j.clone()
+	c.audio = &audioInput{}
+	return c
+}
+
+// WithTurnAudio is WithAudio with only the chosen turns' speech: one clip
+// per stretch of speech of those turns, each labelled with its turn and
+// speaker ("Turn 2, the agent:"), in time order.
+func (j *CriteriaJudge) WithTurnAudio(turns ...int) *CriteriaJudge {
+	c := j.clone()
+	c.audio = &audioInput{turns: append([]int(nil), turns...), chosen: true}
+	return c
 }

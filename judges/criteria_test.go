@@ -86,7 +86,7 @@ func TestCriteriaJudgeRequestAndVerdict(t *testing.T) {
 	srv := fakeopenai.New(t)
 	srv.QueueChat(verdict("final", "pass", "fail"))
 	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(), Agent: bookingAgent(), Script: bookingScript(),
-		Description: "SECRET-DESCRIPTION the judge must not see"})
+		Description: "Luigi's booking line: a caller books a table for two."})
 	j := judges.Criteria(twoCriteria...).WithLLM(newLLM(t, srv, t.TempDir(), cache.Off))
 
 	v := final(t, j, res.State)
@@ -107,8 +107,12 @@ func TestCriteriaJudgeRequestAndVerdict(t *testing.T) {
 	assert.Contains(t, sys, "homophones")
 	assert.Contains(t, sys, "Judge only the numbered criteria")
 	assert.Contains(t, sys, "This is the final verdict")
-	assert.NotContains(t, sys+user, "SECRET-DESCRIPTION", "the judge sees only the criteria")
-	assert.Equal(t, `Criteria:
+	assert.Equal(t, `Scenario (what the test is about: context for the criteria, not a criterion):
+<scenario>
+Luigi's booking line: a caller books a table for two.
+</scenario>
+
+Criteria:
 1. The agent confirms the party size
 2. The agent books the table
 

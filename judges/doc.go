@@ -27,13 +27,25 @@
 // criterion answered once, no unknown ids, valid statuses, no "continue"
 // when a decision is due) and an invalid answer is sent back to the model
 // once with what was wrong. Requests use temperature 0 and a fixed seed.
-// The prompt holds only the declared criteria (not the scenario's
-// description), says that the agent's words come from speech-to-text and
+// The prompt holds the declared criteria and, as context for them, the
+// scenario's description (Config.Description; WithoutDescription leaves
+// it out), says that the agent's words come from speech-to-text and
 // may contain mis-hearings and homophones, and shows the conversation with
 // turn numbers and roles, "(audio only)" for untranscribed agent speech,
 // and tool calls, tool results, key presses, silences and hang-ups as
 // lines of text. Times are left out, so a remote agent's varying timings
-// do not change the request. The transcript is bounded
+// do not change the request.
+//
+// A judge that must judge timing or sound gets more on request:
+// WithTimeline adds the timeline rendered for a model (RenderTimeline:
+// who spoke when, silences and who was to speak, talk-overs and who gave
+// way, barge-ins, latencies, tool calls and results, and a summary), so
+// criteria such as "the agent let the caller finish" can be judged;
+// WithAudio sends the whole call's audio, and WithTurnAudio chosen turns,
+// as input audio to an audio-capable model (OpenAI's input_audio parts),
+// for criteria about how the call sounded. Both requests are cached like
+// any other: the audio counts in the key by its digest
+// (cache.AudioDigest), so the same audio replays the same verdict. The transcript is bounded
 // (WithMaxTranscript): a longer one keeps its start and its latest lines
 // with a marker line "[… N lines cut (turns A–B) …]" between.
 //
@@ -63,7 +75,13 @@
 // Turns, HungUp, LatencyP95Under, EachTurnUnder, InterruptionHandled and
 // SilenceHandled return a *Rule, which reads the State the runner records
 // (transcript, timeline, tool calls, latencies) and needs no LLM and no
-// network. Each reports a readable criterion and reasoning that cites the
+// network. So do the judges over the conversation-quality metrics
+// (voicetest.Metrics): MaxTalkOver and MaxAgentTalkOver (speech over
+// speech), MaxPause (dead air), MaxUnfilledGap (the caller left waiting),
+// LatencyUnder(p, d) (any percentile of the response latency, or the
+// slowest), SpeakingRate(min, max) (words a minute) and MaxWER (the
+// agent's audio against its own transcript, under
+// Config.MeasureAgentWER). Each reports a readable criterion and reasoning that cites the
 // evidence (turn, text, milliseconds). Text matching is normalised (case,
 // punctuation, spacing, number words versus digits). A rule ends a running
 // conversation early only when its outcome can no longer change; a final

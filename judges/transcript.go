@@ -79,6 +79,8 @@ func renderLines(st *voicetest.State) []line {
 			}
 		case voicetest.EventData:
 			s = fmt.Sprintf("agent sends data %s %s", e.Text, oneLine(string(e.Data)))
+		case voicetest.EventHandoff:
+			s = fmt.Sprintf("the conversation passes to agent %q", e.Text)
 		default:
 			continue
 		}
@@ -103,6 +105,12 @@ func renderLines(st *voicetest.State) []line {
 		}
 		ls = append(ls, line{at: e.At, seq: len(events) + 1, turn: e.Turn, text: s})
 	}
+	return finishLines(ls)
+}
+
+// finishLines orders lines by time (at one instant, by seq) and prefixes
+// each with its turn, bounded to maxLine.
+func finishLines(ls []line) []line {
 	slices.SortStableFunc(ls, func(a, b line) int {
 		if a.at != b.at {
 			return cmpDuration(a.at, b.at)

@@ -27,8 +27,11 @@ type Session struct {
 	// audio sent to the agent arrives at this rate, and audio the agent sends
 	// back must be converted to it by the adapter.
 	Rate int
-	// Logf writes a line to the scenario's log (t.Logf under Scenario). It is
-	// never nil.
+	// Logf writes a line to the scenario's log (the test's under Scenario,
+	// attributed to the test's line that called Scenario). It is never
+	// nil. A test that connects an adapter by hand sets it with
+	// TestLogf(t) rather than t.Logf, which would attribute each line to
+	// the adapter's own code.
 	Logf func(format string, args ...any)
 	// Capture, when not nil, receives the raw wire exchange of the run as
 	// JSON lines with times relative to the start of the session, for
@@ -81,7 +84,10 @@ type Conn interface {
 	Recv(ctx context.Context) (AgentEvent, error)
 
 	// Close ends the conversation and releases every goroutine and socket
-	// the Conn holds. It is safe to call more than once.
+	// the Conn holds. It is safe to call more than once. An error that
+	// matches ErrLimit (the agent went past one of the adapter's bounds)
+	// fails the scenario, even when no step read it from Recv; other
+	// errors are logged.
 	Close() error
 }
 
@@ -180,6 +186,17 @@ const (
 	AgentHangUp
 	// AgentLog carries a log line from the agent in Text, for the report.
 	AgentLog
+	// AgentTimings carries, in Timings, the parts of the agent's response
+	// time that the agent measured itself (speech to text, the model,
+	// tools, text to speech), for the turn in progress. Several in one
+	// turn add up. It is a measurement, not a conversation item: it
+	// appears in Metrics, not in the timeline.
+	AgentTimings
+	// AgentHandoff reports that the conversation passed to another agent
+	// (a LiveKit-style handoff): Text names the agent that takes over,
+	// Data may carry a JSON object with details ({"from": "greeter"}).
+	// See HandoffEvent.
+	AgentHandoff
 )
 
 // String returns the kind's name as it appears in timelines.
@@ -205,6 +222,10 @@ func (k EventKind) String() string {
 		return "agent_hang_up"
 	case AgentLog:
 		return "agent_log"
+	case AgentTimings:
+		return "agent_timings"
+	case AgentHandoff:
+		return "handoff"
 	}
 	return "unknown"
 }
@@ -216,8 +237,8 @@ type AgentEvent struct {
 	// Audio is agent speech (AgentAudio).
 	Audio pcm.Chunk
 	// Text is a transcript (AgentTranscript, UserTranscript), a payload
-	// name (AgentData), a log line (AgentLog) or a hang-up reason
-	// (AgentHangUp).
+	// name (AgentData), a log line (AgentLog), a hang-up reason
+	// (AgentHangUp) or the agent taking over (AgentHandoff).
 	Text string
 	// Final marks a complete transcript rather than a delta.
 	Final bool
@@ -226,8 +247,12 @@ type AgentEvent struct {
 	Speech time.Duration
 	// Tool is the call (AgentToolCall) or its result (AgentToolResult).
 	Tool *ToolCall
-	// Data is a structured payload (AgentData).
+	// Data is a structured payload (AgentData), or the details of a
+	// handoff (AgentHandoff).
 	Data json.RawMessage
+	// Timings are the parts of the response time the agent measured
+	// (AgentTimings).
+	Timings *Timings
 }
 
 // ToolCall is a tool call made by the agent under test, or its result.

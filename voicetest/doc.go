@@ -58,13 +58,30 @@
 // the end of the user's speech to the first audio of the agent's next
 // stretch of speech.
 //
+// # Conversation quality
+//
+// Every Result has Metrics: the conversation measured as a caller hears
+// it, from the timeline (exact on virtual time): talk-over, each party's
+// and who gave way, and the time from a barge-in to the agent going quiet
+// and to its next answer; pauses, the longest, the dead air of each turn
+// and the silences the agent left unfilled; latency per turn with its
+// percentiles (Latency has p50, p90, p95, p99 and max), the time to the
+// first audio byte and to the first event, and the parts the agent
+// reports (AgentTimings: speech to text, model, tools, text to speech);
+// the agent's words a minute and words a turn, and, under
+// Config.MeasureAgentWER, the word error rate of its audio against its own
+// transcript; late audio; and the adapter's wire statistics
+// (WireStatsReporter). State.Metrics gives them mid-conversation, for
+// judges; Result.Attrs publishes them as test attributes.
+//
 // # Reports
 //
 // A failing scenario saves its artifacts (Result.Save): the audio of every
 // segment and of the whole conversation, the manifest, the transcript and
 // timeline, and report.html (Result.HTMLReport), one self-contained page
-// with the waveforms, events, transcript, latencies, verdict and audio
-// players. A package whose TestMain calls Main gets a suite summary
-// (scenarios, pass rate, latency p50/p95) after its tests under go test -v
-// or -voicetest.summary.
+// with the waveforms, events, talk-over and pauses on one time axis,
+// transcript, latencies, conversation quality, verdict and audio players. A
+// package whose TestMain calls Main gets a suite summary (scenarios, pass
+// rate, latency percentiles, talk-over, pauses, speaking rate) after its
+// tests under go test -v or -voicetest.summary.
 package voicetest

@@ -88,6 +88,10 @@ type ChatMessage struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID ties a tool message to the call it answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Audio is input audio for an audio-capable model, in a user message:
+	// each clip after Content, its Label as text before it. In a cache
+	// key a clip counts by its digest (see InputAudio).
+	Audio []InputAudio `json:"audio,omitempty"`
 }
 
 // ToolSpec is a function the model may call.

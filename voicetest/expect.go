@@ -11,13 +11,15 @@ import (
 // ErrExpectation matches every failed expectation with errors.Is.
 var ErrExpectation = errors.New("voicetest: expectation failed")
 
-// Expectation is a cursor over the agent's conversation items (State.Events)
-// for ordered assertions in the style of LiveKit's RunResult.expect:
+// Expectation is a cursor over the agent's conversation items (State.Events:
+// messages, tool calls and results, data, handoffs) for ordered assertions
+// in the style of LiveKit's RunResult.expect:
 //
 //	err := st.Expect().
 //		NextEvent().IsMessage(voicetest.RoleAgent).
 //		NextEvent().IsToolCall("book", map[string]any{"party": 2}).
-//		NextEvent().IsToolResult().
+//		NextEvent().IsToolResultOf("book", map[string]any{"ok": true}).
+//		NextEvent().IsHandoff("billing").
 //		NoMoreEvents().
 //		Err()
 //
@@ -102,6 +104,8 @@ func describeItem(e Event) string {
 		return fmt.Sprintf("tool_call %s %s", e.Tool.Name, compactJSON(e.Tool.Arguments))
 	case EventData:
 		return fmt.Sprintf("data %s %s", e.Text, compactJSON(e.Data))
+	case EventHandoff:
+		return fmt.Sprintf("handoff to %q", e.Text)
 	}
 	return string(e.Type)
 }

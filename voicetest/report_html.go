@@ -72,16 +72,18 @@ type htmlReport struct {
 	Rate        int
 	Runs        string
 
-	P50, P95, Mean, TTFB string
-	HaveLatency          bool
-	LatencyRows          []htmlLatency
-	Interrupts           []string
+	P50, P90, P95, P99, Max, Mean, TTFB string
+	HaveLatency                         bool
+	LatencyRows                         []htmlLatency
+	Interrupts                          []string
 
 	VerdictReasoning string
 	Criteria         []htmlCriterion
 
 	Rows   []htmlRow
 	Events []htmlEvent
+
+	Quality htmlQuality
 
 	Mixed      template.URL
 	MixedNote  string
@@ -131,6 +133,8 @@ type htmlData struct {
 	Spans    []htmlSpan  `json:"spans"`
 	Marks    []htmlMark  `json:"marks"`
 	Latency  []htmlLatDP `json:"latency"`
+	// Quality holds the talk-over and pause spans of the time axis.
+	Quality []htmlQSpan `json:"quality"`
 }
 
 type htmlSpan struct {
@@ -155,10 +159,12 @@ type htmlLatDP struct {
 
 // HTMLReport renders the scenario as one self-contained HTML page: the
 // user's and the agent's waveforms on one time axis with the timeline's
-// events marked, a player for the whole conversation and one per
-// segment, the transcript with turns and latencies, latency per turn, the
-// verdict with each criterion's reasoning, and the golden comparison's
-// outcome. Styles, script and audio (data: URLs of WAV files) are inline:
+// events marked and the talk-over and pauses drawn on it, a player for
+// the whole conversation and one per segment, the transcript with turns
+// and latencies, latency per turn, the conversation's quality (Metrics:
+// talk-over, barge-ins, pauses, timing and its parts, speaking rate, word
+// error rate, wire statistics, a table per turn), the verdict with each
+// criterion's reasoning, and the golden comparison's outcome. Styles, script and audio (data: URLs of WAV files) are inline:
 // the page loads nothing from the network and needs no other file. All
 // text is escaped. Audio is bounded (see ReportMixedRate, ReportMaxMixed
 // and ReportSegmentBudget); the waveforms always cover the whole
@@ -254,7 +260,7 @@ func (res *Result) htmlData() (*htmlReport, error) {
 	// Latency.
 	l := res.Latency
 	rep.HaveLatency = len(l.PerTurn) > 0
-	rep.P50, rep.P95, rep.Mean = fmtMs(l.P50), fmtMs(l.P95), fmtMs(l.Mean)
+	rep.P50, rep.P90, rep.P95, rep.P99, rep.Max, rep.Mean = fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P95), fmtMs(l.P99), fmtMs(l.Max), fmtMs(l.Mean)
 	rep.TTFB = fmtMs(l.TTFB)
 	for _, d := range l.InterruptResponse {
 		rep.Interrupts = append(rep.Interrupts, fmtMs(d))
@@ -297,6 +303,7 @@ func (res *Result) htmlData() (*htmlReport, error) {
 		rep.Events = append(rep.Events, htmlEvent{At: fmtOffset(e.At), Turn: e.Turn, Type: string(e.Type),
 			Role: string(e.Role), Detail: eventDetail(e), Class: eventClass(e.Type)})
 	}
+	rep.addQuality(res)
 	rep.Data.fill(res)
 	return rep, nil
 }

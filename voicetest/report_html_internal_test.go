@@ -93,3 +93,37 @@ func TestPeaks(t *testing.T) {
 		t.Errorf("peaks of an empty conversation has %d values, want 6 zeros", len(got))
 	}
 }
+
+// TestHTMLReportQualityCard: the wire statistics, the parts and what was
+// heard in the agent's audio reach the conversation-quality card.
+func TestHTMLReportQualityCard(t *testing.T) {
+	heard := &Hearing{Text: "a table for 70", Errors: WordErrors{Substitutions: 1, Words: 4}}
+	res := &Result{Name: "q", Status: StatusPass, Success: true, Duration: 3 * time.Second,
+		Transcript: []Message{
+			{Turn: 1, Role: RoleUser, Text: "book", Start: 0, End: 400 * time.Millisecond},
+			{Turn: 1, Role: RoleAgent, Text: "a table for 17", Start: time.Second, End: 2600 * time.Millisecond, Heard: heard},
+		},
+		Metrics: Metrics{
+			Turns: []TurnMetrics{{Turn: 1, Latency: 600 * time.Millisecond, HasLatency: true,
+				Parts: &Timings{STT: 100 * time.Millisecond, LLM: 350 * time.Millisecond}}},
+			Parts:  PartMetrics{LLM: SummarizeDurations([]time.Duration{350 * time.Millisecond})},
+			Speech: SpeechMetrics{WER: &WERMetrics{Rate: 0.25, Errors: heard.Errors, Messages: 1}},
+			Wire: &WireStats{Adapter: "twilio", FramesIn: 120, FramesOut: 140, MarksReceived: 3, MarksEchoed: 2, Clears: 1,
+				MarkDelay: SummarizeDurations([]time.Duration{600 * time.Millisecond})},
+		}}
+	page, err := res.HTMLReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := html.UnescapeString(string(page))
+	for _, want := range []string{
+		"<h3>Wire</h3>", "120 / 140", `<tr class="warn"><th>marks received / echoed</th><td>3 / 2</td>`,
+		"clears / cancels</th><td>1 / 0", "STT 100 ms · LLM 350 ms", "model</th><td>p50 350 ms",
+		"agent word error rate</th><td>25.0% (1 edits in 4 words, 1 messages)",
+		"<td>a table for 17</td><td>a table for 70</td><td class=\"num\">25.0%</td>",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}

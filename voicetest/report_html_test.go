@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"html"
 	"image"
 	"image/png"
 	"os"
@@ -40,10 +42,12 @@ func reportScenario(t *testing.T) *voicetest.Result {
 		Name:        "booking <with> \"quotes\"",
 		Description: "A caller books a table for two & barges in.",
 		Agent: fixtures.Fake(fixtures.FakeConfig{
-			Name:            "fake-restaurant",
-			NativeInterrupt: true,
-			StopLatency:     120 * time.Millisecond,
-			Greeting:        fixtures.Reply{Text: "Hello and welcome to Chez Go", Latency: 200 * time.Millisecond},
+			Name: "fake-restaurant",
+			// The agent hears the barge-in and stops 120 ms later: the
+			// two talk over each other for that long.
+			BargeIn:     true,
+			StopLatency: 120 * time.Millisecond,
+			Greeting:    fixtures.Reply{Text: "Hello and welcome to Chez Go", Latency: 200 * time.Millisecond},
 			Replies: []fixtures.Reply{
 				{Text: "Let me check availability for two", Latency: 450 * time.Millisecond,
 					Tools: []voicetest.ToolCall{{Name: "check_availability", Arguments: json.RawMessage(`{"party":2}`), Result: json.RawMessage(`{"free":["19:00"]}`)}}},
@@ -91,6 +95,9 @@ func TestHTMLReportContent(t *testing.T) {
 		"user_interrupt",
 		"DTMF 1",
 		`id="mixed"`,
+		"Conversation quality",
+		"1 times, 120 ms",
+		"longest pause",
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
@@ -135,6 +142,10 @@ func TestHTMLReportContent(t *testing.T) {
 		Buckets     int     `json:"buckets"`
 		User, Agent []int
 		Marks       []struct{ Type string }
+		Quality     []struct {
+			Start, End float64
+			Kind       string
+		}
 	}
 	if err := json.Unmarshal([]byte(m[1]), &data); err != nil {
 		t.Fatalf("waveform data: %v", err)
@@ -156,6 +167,14 @@ func TestHTMLReportContent(t *testing.T) {
 		if !types[want] {
 			t.Errorf("no %s mark on the waveform", want)
 		}
+	}
+	// The talk-over and every pause are drawn on the time axis.
+	kinds := map[string]int{}
+	for _, q := range data.Quality {
+		kinds[q.Kind]++
+	}
+	if kinds["talk_over"] != res.Metrics.TalkOver.Count || kinds["pause"]+kinds["unfilled"] != len(res.Metrics.Pauses.Spans) || kinds["talk_over"] == 0 {
+		t.Errorf("the time axis has %v, want %d talk-overs and %d pauses", kinds, res.Metrics.TalkOver.Count, len(res.Metrics.Pauses.Spans))
 	}
 }
 
@@ -301,9 +320,67 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if n := colours(img); n < 20 {
 		t.Errorf("the screenshot has %d colours: it looks blank", n)
 	}
+	checkQualityLane(t, img, attr("data-plot"), res)
 	if keep := os.Getenv("VOICETEST_KEEP_REPORT"); keep != "" {
 		_ = os.WriteFile(filepath.Join(keep, "report.png"), mustReadBytes(t, shot), 0o644)
 		_ = os.WriteFile(filepath.Join(keep, "report.html"), mustReadBytes(t, page), 0o644)
+	}
+}
+
+// checkQualityLane checks the picture of the talk-over and the pauses on
+// the report's time axis: in the screenshot, the middle of each talk-over
+// and of the longest pause, in the lane drawn for them, has their colour,
+// and the middle of the first agent speech that neither overlaps nor
+// pauses has the lane's background. plot is the page's data-plot
+// attribute: where the script drew the time axis.
+func checkQualityLane(t *testing.T, img image.Image, plot string, res *voicetest.Result) {
+	t.Helper()
+	var p struct {
+		Left, Width, Duration float64
+		Quality               struct{ Top, Height float64 }
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(plot)), &p); err != nil || p.Width <= 0 || p.Duration <= 0 {
+		t.Fatalf("the page does not say where it drew the time axis (data-plot %q): %v", plot, err)
+	}
+	y := int(p.Quality.Top + p.Quality.Height/2)
+	at := func(from, to time.Duration) (int, int) {
+		mid := (from + to).Seconds() / 2
+		return int(p.Left + mid/p.Duration*p.Width), y
+	}
+	talkOver := [3]uint8{0xe5, 0x48, 0x4d} // --talkover
+	pause := [3]uint8{0xf5, 0xc0, 0x4a}    // --pause
+	lane := [3]uint8{0xf3, 0xf5, 0xf8}     // the lanes' background
+	m := res.Metrics
+	if len(m.TalkOver.Spans) == 0 || m.Pauses.Longest.Duration() == 0 {
+		t.Fatalf("the report's scenario has %d talk-overs and a longest pause of %v: it must have both", len(m.TalkOver.Spans), m.Pauses.Longest.Duration())
+	}
+	for _, s := range m.TalkOver.Spans {
+		x, y := at(s.Start, s.End)
+		wantColour(t, img, x, y, talkOver, fmt.Sprintf("the talk-over at %v–%v", s.Start, s.End))
+	}
+	lp := m.Pauses.Longest
+	x, y := at(lp.Start, lp.End)
+	wantColour(t, img, x, y, pause, fmt.Sprintf("the longest pause at %v–%v", lp.Start, lp.End))
+	for _, msg := range res.Transcript {
+		if msg.Role == voicetest.RoleAgent && msg.End-msg.Start > time.Second && !msg.Interrupted {
+			x, y := at(msg.Start, msg.End)
+			wantColour(t, img, x, y, lane, fmt.Sprintf("the agent's speech at %v–%v (neither talk-over nor pause)", msg.Start, msg.End))
+			break
+		}
+	}
+}
+
+// wantColour checks that the pixel at x, y of img is want, give or take
+// a little for the browser's colour handling.
+func wantColour(t *testing.T, img image.Image, x, y int, want [3]uint8, what string) {
+	t.Helper()
+	r, g, b, _ := img.At(x, y).RGBA()
+	got := [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8)}
+	for i := range got {
+		if d := int(got[i]) - int(want[i]); d < -12 || d > 12 {
+			t.Errorf("%s: the screenshot at (%d, %d) is #%02x%02x%02x, want #%02x%02x%02x", what, x, y, got[0], got[1], got[2], want[0], want[1], want[2])
+			return
+		}
 	}
 }
 

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +62,10 @@ type Result struct {
 	Recording Recording
 	// Latency summarises the agent's response times.
 	Latency Latency
+	// Metrics measures the conversation as a caller hears it: talk-over,
+	// pauses, latency per turn and its parts, speaking rate, word error
+	// rate, wire statistics. Under Repeat it is the reported run's.
+	Metrics Metrics
 	// Duration is the conversation's length (virtual time for in-process
 	// agents).
 	Duration time.Duration
@@ -86,9 +88,20 @@ type Result struct {
 	// and Err is GoldenErr when nothing failed before.
 	GoldenErr error
 
+	// EventsNotKept counts the agent's events that the timeline does not
+	// hold: log lines, data, tool calls and results, and the agent's
+	// transcripts of the user past the runner's bound of 10 000 such
+	// events (or 16 MiB of them) per scenario, which keeps an agent that
+	// floods them from growing the result without bound.
+	EventsNotKept int
+
 	// virtualTime records that Scenario ran the scenario in a synctest
 	// bubble, so that GoldenAuto compares exactly.
 	virtualTime bool
+	// strays names the callees (user code, adapter methods) the run
+	// stopped waiting for at their bound that had not returned when it
+	// ended (see call).
+	strays []string
 }
 
 // Latency summarises response times. Per turn, latency is the time from the
@@ -102,8 +115,13 @@ type Latency struct {
 	// P50 is the median of PerTurn (the mean of the two middle values for
 	// an even count).
 	P50 time.Duration `json:"p50"`
-	// P95 is sorted(PerTurn)[min(n-1, ceil(0.95*(n-1)))].
+	// P90, P95 and P99 are sorted(PerTurn)[min(n-1, ceil(p·(n-1)))] for p
+	// 0.90, 0.95 and 0.99 (see Percentiles).
+	P90 time.Duration `json:"p90"`
 	P95 time.Duration `json:"p95"`
+	P99 time.Duration `json:"p99"`
+	// Max is the slowest reply.
+	Max time.Duration `json:"max"`
 	// TTFB is the time from the start of the conversation to the agent's
 	// first audio (its greeting, or its first reply); zero if it never
 	// spoke.
@@ -113,26 +131,10 @@ type Latency struct {
 	InterruptResponse []time.Duration `json:"interrupt_response,omitempty"`
 }
 
-// Summarize fills Mean, P50 and P95 from PerTurn.
+// Summarize fills Mean, P50, P90, P95, P99 and Max from PerTurn.
 func (l *Latency) Summarize() {
-	n := len(l.PerTurn)
-	l.Mean, l.P50, l.P95 = 0, 0, 0
-	if n == 0 {
-		return
-	}
-	s := slices.Clone(l.PerTurn)
-	slices.Sort(s)
-	var sum time.Duration
-	for _, d := range s {
-		sum += d
-	}
-	l.Mean = sum / time.Duration(n)
-	if n%2 == 1 {
-		l.P50 = s[n/2]
-	} else {
-		l.P50 = (s[n/2-1] + s[n/2]) / 2
-	}
-	l.P95 = s[min(n-1, int(math.Ceil(0.95*float64(n-1))))]
+	p := SummarizeDurations(l.PerTurn)
+	l.Mean, l.P50, l.P90, l.P95, l.P99, l.Max = p.Mean, p.P50, p.P90, p.P95, p.P99, p.Max
 }
 
 // Segment is one stretch of speech.
@@ -194,7 +196,8 @@ func (rec Recording) MixedWAV() ([]byte, error) { return encodeWAV(rec.Mixed()) 
 
 // Manifest returns a JSON description of the segments and the timeline,
 // in the layout of LangWatch Scenario's save_segments manifest, with the
-// file names Save writes.
+// file names Save writes, and the conversation's Metrics (durations in
+// nanoseconds, as encoding/json writes a time.Duration).
 func (res *Result) Manifest() ([]byte, error) {
 	type seg struct {
 		Idx         int     `json:"idx"`
@@ -230,9 +233,10 @@ func (res *Result) Manifest() ([]byte, error) {
 		Latency      manifestLatency   `json:"latency"`
 		Status       Status            `json:"status"`
 		Criteria     []CriterionResult `json:"criteria,omitempty"`
+		Metrics      Metrics           `json:"metrics"`
 	}{Name: res.Name, Duration: res.Duration.Seconds(), Rate: res.Recording.Rate,
 		SegmentCount: len(res.Recording.Segments), Latency: newManifestLatency(res.Latency), Status: res.Status,
-		Segments: []seg{}, Events: []ev{}}
+		Segments: []seg{}, Events: []ev{}, Metrics: res.Metrics}
 	for i, s := range res.Recording.Segments {
 		e := seg{Idx: i, Role: s.Role, Turn: s.Turn, StartTime: s.Start.Seconds(), EndTime: s.End.Seconds(),
 			Duration: (s.End - s.Start).Seconds(), Transcript: s.Text, AudioOnly: s.AudioOnly, Interrupted: s.Interrupted}
@@ -432,6 +436,9 @@ func (res *Result) report() string {
 	if len(res.SkippedSteps) > 0 {
 		fmt.Fprintf(&b, "  %s\n", res.skippedLine())
 	}
+	if res.EventsNotKept > 0 {
+		fmt.Fprintf(&b, "  %d agent events not kept (the timeline holds at most %d log lines, data, tool calls and results and transcripts of the user per scenario)\n", res.EventsNotKept, maxSideEvents)
+	}
 	b.WriteString("transcript:\n")
 	if len(res.Transcript) == 0 {
 		b.WriteString("  (empty)\n")
@@ -444,7 +451,7 @@ func (res *Result) report() string {
 		if m.Interrupted {
 			b.WriteString(" (interrupted)")
 		}
-		fmt.Fprintf(&b, ": %s\n", m.DisplayText())
+		fmt.Fprintf(&b, ": %s\n", clipReportText(m.DisplayText()))
 	}
 	if n := len(res.Latency.PerTurn); n > 0 {
 		fmt.Fprintf(&b, "latency: p50 %dms, p95 %dms, mean %dms over %d turns\n",

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -38,10 +37,10 @@ const modulePath = "github.com/voicetest-go/voicetest"
 // itself) runs the scenario in that bubble.
 //
 // Scenario calls t.Helper, logs through t, closes the connection in a
-// t.Cleanup even if a step panics, and publishes the attributes
-// voicetest.verdict, voicetest.turns, voicetest.latency_p50_ms and
-// voicetest.latency_p95_ms with t.Attr (gotestsum writes them as JUnit
-// properties). When the scenario fails, t.Error reports what failed, the
+// t.Cleanup even if a step panics, and publishes the verdict and the
+// metrics (Result.Attrs: voicetest.verdict, voicetest.turns,
+// voicetest.latency_p50_ms, voicetest.talk_over_ms, ...) with t.Attr
+// (gotestsum writes them as JUnit properties). When the scenario fails, t.Error reports what failed, the
 // transcript with turns and latencies, and where the artifacts are:
 // t.ArtifactDir() under go test -artifacts (always written there), else
 // a temporary directory kept for the failure. An invalid cfg is t.Fatal.
@@ -80,14 +79,29 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	run := func(tb testing.TB, ctx context.Context, clock, bubble bool) {
 		h := hooks{
 			logf:      testlog.Logf(tb, loc),
-			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
+			connected: func(c Conn) { tb.Cleanup(func() { _ = closeWithin(c, closeWait) }) },
 			virtual:   clock,
 			bubble:    bubble,
 		}
 		res, err = runAll(ctx, cfg, h)
 	}
+	stray := ""
 	if tt, ok := t.(*testing.T); ok && vt && !alreadyBubbled {
-		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false, true) })
+		func() {
+			// A callee that never returns (it ignores its context) keeps
+			// the bubble from ending after the scenario failed at its
+			// bound: synctest panics; say what happened instead.
+			defer func() {
+				if p := recover(); p != nil {
+					msg, ok := strayDeadlock(p, res)
+					if !ok {
+						panic(p)
+					}
+					stray = msg
+				}
+			}()
+			synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false, true) })
+		}()
 		virtual = true
 	} else {
 		// A testing.B (or a TB that is not a *testing.T) cannot make a
@@ -126,6 +140,9 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		recordSummary(t, res)
 	}
 	report(t, res)
+	if stray != "" {
+		t.Error(stray)
+	}
 	return res
 }
 
@@ -158,19 +175,8 @@ func artifactsRequested() bool {
 // report publishes res to t.
 func report(t testing.TB, res *Result) {
 	t.Helper()
-	t.Attr("voicetest.verdict", string(res.Status))
-	t.Attr("voicetest.turns", strconv.Itoa(res.Turns))
-	if len(res.Latency.PerTurn) > 0 {
-		t.Attr("voicetest.latency_p50_ms", strconv.FormatInt(res.Latency.P50.Milliseconds(), 10))
-		t.Attr("voicetest.latency_p95_ms", strconv.FormatInt(res.Latency.P95.Milliseconds(), 10))
-	}
-	if res.Runs != nil {
-		t.Attr("voicetest.pass_rate", strconv.FormatFloat(res.PassRate, 'f', 2, 64))
-	}
-	if res.Verdict != nil {
-		t.Attr("voicetest.criteria_pass", strconv.Itoa(len(res.Passed)))
-		t.Attr("voicetest.criteria_fail", strconv.Itoa(len(res.Failed)))
-		t.Attr("voicetest.criteria_inconclusive", strconv.Itoa(len(res.Inconclusive)))
+	for _, a := range res.Attrs() {
+		t.Attr(a.Key, a.Value)
 	}
 	// Passing criteria are logged with their evidence, so a CI log shows
 	// why every verdict was given; failed and inconclusive ones lead the

@@ -45,6 +45,10 @@ type Message struct {
 	// engine does not know): Text is empty and renderings show "(STT heard
 	// nothing)", not silence.
 	NothingHeard bool `json:"nothing_heard,omitempty"`
+	// Heard is, under Config.MeasureAgentWER, what Config.AgentSTT heard
+	// in the audio of an agent message whose text the agent sent (Text),
+	// with the word errors between them; nil otherwise.
+	Heard *Hearing `json:"heard,omitempty"`
 }
 
 // DisplayText returns the message's text as renderings show it:
@@ -91,6 +95,9 @@ const (
 	EventAgentLog EventType = "agent_log"
 	// EventMaxTurnAudio marks an agent turn cut off by Timeouts.MaxTurnAudio.
 	EventMaxTurnAudio EventType = "max_turn_audio"
+	// EventHandoff marks the conversation passing to another agent: Text
+	// names it, Data holds the handoff's details (see HandoffEvent).
+	EventHandoff EventType = "handoff"
 	// EventMessage is a whole message; it appears in State.Events, not in
 	// the timeline.
 	EventMessage EventType = "message"
@@ -125,7 +132,10 @@ type Event struct {
 
 // State is the conversation so far, as steps, checks, users and judges see
 // it. Its methods return copies that the caller may keep; the State itself
-// must not be kept after the call it was passed to returns.
+// must not be kept after the call it was passed to returns. Every call of
+// one run gets the same *State (a copy of the runner's, refreshed before
+// each call), so a User or Judge may key what it keeps of a conversation
+// on the pointer (weakly: the personas package does).
 type State struct {
 	name        string
 	description string
@@ -135,6 +145,14 @@ type State struct {
 	// results, data), in order of arrival.
 	items []Event
 	turn  int
+
+	// notes are the runner's measurements that the transcript and
+	// timeline do not hold (metrics_record.go).
+	notes notes
+	// segs, when set, are the runner's recorded segments, at rate
+	// (State.Recording).
+	segs *[]Segment
+	rate int
 }
 
 // Name returns the scenario's name.
@@ -174,8 +192,8 @@ func (s *State) Timeline() []Event {
 }
 
 // Events returns the agent's conversation items in order: its messages
-// (Type EventMessage, Role RoleAgent), tool calls, tool results and data
-// payloads. User messages are not included; see Transcript.
+// (Type EventMessage, Role RoleAgent), tool calls, tool results, data
+// payloads and handoffs. User messages are not included; see Transcript.
 func (s *State) Events() []Event {
 	out := slices.Clone(s.items)
 	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })
@@ -254,6 +272,9 @@ func (s *State) clone() *State {
 		timeline:    s.Timeline(),
 		items:       s.Events(),
 		turn:        s.turn,
+		notes:       s.notes.clone(),
+		segs:        s.recordedSegments(),
+		rate:        s.rate,
 	}
 }
 

@@ -29,15 +29,17 @@ const summaryEnv = "VOICETEST_SUMMARY"
 
 func init() {
 	if testing.Testing() {
-		flag.Bool(SummaryFlag, false, "voicetest: print a summary of the scenarios (count, pass rate, latency p50/p95) after the tests; needs TestMain to call voicetest.Main")
+		flag.Bool(SummaryFlag, false, "voicetest: print a summary of the scenarios (count, pass rate, latency percentiles, talk-over, pauses, speaking rate) after the tests; needs TestMain to call voicetest.Main")
 	}
 }
 
 // Main runs the tests of a package and then prints the suite summary of
 // its voicetest scenarios: how many ran, passed, failed and were
-// inconclusive, the pass rate, user turns, and the agent's response
-// latency p50/p95 over every measured turn, with one line per scenario
-// that did not pass. The summary is printed when go test runs with -v or
+// inconclusive, the pass rate, user turns, the agent's response latency
+// (p50, p90, p95, p99, max, mean) over every measured turn, and the
+// conversation quality over all scenarios (first-audio times, talk-over,
+// pauses, speaking rate, word error rate; see Metrics), with one line per
+// scenario that did not pass. The summary is printed when go test runs with -v or
 // with -voicetest.summary. Use it from the package's TestMain:
 //
 //	func TestMain(m *testing.M) { voicetest.Main(m) }
@@ -111,11 +113,13 @@ type summaryRecord struct {
 	Runs      int             `json:"runs,omitempty"`
 	PassRate  float64         `json:"pass_rate"`
 	Reason    string          `json:"reason,omitempty"`
+	Quality   summaryQuality  `json:"quality"`
 }
 
 func newSummaryRecord(test string, res *Result) summaryRecord {
 	r := summaryRecord{Test: test, Name: res.Name, Status: res.Status, Success: res.Success, Turns: res.Turns,
-		Duration: res.Duration, Latencies: res.Latency.PerTurn, Runs: len(res.Runs), PassRate: res.PassRate}
+		Duration: res.Duration, Latencies: res.Latency.PerTurn, Runs: len(res.Runs), PassRate: res.PassRate,
+		Quality: newSummaryQuality(res.Metrics)}
 	if !res.Success && res.Err != nil {
 		r.Reason = firstLine(res.Err.Error())
 	}
@@ -229,11 +233,13 @@ func writeSummary(w io.Writer, recs []summaryRecord) {
 		len(recs), noun, passed, failed, inconclusive, 100*float64(passed)/float64(len(recs)))
 	fmt.Fprintf(w, "  user turns: %d; conversation time: %v\n", turns, dur.Round(time.Millisecond))
 	if n := len(lat.PerTurn); n > 0 {
-		fmt.Fprintf(w, "  response latency over %d turns: p50 %dms, p95 %dms, mean %dms\n",
-			n, lat.P50.Milliseconds(), lat.P95.Milliseconds(), lat.Mean.Milliseconds())
+		fmt.Fprintf(w, "  response latency over %d turns: p50 %dms, p90 %dms, p95 %dms, p99 %dms, max %dms, mean %dms\n",
+			n, lat.P50.Milliseconds(), lat.P90.Milliseconds(), lat.P95.Milliseconds(), lat.P99.Milliseconds(),
+			lat.Max.Milliseconds(), lat.Mean.Milliseconds())
 	} else {
 		fmt.Fprintln(w, "  response latency: not measured")
 	}
+	writeSummaryQuality(w, recs)
 	for _, r := range recs {
 		if r.Success {
 			continue

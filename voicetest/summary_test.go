@@ -48,7 +48,10 @@ func TestSuiteSummary(t *testing.T) {
 		"voicetest summary: 4 scenarios, 3 passed, 1 failed, 0 inconclusive (pass rate 75.0%)\n",
 		"  user turns: 5; conversation time: ",
 		// 300, 500, 100, 100, 700 ms
-		"  response latency over 5 turns: p50 300ms, p95 700ms, mean 340ms\n",
+		"  response latency over 5 turns: p50 300ms, p90 700ms, p95 700ms, p99 700ms, max 700ms, mean 340ms\n",
+		"  first audio after the user stopped, over 5 turns: p50 300ms, p95 700ms, max 700ms\n",
+		// Each reply follows the user's words by its latency.
+		"  talk-over: 0 (0 by the user, 0 by the agent), 0ms in all; dead air 1700ms; 0 unfilled gaps; longest pause 700ms (TestFailsVerdict, turn 1)\n",
 		"  FAIL TestFailsVerdict (\"rude agent\"): ",
 		"criterion \"the agent is polite\" failed: it said no\n",
 	}

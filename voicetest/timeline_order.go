@@ -23,8 +23,8 @@ const sameInstant = time.Millisecond
 // eventRank is the order of event types at one instant of one turn: what
 // ends comes before what begins (the agent's speech stops, then the user
 // barges in or presses keys), the user's speech before the agent's
-// answer to it, tool calls before the speech that reports them, and the
-// judge last.
+// answer to it, tool calls (and a handoff) before the speech that
+// reports them, and the judge last.
 var eventRank = map[EventType]int{
 	EventUserInterrupt:      0,
 	EventAgentStopSpeaking:  1,
@@ -37,14 +37,15 @@ var eventRank = map[EventType]int{
 	EventUserHangUp:         8,
 	EventToolCall:           9,
 	EventToolResult:         10,
-	EventAgentStartSpeaking: 11,
-	EventData:               12,
-	EventAgentLog:           13,
-	EventAgentInterrupted:   14,
-	EventMaxTurnAudio:       15,
-	EventAgentHangUp:        16,
-	EventSleep:              17,
-	EventVerdict:            18,
+	EventHandoff:            11,
+	EventAgentStartSpeaking: 12,
+	EventData:               13,
+	EventAgentLog:           14,
+	EventAgentInterrupted:   15,
+	EventMaxTurnAudio:       16,
+	EventAgentHangUp:        17,
+	EventSleep:              18,
+	EventVerdict:            19,
 }
 
 func rankOf(t EventType) int {

@@ -47,7 +47,10 @@ type ToolHandler func(ctx context.Context, call voicetest.ToolCall) (json.RawMes
 // sent to the LLM with Tools; tool calls are run by ToolHandler and
 // reported as AgentToolCall and AgentToolResult events, and the model is
 // asked again (at most MaxToolRounds calls a turn). The answer is
-// synthesised with the TTS at Session.Rate and streamed as 20 ms AgentAudio
+// synthesised with the TTS at Session.Rate, the parts of the response time
+// are reported (AgentTimings: the STT's, the LLM calls', the tools' and
+// the TTS's time, for voicetest.Metrics), and the answer is
+// streamed as 20 ms AgentAudio
 // frames at the pace they play, each word's AgentTranscript delta when its
 // audio has played (time taken as proportional to characters), then
 // AgentTurnEnd. SendText and SendDTMF skip the STT (DTMF reaches the model
@@ -219,6 +222,7 @@ type compConn struct {
 
 	// Owned by the agent loop.
 	history []voicetest.ChatMessage
+	parts   voicetest.Timings // the response in progress's (AgentTimings)
 }
 
 // Capabilities reports what the composable agent supports.
@@ -484,10 +488,13 @@ func (c *compConn) respond(in compInput, say string) error {
 	}
 
 	hangUp := false
+	c.parts = voicetest.Timings{}
 	if say == "" {
 		text := in.text
 		if !in.audio.IsEmpty() {
+			began := time.Now()
 			tr, err := c.a.STT.Transcribe(rctx, voicetest.TranscriptionRequest{Audio: in.audio, Language: c.a.Language})
+			c.parts.STT = time.Since(began)
 			if rctx.Err() != nil {
 				return interrupted()
 			}
@@ -539,7 +546,9 @@ func (c *compConn) think(ctx context.Context) (answer string, hangUp bool, err e
 	for round := 1; round <= c.a.MaxToolRounds; round++ {
 		req := voicetest.ChatRequest{Model: c.a.Model, Messages: c.history, Tools: c.a.Tools,
 			Temperature: c.a.Temperature, Seed: c.a.Seed}
+		began := time.Now()
 		resp, err := c.a.LLM.Complete(ctx, req)
+		c.parts.LLM += time.Since(began)
 		if err != nil {
 			return "", false, fmt.Errorf("the LLM failed (call %d of the turn): %w", round, err)
 		}
@@ -555,7 +564,9 @@ func (c *compConn) think(ctx context.Context) (answer string, hangUp bool, err e
 			if err := c.emit(voicetest.AgentEvent{Kind: voicetest.AgentToolCall, Tool: &tc}); err != nil {
 				return "", false, err
 			}
+			began := time.Now()
 			res := c.runTool(ctx, call)
+			c.parts.Tools += time.Since(began)
 			if call.Name == EndCallTool && c.a.EndCall {
 				hangUp = true
 			}
@@ -617,7 +628,9 @@ func (c *compConn) speak(ctx context.Context, text string) (string, error) {
 	if strings.TrimSpace(text) == "" {
 		return "", nil
 	}
+	began := time.Now()
 	audio, err := c.a.TTS.Synthesize(ctx, voicetest.SpeechRequest{Text: text, Voice: c.a.Voice, Speed: c.a.Speed, Rate: c.rate})
+	c.parts.TTS = time.Since(began)
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -631,6 +644,11 @@ func (c *compConn) speak(ctx context.Context, text string) (string, error) {
 		if audio, err = pcm.Resample(audio, c.rate); err != nil {
 			return "", fmt.Errorf("resampling the TTS audio: %w", err)
 		}
+	}
+	// The parts of this response's time, before its first audio.
+	parts := c.parts
+	if err := c.emit(voicetest.AgentEvent{Kind: voicetest.AgentTimings, Timings: &parts}); err != nil {
+		return "", err
 	}
 	words := speechWords(text, audio.Duration())
 	said, spoken := 0, 0

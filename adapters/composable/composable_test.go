@@ -93,6 +93,8 @@ func compEvents(t *testing.T, conn voicetest.Conn, stop func(voicetest.AgentEven
 		case voicetest.AgentTranscript:
 			text += ev.Text
 			continue
+		case voicetest.AgentTimings:
+			continue // checked by TestComposableReportsItsParts
 		case voicetest.AgentToolCall, voicetest.AgentToolResult:
 			lines = append(lines, fmt.Sprintf("%s %s %s %s", ev.Kind, ev.Tool.Name, ev.Tool.Arguments, ev.Tool.Result))
 		default:

@@ -574,6 +574,11 @@ func (c *elevenConn) Interrupt(context.Context) error {
 		Alternative: "ConvAI has no client cancel; barge in by sending user audio while the agent speaks (it answers with an interruption event)"}
 }
 
+// WireStats reports what crossed the WebSocket: frames each way, the
+// agent's interruption events (clears) and the audio of interrupted
+// responses the adapter dropped.
+func (c *elevenConn) WireStats() voicetest.WireStats { return c.ws.Stats().Snapshot("elevenlabs") }
+
 // Recv returns the agent's next event.
 func (c *elevenConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 	return c.ws.Recv(ctx)
@@ -642,6 +647,7 @@ func (c *elevenConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 		}
 		return []voicetest.AgentEvent{{Kind: voicetest.UserTranscript, Text: *ev.UserTranscript.Text, Final: true}}, nil
 	case "interruption":
+		c.ws.Stats().Clear()
 		if ev.Interruption != nil {
 			c.lastInterrupt = max(c.lastInterrupt, ev.Interruption.EventID)
 		}
@@ -713,6 +719,7 @@ func (c *elevenConn) audio(ev elevenEvent) ([]voicetest.AgentEvent, error) {
 		// reply to that turn shares: ElevenLabs' clients keep audio whose
 		// id is at least the interruption's (@elevenlabs/client
 		// VoiceConversation.handleAudio, elevenlabs-python).
+		c.ws.Stats().Dropped(1)
 		return nil, nil
 	}
 	var err error

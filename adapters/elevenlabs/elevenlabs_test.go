@@ -711,4 +711,8 @@ func TestElevenLabsScenarioInterrupt(t *testing.T) {
 	if c := peer.Conversations()[0]; c.Interruptions != 1 || len(c.Errors) > 0 {
 		t.Errorf("server: %d interruptions, errors %q", c.Interruptions, c.Errors)
 	}
+	// The wire statistics: the agent's interruption event (a clear).
+	if w := res.Metrics.Wire; w == nil || w.Adapter != "elevenlabs" || w.Clears != 1 || w.FramesIn == 0 || w.FramesOut == 0 {
+		t.Errorf("wire statistics %+v, want one clear", w)
+	}
 }

@@ -381,6 +381,7 @@ type conn struct {
 	logf    func(string, ...any)
 	capture *wire.CaptureWriter
 	capt    bool // Session.Capture is set: marshal messages for it
+	stats   wire.Stats
 	onTool  wire.ToolHandler
 	q       *queue
 
@@ -398,6 +399,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	cause   error // why the adapter itself ended the connection
+	limit   error // the queue bound the model went past, which Close reports
 	closing bool
 
 	// Reader goroutine only.
@@ -454,6 +456,9 @@ func (c *conn) write(ctx context.Context, capture func() ([]byte, error), send f
 	c.writeTimer.Reset(c.opts.WriteTimeout)
 	err := send()
 	c.writeTimer.Stop()
+	if err == nil {
+		c.stats.FrameOut(0)
+	}
 	c.mu.Lock()
 	c.writing = false
 	cause := c.cause
@@ -588,7 +593,15 @@ func (c *conn) Interrupt(context.Context) error {
 // Recv returns the model's next event.
 func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.recv(ctx) }
 
-// Close ends the session and waits for the adapter's goroutines.
+// WireStats reports the messages exchanged through the SDK
+// (voicetest.WireStatsReporter) and the server's interruptions as clears.
+// Bytes are not counted: the SDK reads and writes the WebSocket itself, so
+// the adapter sees messages, not frames' sizes.
+func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapterName) }
+
+// Close ends the session and waits for the adapter's goroutines. It
+// returns an error only when the model's events went past
+// WSOptions.MaxQueueBytes while nothing read them (a *voicetest.LimitError).
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
@@ -600,7 +613,12 @@ func (c *conn) Close() error {
 		c.writeTimer.Stop()
 		c.capture.Note("closed", "closed by voicetest")
 	})
-	return nil
+	// A queue overflow is never silent, even when nothing read it from
+	// Recv. (An oversized message is an event Recv reports, as wire.Conn
+	// does: Close does not repeat it.)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit
 }
 
 // push queues events (scrubbed) and an error; past MaxQueueBytes it ends
@@ -617,8 +635,14 @@ func (c *conn) push(evs []voicetest.AgentEvent, err error) {
 	if len(items) == 0 || c.q.push(items...) {
 		return
 	}
-	c.kill(&voicetest.LimitError{What: "the model's events queued by the " + adapterName + " adapter while the runner was not reading",
-		Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"})
+	le := &voicetest.LimitError{What: "the model's events queued by the " + adapterName + " adapter while the runner was not reading",
+		Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"}
+	c.mu.Lock()
+	if c.limit == nil {
+		c.limit = le
+	}
+	c.mu.Unlock()
+	c.kill(le)
 }
 
 // kill ends the session for cause.
@@ -644,6 +668,7 @@ func (c *conn) readLoop() {
 			c.finish(err)
 			return
 		}
+		c.stats.FrameIn(0)
 		if c.capt {
 			if b, err := json.Marshal(msg); err == nil {
 				c.capture.Frame("recv", websocket.MessageText, b)
@@ -829,6 +854,7 @@ func (c *conn) serverContent(sc *genai.LiveServerContent) ([]voicetest.AgentEven
 	}
 	if sc.Interrupted {
 		if c.content {
+			c.stats.Clear()
 			evs = append(c.down.Flush(evs), voicetest.AgentEvent{Kind: voicetest.AgentInterrupted, Text: "interrupted by the user's activity"})
 			evs = c.agentFinal(evs)
 		} else {

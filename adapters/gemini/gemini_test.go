@@ -133,6 +133,11 @@ func TestGeminiBargeIn(t *testing.T) {
 	if ss := peer.Sessions()[0]; ss.Interruptions != 1 || len(ss.Errors) > 0 {
 		t.Errorf("server: %d interruptions, errors %q", ss.Interruptions, ss.Errors)
 	}
+	// Messages both ways through the SDK, the server's interrupted as the
+	// one clear; no sizes (the SDK hides the frames).
+	if w := conn.(voicetest.WireStatsReporter).WireStats(); w.Adapter != "gemini-live" || w.FramesIn < 3 || w.FramesOut < 4 || w.Clears != 1 || w.BytesIn != 0 {
+		t.Errorf("wire stats %+v", w)
+	}
 }
 
 // Tool calls are answered from the test's handler: an object result is

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,14 +238,15 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	case a.Authorize == nil && a.AgentID == "":
 		return nil, errors.New("adapters: layercode: AgentID is empty; set it to the LayerCode agent's ID")
 	}
-	// One scrubber for the whole Connect: it learns the authorize
-	// request's credentials (headers, URL, body) and the session key, and
-	// blanks them in the capture, the log and every error, also where the
-	// backend or LayerCode echoes them.
+	// One scrubber for the whole Connect: it learns the credentials of
+	// the environment, the authorize request's credentials (headers, URL,
+	// body) and the session key, and blanks them in the capture, the log
+	// and every error, also where the backend or LayerCode echoes them.
 	sc := a.WSOptions.Scrub
 	if sc == nil {
 		sc = scrub.New()
 	}
+	sc.AddEnv(os.Environ())
 	sc.AddHeader(a.AuthorizeHeader)
 	sc.AddURL(a.AuthorizeURL)
 	s.Logf = wire.ScrubLogf(sc, s.Logf)
@@ -589,6 +591,11 @@ func (c *lcConn) Interrupt(context.Context) error {
 		Alternative: "LayerCode has no client-side cancel; barge in by sending user audio while the agent speaks (LayerCode answers with turn.start role=user)"}
 }
 
+// WireStats reports what crossed the WebSocket: frames each way, the
+// barge-ins that cut the agent's audio (turn.start of the user while it
+// played: clears) and the audio of interrupted turns the adapter dropped.
+func (c *lcConn) WireStats() voicetest.WireStats { return c.ws.Stats().Snapshot("layercode") }
+
 // Recv returns the agent's next event.
 func (c *lcConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 	return c.ws.Recv(ctx)
@@ -714,6 +721,7 @@ func (c *lcConn) decodeAudio(m lcInbound) ([]voicetest.AgentEvent, error) {
 		return nil, fmt.Errorf("response.audio: %w", err)
 	}
 	if m.TurnID != "" && m.TurnID == c.droppedTurn {
+		c.ws.Stats().Dropped(1)
 		return nil, nil // the user interrupted this turn: the SDK drops its audio
 	}
 	if m.TurnID != "" && m.TurnID != c.turnID {
@@ -754,6 +762,7 @@ func (c *lcConn) userTurnStarted() []voicetest.AgentEvent {
 	interrupted := now.Before(c.playEnd)
 	var tail []voicetest.AgentEvent
 	if interrupted {
+		c.ws.Stats().Clear()
 		c.droppedTurn = c.turnID
 		if c.down != nil {
 			c.down.Reset()

@@ -637,6 +637,10 @@ agent: You said Stop.
 	if call.Interruptions != 1 || len(call.Errors) > 0 {
 		t.Errorf("peer saw %d barge-ins and errors %q", call.Interruptions, call.Errors)
 	}
+	// The wire statistics: the barge-in cut the story's audio (a clear).
+	if w := res.Metrics.Wire; w == nil || w.Adapter != "layercode" || w.Clears != 1 || w.Cancels != 0 || w.FramesIn == 0 || w.FramesOut == 0 {
+		t.Errorf("wire statistics %+v, want one clear", w)
+	}
 }
 
 // TestLayerCodeEscapedAudio checks that response.audio whose base64 has

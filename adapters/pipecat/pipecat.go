@@ -437,9 +437,13 @@ func (c *conn) EndUtterance(ctx context.Context) error {
 	if c.ser != Twilio {
 		return nil
 	}
-	return c.sendJSONLocked(ctx, func(seq string) map[string]any {
+	if err := c.sendJSONLocked(ctx, func(seq string) map[string]any {
 		return map[string]any{"event": "mark", "sequenceNumber": seq, "streamSid": c.streamSid, "mark": map[string]string{"name": "utterance_end"}}
-	})
+	}); err != nil {
+		return err
+	}
+	c.ws.Stats().MarkSent()
+	return nil
 }
 
 // sendRTVI sends an RTVI client message in a MessageFrame.
@@ -527,11 +531,20 @@ func (c *conn) Interrupt(ctx context.Context) error {
 	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	return c.ws.Write(ctx, websocket.MessageBinary, b)
+	if err := c.ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		return err
+	}
+	c.ws.Stats().Cancel()
+	return nil
 }
 
 // Recv returns the bot's next event.
 func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.ws.Recv(ctx) }
+
+// WireStats reports what crossed the wire (voicetest.WireStatsReporter):
+// frames and bytes each way, utterance_end marks sent and the bot's
+// clears (Twilio serializer).
+func (c *conn) WireStats() voicetest.WireStats { return c.ws.Stats().Snapshot(adapterName) }
 
 // Close sends "stop" (Twilio) and closes the WebSocket.
 func (c *conn) Close() error {
@@ -612,6 +625,7 @@ func (c *conn) decodeTwilio(data []byte) ([]voicetest.AgentEvent, error) {
 			return nil, fmt.Errorf("%s for streamSid %q, but this stream is %q", m.Event, m.StreamSid, c.streamSid)
 		}
 		if m.Event == "clear" {
+			c.ws.Stats().Clear()
 			return c.interruption("clear"), nil
 		}
 		if m.Media == nil || m.Media.Payload == "" {

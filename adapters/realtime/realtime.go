@@ -843,6 +843,7 @@ func (c *realtimeConn) Interrupt(ctx context.Context) error {
 		if err := c.sendJSON(ctx, rtCancel{Type: "response.cancel", ResponseID: resp}); err != nil {
 			return err
 		}
+		c.ws.Stats().Cancel()
 	}
 	if item != "" && n > 0 && !trunc {
 		received := pcm.DurationOf(n, realtimeRate)
@@ -853,6 +854,11 @@ func (c *realtimeConn) Interrupt(ctx context.Context) error {
 	}
 	return nil
 }
+
+// WireStats reports what crossed the WebSocket: frames each way, the
+// caller's response.cancel messages and the responses the server
+// cancelled.
+func (c *realtimeConn) WireStats() voicetest.WireStats { return c.ws.Stats().Snapshot(realtimeAdapter) }
 
 // Recv returns the agent's next event.
 func (c *realtimeConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
@@ -1060,6 +1066,7 @@ func (c *realtimeConn) responseDone(ev rtServerEvent) ([]voicetest.AgentEvent, e
 		}
 		return append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd}), nil
 	case "cancelled":
+		c.ws.Stats().Clear()
 		reason := "cancelled"
 		if d := r.StatusDetails; d != nil && d.Reason != "" {
 			reason += " (" + d.Reason + ")"

@@ -363,6 +363,7 @@ type twilioInbound struct {
 type pendingMark struct {
 	name string
 	due  time.Time
+	at   time.Time // when it arrived, for its echo delay
 }
 
 // twilioConn is one Media Stream.
@@ -410,6 +411,11 @@ type twilioConn struct {
 
 // Capabilities reports what the Twilio adapter supports.
 func (c *twilioConn) Capabilities() voicetest.Capabilities { return twilioCaps(c.callerMarks) }
+
+// WireStats reports what crossed the Media Stream: frames each way, the
+// bot's marks and their echoes with the delay (its audio's playback),
+// the caller's own marks (CallerMarks) and the bot's clears.
+func (c *twilioConn) WireStats() voicetest.WireStats { return c.ws.Stats().Snapshot("twilio") }
 
 // SendAudio streams user speech as 20 ms media frames.
 func (c *twilioConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
@@ -471,6 +477,7 @@ func (c *twilioConn) sendCallerMarkLocked(ctx context.Context) error {
 	}
 	c.utterances++
 	name := "utt-" + strconv.Itoa(c.utterances)
+	c.ws.Stats().MarkSent()
 	return c.sendJSONLocked(ctx, func(seq string) any {
 		return twilioMark{Event: "mark", SequenceNumber: seq, StreamSid: c.streamSid, Mark: twilioMarkBody{Name: name}}
 	})
@@ -763,6 +770,7 @@ func (c *twilioConn) echoDueLocked(now time.Time) error {
 		}); err != nil {
 			return err
 		}
+		c.ws.Stats().MarkEchoed(time.Since(m.at))
 	}
 	return nil
 }
@@ -815,10 +823,12 @@ func (c *twilioConn) decode(typ websocket.MessageType, data []byte) ([]voicetest
 				evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: pcm.Chunk{Rate: c.rate, Samples: tail}})
 			}
 		}
+		c.ws.Stats().MarkReceived()
 		payload, _ := json.Marshal(twilioMarkBody{Name: m.Mark.Name})
 		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentData, Text: "mark", Data: payload})
 		return evs, c.queueMark(m.Mark.Name)
 	case "clear":
+		c.ws.Stats().Clear()
 		if c.down != nil {
 			c.down.Reset()
 		}
@@ -851,7 +861,7 @@ func (c *twilioConn) queueMark(name string) error {
 		c.playMu.Unlock()
 		return &voicetest.LimitError{What: "the bot's marks waiting for their audio to play", Limit: wire.MaxPendingMarks, Unit: "marks", Name: "wire.MaxPendingMarks"}
 	}
-	c.marks = append(c.marks, pendingMark{name: name, due: due})
+	c.marks = append(c.marks, pendingMark{name: name, due: due, at: now})
 	c.playMu.Unlock()
 	if c.pacing == Fast {
 		c.wake()

@@ -101,9 +101,12 @@ func ReadCapture(r io.Reader) ([]CaptureRecord, error) {
 // on: a capture is a debugging aid, not part of the test).
 //
 // Every record is scrubbed before it is written (see SetScrubber): URL
-// userinfo passwords, the credential members of JSON frames (by name) and
-// every secret the scrubber knows read "REDACTED", so Payload returns a
-// frame's bytes as they crossed the wire except for its secrets.
+// userinfo passwords, every secret the scrubber knows and, in text frames
+// and notes, the credential members of JSON (by name) and what text shows
+// after "Bearer " or "Basic " and in credential parameters read
+// "REDACTED" (binary frames are scrubbed with scrub.Scrubber.Binary), so
+// Payload returns a frame's bytes as they crossed the wire except for its
+// secrets.
 type CaptureWriter struct {
 	mu     sync.Mutex
 	scrub  atomic.Pointer[scrub.Scrubber]
@@ -136,7 +139,7 @@ func (c *CaptureWriter) Frame(dir string, typ websocket.MessageType, data []byte
 	}
 	sc := c.scrub.Load()
 	if typ == websocket.MessageBinary {
-		data = sc.Bytes(data)
+		data = sc.Binary(data)
 	} else {
 		data = sc.JSON(data)
 	}

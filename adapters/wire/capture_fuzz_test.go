@@ -80,7 +80,7 @@ func FuzzCaptureRoundTrip(f *testing.F) {
 		}
 		want := sc.JSON(frame)
 		if binary {
-			want = sc.Bytes(frame)
+			want = sc.Binary(frame)
 		}
 		if !bytes.Equal(got, want) {
 			t.Fatalf("Payload = %q, want %q", got, want)

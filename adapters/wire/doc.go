@@ -28,9 +28,11 @@
 //     protocol allows (StandardRates, CheckRate, *FormatError), since audio
 //     at a tiny claimed rate is blown up when resampled.
 //   - Secrets: every Conn scrubs with one voicetest/scrub.Scrubber
-//     (WSOptions.Scrub, or its own), which learns the credential headers,
-//     the URL's userinfo password and credential query parameters, and the
-//     credential members of the JSON frames sent; the capture, the log,
+//     (WSOptions.Scrub, or its own), which learns the credentials of the
+//     environment (variables named like them, such as OPENAI_API_KEY), the
+//     credential headers, the URL's userinfo password and credential query
+//     parameters, and the credential members of the JSON frames sent; the
+//     capture, the log,
 //     errors (ScrubError) and the text of the events returned to the
 //     runner (and so the transcript, timeline, artifacts and golden files)
 //     have them blanked, also where the agent echoes them.

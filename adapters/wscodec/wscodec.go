@@ -117,7 +117,13 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 		return nil, fmt.Errorf("adapters: %s: sending the codec's opening frames: %w", caps.Adapter, err)
 	}
 	ws.Start(func(typ websocket.MessageType, data []byte) ([]voicetest.AgentEvent, error) {
-		return cs.Decode(nil, Frame{Binary: typ == websocket.MessageBinary, Data: data})
+		evs, err := cs.Decode(nil, Frame{Binary: typ == websocket.MessageBinary, Data: data})
+		for _, ev := range evs {
+			if ev.Kind == voicetest.AgentInterrupted {
+				ws.Stats().Clear()
+			}
+		}
+		return evs, err
 	})
 	return c, nil
 }
@@ -223,8 +229,17 @@ func (c *wsAgentConn) Interrupt(ctx context.Context) error {
 	if !c.caps.NativeInterrupt {
 		return c.unsupported("native interrupt", "barge in by sending user audio while the agent speaks")
 	}
-	return c.send(ctx, c.cs.EncodeInterrupt)
+	if err := c.send(ctx, c.cs.EncodeInterrupt); err != nil {
+		return err
+	}
+	c.ws.Stats().Cancel()
+	return nil
 }
+
+// WireStats reports what crossed the WebSocket: frames each way, the
+// caller's interrupts (cancels) and the agent's reports that it stopped
+// (clears: the codec's AgentInterrupted events).
+func (c *wsAgentConn) WireStats() voicetest.WireStats { return c.ws.Stats().Snapshot(c.caps.Adapter) }
 
 // Recv returns the agent's next event.
 func (c *wsAgentConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {

@@ -54,6 +54,11 @@ func TestWebSocketScenario(t *testing.T) {
 			if c.Interrupts != 1 || c.DTMF != "5" || len(c.Utterances) != 2 || len(c.Errors) > 0 {
 				t.Errorf("bot: %+v", c)
 			}
+			// The wire statistics: the interrupt sent and the bot's
+			// report that it stopped.
+			if w := res.Metrics.Wire; w == nil || w.Cancels != 1 || w.Clears != 1 || w.FramesIn == 0 || w.FramesOut == 0 {
+				t.Errorf("wire statistics %+v, want one cancel and one clear", w)
+			}
 		})
 	}
 }

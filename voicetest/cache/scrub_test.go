@@ -75,23 +75,74 @@ func TestTransportBodySecretsEchoedNeverOnDisk(t *testing.T) {
 			if !bytes.Contains(got, []byte("received")) {
 				t.Fatalf("the echo server did not answer: %s", got)
 			}
-			n := 0
-			filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-				if err != nil || info.IsDir() {
-					return err
-				}
-				n++
-				data, _ := os.ReadFile(p)
-				for _, secret := range []string{tc.canary, issued} {
-					if bytes.Contains(data, []byte(secret)) {
-						t.Errorf("%s holds %q:\n%s", filepath.Base(p), secret, data)
-					}
-				}
-				return nil
-			})
-			if n < 2 {
+			if n := secretsOnDisk(t, []string{dir}, tc.canary, issued); n < 2 {
 				t.Errorf("%d files written, want an entry and a body", n)
 			}
 		})
+	}
+}
+
+// secretsOnDisk fails t for each secret found in a file under roots, and
+// returns how many files it read.
+func secretsOnDisk(t *testing.T, roots []string, secrets ...string) int {
+	t.Helper()
+	n := 0
+	for _, root := range roots {
+		for _, f := range files(t, root) {
+			data, err := os.ReadFile(filepath.Join(root, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			for _, secret := range secrets {
+				if bytes.Contains(data, []byte(secret)) {
+					t.Errorf("%s holds %q:\n%s", f, secret, data)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// A credential of the environment that the request does not carry where
+// a credential goes (the client library sends another key, or the server
+// knows it from its own environment) never reaches a cache file: not the
+// stored response that quotes it, in a JSON body or an event stream, nor
+// the key of a request whose text holds it.
+func TestTransportEnvironmentCredentialsNeverOnDisk(t *testing.T) {
+	const envCanary = "env-cache-canary-4be0917d"
+	t.Setenv("ACME_SERVER_API_KEY", envCanary)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/v1/stream" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"delta\":\"served with %s\"}\n\ndata: [DONE]\n\n", envCanary)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"note":"this server runs with %s","answer":"We open at nine."}`, envCanary)
+	}))
+	t.Cleanup(srv.Close)
+	dir, usage := t.TempDir(), t.TempDir()
+	c := openTest(t, dir, Record, WithUsageDir(usage))
+	client := c.Client(WithProvider("acme"))
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/answer", `{"model":"m","prompt":"When do you open?"}`},
+		{"/v1/answer", `{"model":"m","prompt":"my key is ` + envCanary + `"}`},
+		{"/v1/stream", `{"model":"m","stream":true,"prompt":"Hello"}`},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), "POST", srv.URL+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer sk-client-key-0123456789")
+		if resp, got := do(t, client, req); resp.StatusCode != 200 || len(got) == 0 {
+			t.Fatalf("%s: %s %q", tc.path, resp.Status, got)
+		}
+	}
+	c.Close()
+	if n := secretsOnDisk(t, []string{dir, usage}, envCanary); n < 6 {
+		t.Errorf("only %d files written: the three answers were not all stored", n)
 	}
 }

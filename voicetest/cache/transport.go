@@ -83,10 +83,10 @@ func IgnoreHeaders(names ...string) TransportOption {
 // ids and idempotency keys never enter a key or a file. What is stored is
 // scrubbed with a scrub.Scrubber that learned the request's secrets (its
 // credential headers, its URL's userinfo and credential parameters, and
-// the credential fields of a JSON, form or multipart body): they are
-// blanked wherever the server echoes them, and credentials the server
-// issues (JSON members or form fields named like them, such as an
-// access_token) are blanked by name.
+// the credential fields of a JSON, form or multipart body) and those of
+// the environment (scrub.FromEnv): they are blanked wherever the server
+// echoes them, and credentials the server issues (JSON members or form
+// fields named like them, such as an access_token) are blanked by name.
 //
 // Only 2xx responses are stored; others are passed through unstored in
 // Record and Refresh modes. A stored response is its status, Content-Type
@@ -358,11 +358,13 @@ func (t *transport) describe(req *http.Request, body []byte) (httpRequest, error
 		return hr, errors.New("voicetest/cache: request has no URL")
 	}
 
-	// The request's secrets, learned before anything is written: its
+	// The request's secrets, learned before anything is written: the
+	// credentials of the environment (a client library reads its key
+	// there, and a server beside the tests shares them), the request's
 	// credential headers, its URL's userinfo and credential parameters,
 	// and the credential fields of its body.
 	ct := req.Header.Get("Content-Type")
-	sc := scrub.New()
+	sc := scrub.FromEnv()
 	sc.AddHeader(req.Header)
 	sc.AddURL(u.String())
 	sc.AddBody(ct, body)

@@ -67,10 +67,12 @@
 // atomically (a temporary file renamed into place) and re-recording
 // removes the bodies the new index does not name.
 //
-// Texts are scrubbed before they are written: the values of environment
-// variables named like credentials, credentials in URLs and after
-// "Bearer", JSON members named like credentials, and whatever WithScrub
-// removes. The live run of a recording sees the agent's events unscrubbed;
+// Texts are scrubbed before they are written, with the Scrubber of
+// voicetest/scrub that the cache and the adapters use too: the values of
+// environment variables named like credentials (scrub.EnvName), URL
+// passwords, credentials after "Bearer" or "Basic" and in parameters
+// (?api_key=…), JSON members named like credentials, and then whatever
+// WithScrub removes. The live run of a recording sees the agent's events unscrubbed;
 // the replay sees what the cassette holds.
 //
 // # Replay

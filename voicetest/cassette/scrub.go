@@ -3,112 +3,84 @@ package cassette
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
 )
-
-// redacted replaces a secret in a cassette.
-const redacted = "REDACTED"
 
 // scrubber removes secrets from everything a cassette stores as text: the
 // agent's transcripts, tool calls, data payloads, log lines and hang-up
 // reasons, the errors the adapter returned, and the caller's text. It is
-// the one place a cassette scrubs, so that a project-wide scrubber can
-// replace it: what it removes is
-//
-//   - the value of every environment variable whose name says it holds a
-//     credential (OPENAI_API_KEY, ELEVENLABS_API_KEY, TWILIO_AUTH_TOKEN,
-//     …), wherever it appears;
-//   - credentials in URL query parameters (key, token, signature, …) and
-//     after "Bearer ";
-//   - in JSON payloads, string and number members named like a credential
-//     (api_key, token, password, authorization, …);
-//   - then whatever the test's own WithScrub function removes.
+// voicetest/scrub's Scrubber, the one every writer of voicetest shares,
+// with the credentials of the environment learned (scrub.FromEnv: the
+// values of OPENAI_API_KEY, ELEVENLABS_API_KEY, TWILIO_AUTH_TOKEN, …,
+// wherever they appear), followed by the test's own WithScrub function.
 //
 // A cassette never holds the adapter's handshake, headers or URL in the
 // first place: it records at the voicetest.Conn boundary, after the
 // adapter has dialled.
 type scrubber struct {
-	secrets []string // longest first
-	user    func(string) string
+	sc   *scrub.Scrubber
+	user func(string) string
 }
 
-// newScrubber collects the secrets in the environment.
+// newScrubber learns the secrets in the environment.
 func newScrubber(user func(string) string) *scrubber {
-	s := &scrubber{user: user}
-	for _, kv := range os.Environ() {
-		name, val, _ := strings.Cut(kv, "=")
-		if n := normName(name); (secretName(n) || strings.HasSuffix(n, "key")) && len(val) >= 8 {
-			s.secrets = append(s.secrets, val)
-		}
-	}
-	slices.SortFunc(s.secrets, func(a, b string) int { return len(b) - len(a) })
-	return s
+	return &scrubber{sc: scrub.FromEnv(), user: user}
 }
-
-var (
-	secretParam = regexp.MustCompile(`(?i)([?&;](?:[a-z0-9_.-]*(?:key|token|secret|signature|sig|password|auth|credential)[a-z0-9_.-]*)=)[^&#\s"'<>]+`)
-	bearer      = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[a-z0-9._~+/=-]{8,}`)
-)
 
 // text scrubs a string.
 func (s *scrubber) text(v string) string {
-	for _, sec := range s.secrets {
-		v = strings.ReplaceAll(v, sec, redacted)
-	}
-	v = secretParam.ReplaceAllString(v, "${1}"+redacted)
-	v = bearer.ReplaceAllString(v, "${1} "+redacted)
+	v = s.sc.String(v)
 	if s.user != nil {
 		v = s.user(v)
 	}
 	return v
 }
 
-// json scrubs a JSON value: its strings, and members named like secrets.
+// json scrubs a JSON value: members named like secrets, and what the
+// Scrubber blanks in any text; then the WithScrub function on each string.
 // A value that is not JSON is scrubbed as text and stored as a string.
 func (s *scrubber) json(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return raw
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	if !json.Valid(raw) {
 		out, _ := json.Marshal(s.text(string(raw)))
 		return out
+	}
+	clean := s.sc.JSON(raw)
+	if s.user == nil {
+		return clean
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(clean))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return clean
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s.tree(v)); err != nil {
-		out, _ := json.Marshal(s.text(string(raw)))
-		return out
+	if err := enc.Encode(s.strings(v)); err != nil {
+		return clean
 	}
 	return json.RawMessage(bytes.TrimSpace(buf.Bytes()))
 }
 
-func (s *scrubber) tree(v any) any {
+// strings applies the WithScrub function to every string of a decoded
+// JSON value.
+func (s *scrubber) strings(v any) any {
 	switch x := v.(type) {
 	case string:
-		return s.text(x)
+		return s.user(x)
 	case []any:
 		for i := range x {
-			x[i] = s.tree(x[i])
+			x[i] = s.strings(x[i])
 		}
 	case map[string]any:
 		for k, e := range x {
-			switch e.(type) {
-			case string, json.Number:
-				if secretName(normName(k)) {
-					x[k] = redacted
-					continue
-				}
-			}
-			x[k] = s.tree(e)
+			x[k] = s.strings(e)
 		}
 	}
 	return v
@@ -120,23 +92,4 @@ func (s *scrubber) tool(tc *voicetest.ToolCall) {
 	tc.Name = s.text(tc.Name)
 	tc.Arguments = s.json(tc.Arguments)
 	tc.Result = s.json(tc.Result)
-}
-
-// normName lower-cases a name and drops '-', '_' and '.'.
-func normName(name string) string {
-	return strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(name))
-}
-
-// secretName reports whether a normalised variable or member name says it
-// holds a credential. Counts such as max_tokens do not.
-func secretName(n string) bool {
-	for _, w := range []string{"apikey", "secret", "password", "passwd", "credential", "privatekey", "authorization", "authtoken", "signature", "cookie", "bearer"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	if strings.Contains(n, "token") && !strings.Contains(n, "tokens") && !strings.Contains(n, "tokencount") {
-		return true
-	}
-	return n == "key" || n == "auth" || n == "sig"
 }

@@ -2,6 +2,7 @@ package cassette_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -103,5 +104,49 @@ func TestWithScrub(t *testing.T) {
 	index, _ := os.ReadFile(filepath.Join(dir, "conv", "cassette.json"))
 	if bytes.Contains(index, []byte("Garcia")) || !bytes.Contains(index, []byte("Booked for Mrs <name>, order <order>")) {
 		t.Errorf("index:\n%s", index)
+	}
+}
+
+// TestScrubByPosition: credentials that nothing taught the cassette (not
+// in the environment, not sent by the caller) are blanked by where they
+// stand, one canary per rule of the shared Scrubber, in a transcript, a
+// data payload and a tool call: a URL password, a Bearer token, Basic
+// credentials and a credential parameter of a log line.
+func TestScrubByPosition(t *testing.T) {
+	const (
+		password = "userinfo-pw-canary-55e1"
+		bearer   = "bearer-canary-8c1f0a"
+		param    = "param-canary-3d9b27"
+	)
+	basic := base64.StdEncoding.EncodeToString([]byte("alice:basic-canary-6a2e"))
+	agent := fixtures.Fake(fixtures.FakeConfig{
+		Name: "positional",
+		// One transcript per reply: word-by-word partials split a
+		// "Bearer" from its token, which no rule by position can join.
+		TextOnly: true,
+		Greeting: fixtures.Reply{Text: "I dialled wss://bot:" + password + "@agent.example/ws and sent Authorization: Bearer " + bearer,
+			Data:     json.RawMessage(`{"log":"level=info client_secret=` + param + ` lang=en","note":"Basic ` + basic + `"}`),
+			DataName: "session",
+			Tools:    []voicetest.ToolCall{{Name: "fetch", Arguments: json.RawMessage(`{"url":"https://bot:` + password + `@h/x?lang=en&token=` + param + `"}`), Result: json.RawMessage(`{"ok":true}`)}}},
+	})
+	dir := t.TempDir()
+	cfg := voicetest.Config{Script: []voicetest.Step{voicetest.AgentTurn()}}
+	rec := record(t, dir, agent, cfg)
+	if !strings.Contains(rec.TranscriptText(), bearer) {
+		t.Fatalf("the live run did not see the canaries: the test proves nothing\n%s", rec.TranscriptText())
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "conv", "cassette.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{password, bearer, param, basic, "basic-canary"} {
+		if bytes.Contains(index, []byte(c)) {
+			t.Errorf("the cassette holds %q:\n%s", c, index)
+		}
+	}
+	for _, kept := range []string{"wss://bot:REDACTED@agent.example/ws", "Bearer REDACTED", "client_secret=REDACTED lang=en", "Basic REDACTED", "lang=en\u0026token=REDACTED"} {
+		if !bytes.Contains(index, []byte(kept)) {
+			t.Errorf("the index lacks %s:\n%s", kept, index)
+		}
 	}
 }

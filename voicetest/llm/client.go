@@ -321,6 +321,9 @@ func Validate(req voicetest.ChatRequest) error {
 	}
 	calls := map[string]bool{}
 	for i, m := range req.Messages {
+		if err := validateAudio(i, m); err != nil {
+			return err
+		}
 		switch m.Role {
 		case voicetest.ChatSystem, voicetest.ChatUser:
 			if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
@@ -439,6 +442,14 @@ func toParams(model string, req voicetest.ChatRequest) (openai.ChatCompletionNew
 		case voicetest.ChatSystem:
 			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
 		case voicetest.ChatUser:
+			if len(m.Audio) > 0 {
+				parts, err := audioParts(m)
+				if err != nil {
+					return p, err
+				}
+				p.Messages = append(p.Messages, openai.UserMessage(parts))
+				continue
+			}
 			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
 		case voicetest.ChatTool:
 			p.Messages = append(p.Messages, openai.ToolMessage(m.Content, m.ToolCallID))

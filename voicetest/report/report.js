@@ -8,8 +8,8 @@
   function color(name) { return style.getPropertyValue("--" + name).trim() || "#7a8699"; }
   var drawn = false;
 
-  var GUTTER = 58, RIGHT = 14;
-  var USER = { y: 12, h: 84 }, AGENT = { y: 104, h: 84 }, MARKS = { y: 194, h: 30 }, AXIS = 232;
+  var GUTTER = 64, RIGHT = 14;
+  var USER = { y: 12, h: 84 }, AGENT = { y: 104, h: 84 }, QUALITY = { y: 194, h: 24 }, MARKS = { y: 224, h: 30 }, AXIS = 262;
 
   function niceStep(seconds, px) {
     var steps = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600];
@@ -27,7 +27,7 @@
   }
 
   function draw() {
-    var w = Math.max(canvas.clientWidth, 300), h = 260;
+    var w = Math.max(canvas.clientWidth, 300), h = 290;
     var dpr = window.devicePixelRatio || 1;
     canvas.width = Math.round(w * dpr);
     canvas.height = Math.round(h * dpr);
@@ -39,7 +39,7 @@
     function x(t) { return GUTTER + (t / dur) * plotW; }
 
     // Lanes.
-    [[USER, "user", "User"], [AGENT, "agent", "Agent"], [MARKS, "other", "Events"]].forEach(function (l) {
+    [[USER, "user", "User"], [AGENT, "agent", "Agent"], [QUALITY, "other", "Overlap"], [MARKS, "other", "Events"]].forEach(function (l) {
       g.fillStyle = "#f3f5f8";
       g.fillRect(GUTTER, l[0].y, plotW, l[0].h);
       g.fillStyle = l[1] === "other" ? "#667085" : color(l[1]);
@@ -92,6 +92,39 @@
     }
     wave(data.user, USER, color("user"));
     wave(data.agent, AGENT, color("agent"));
+
+    // Talk-over and pauses: solid in their own lane, and a tint across
+    // both speakers' lanes, so the overlap shows on the waveforms too.
+    // Every span first, then the labels, so no label hides a span.
+    var spans = data.quality || [];
+    spans.forEach(function (q) {
+      var x0 = x(q.start), x1 = Math.max(x(q.end), x0 + 3);
+      g.fillStyle = color(q.kind === "talk_over" ? "talkover" : q.kind === "unfilled" ? "unfilled" : "pause");
+      g.globalAlpha = q.kind === "talk_over" ? 0.14 : 0.10;
+      g.fillRect(x0, USER.y, x1 - x0, AGENT.y + AGENT.h - USER.y);
+      g.globalAlpha = 1;
+      g.fillRect(x0, QUALITY.y, x1 - x0, QUALITY.h);
+    });
+    var qlabelEnd = -1e9;
+    g.font = "600 11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    g.fillStyle = "#1d2330";
+    spans.slice().sort(function (a, b) { return a.start - b.start; }).forEach(function (q) {
+      if (!q.label) { return; }
+      var lx = Math.max(x(q.end), x(q.start) + 3) + 4, lw = g.measureText(q.label).width;
+      var clear = spans.every(function (o) { return x(o.start) > lx + lw || Math.max(x(o.end), x(o.start) + 3) < lx; });
+      if (clear && lx > qlabelEnd + 4 && lx + lw < w - 2) {
+        g.fillText(q.label, lx, QUALITY.y + QUALITY.h / 2);
+        qlabelEnd = lx + lw;
+      }
+    });
+    // Where the plot lies on the page, for tools (and the report's test)
+    // that check the picture.
+    var r = canvas.getBoundingClientRect();
+    body.setAttribute("data-plot", JSON.stringify({
+      left: r.left + window.scrollX + GUTTER, width: plotW, duration: dur,
+      quality: { top: r.top + window.scrollY + QUALITY.y, height: QUALITY.h }
+    }));
 
     // Event marks, labelled where there is room.
     var lastEnd = -1e9;

@@ -27,3 +27,17 @@ func ExampleScrubber() {
 	// {"echo":"REDACTED","password":"REDACTED","n":3}
 	// dial wss://agent.example/ws?api_key=REDACTED: refused
 }
+
+// A key an adapter reads from the environment is blanked wherever the
+// server echoes it; FromEnv does the same with os.Environ(). Text shows
+// some credentials by where they stand, with nothing learned.
+func ExampleScrubber_AddEnv() {
+	sc := scrub.New()
+	sc.AddEnv([]string{"HOME=/home/dev", "ELEVENLABS_API_KEY=xi-0123456789abcdef"})
+
+	fmt.Println(sc.String(`{"error":"invalid key xi-0123456789abcdef"} in /home/dev`))
+	fmt.Println(sc.String("curl -H 'Authorization: Bearer sk-live-987654321' 'https://h/v1?lang=en&access_token=tok-42'"))
+	// Output:
+	// {"error":"invalid key REDACTED"} in /home/dev
+	// curl -H 'Authorization: Bearer REDACTED' 'https://h/v1?lang=en&access_token=REDACTED'
+}

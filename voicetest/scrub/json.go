@@ -190,23 +190,13 @@ func scrubMembers(b []byte) []byte {
 	if !mayNameSecret(b) || !json.Valid(b) {
 		return b
 	}
-	var out []byte
-	last := 0
+	w := blanker{src: b}
 	_ = scanMembers(b, func(m member) {
-		if !secretMember(m) {
-			return
+		if secretMember(m) {
+			w.put(m.start, m.end, placeholderJSON)
 		}
-		if out == nil {
-			out = make([]byte, 0, len(b))
-		}
-		out = append(out, b[last:m.start]...)
-		out = append(out, placeholderJSON...)
-		last = m.end
 	})
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
+	return w.done()
 }
 
 // mayNameSecret is a quick test that the JSON text b may have a member

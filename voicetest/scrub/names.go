@@ -1,6 +1,9 @@
 package scrub
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Name reports whether a JSON member, form field or multipart field called
 // name carries a credential: an API key, a secret, a password, a token, a
@@ -32,6 +35,31 @@ func secretNorm(n string) bool {
 // URL's "X-Goog-Key", a "client_session_key").
 func ParamName(name string) bool {
 	return Name(name) || strings.Contains(normName(name), "key")
+}
+
+// EnvName reports whether an environment variable called name holds a
+// credential: what Name matches (OPENAI_API_KEY, TWILIO_AUTH_TOKEN,
+// AWS_SECRET_ACCESS_KEY, DB_PASSWORD), and any name that ends in "key"
+// (STRIPE_KEY, LIVEKIT_KEY).
+func EnvName(name string) bool {
+	// Normalised on the stack: AddEnv checks every variable of the
+	// environment for every request the cache sees.
+	var buf [64]byte
+	if len(name) > len(buf) {
+		n := normName(name)
+		return secretNorm(n) || strings.HasSuffix(n, "key")
+	}
+	b := buf[:0]
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+('a'-'A'))
+		case c == '-' || c == '_' || c == '.' || c == ' ':
+		default:
+			b = append(b, c)
+		}
+	}
+	return secretNorm(string(b)) || bytes.HasSuffix(b, []byte("key"))
 }
 
 // HeaderName reports whether an HTTP header called name carries a

@@ -6,17 +6,21 @@
 // A Scrubber blanks secrets in two ways:
 //
 //   - By position, with nothing learned: the password of a URL's userinfo
-//     (scheme://user:PASSWORD@host, also inside any text), query parameters
-//     named like credentials (ParamName), headers named like credentials
-//     (HeaderName), and JSON members and form fields named like credentials
-//     (Name) whose value is a string or a number.
+//     (scheme://user:PASSWORD@host), the credential after "Bearer " or
+//     "Basic ", and the values of parameters named like credentials
+//     (ParamName: ?api_key=…, &token=…, a log line's secret=…), all three
+//     inside any text; headers named like credentials (HeaderName); and
+//     JSON members and form fields named like credentials (Name) whose
+//     value is a string or a number.
 //   - By value: every secret it has learned, wherever it appears, also
 //     query-escaped, path-escaped or JSON-escaped. It learns them from what
 //     the writer sends: Add for a value the caller knows (an API key),
 //     AddHeader for request headers, AddURL for a URL's userinfo and query,
-//     AddJSON, AddForm and AddBody for request bodies. So a value the
-//     server echoes back (in a 401 body, an error event, a log line) is
-//     blanked too.
+//     AddJSON, AddForm and AddBody for request bodies; and from the
+//     environment, AddEnv (or FromEnv) for the variables named like
+//     credentials (EnvName: OPENAI_API_KEY, TWILIO_AUTH_TOKEN), which
+//     adapters and client libraries read. So a value the server echoes
+//     back (in a 401 body, an error event, a log line) is blanked too.
 //
 // A blanked secret reads Placeholder ("REDACTED"). Values shorter than
 // MinLen bytes are not learned, since blanking them everywhere would blank
@@ -26,7 +30,7 @@
 // position only. Share one per conversation (or per request) between
 // everything that writes about it:
 //
-//	sc := scrub.New(apiKey)
+//	sc := scrub.FromEnv(apiKey)
 //	sc.AddURL(url)
 //	sc.AddHeader(req.Header)
 //	capture.Write(sc.Bytes(frame))
@@ -49,6 +53,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Placeholder replaces every secret.
@@ -262,11 +267,17 @@ func (s *Scrubber) AddBody(contentType string, body []byte) {
 	}
 }
 
-// Bytes returns b with every secret blanked: the learned values and URL
-// userinfo passwords. It returns b itself, not a copy, when there is
-// nothing to blank.
+// Bytes returns b with every secret blanked: the learned values, and what
+// any text shows by position (URL userinfo passwords, credentials after
+// "Bearer " or "Basic ", credential parameters). It returns b itself, not
+// a copy, when there is nothing to blank, and never writes to b.
 func (s *Scrubber) Bytes(b []byte) []byte {
-	b = scrubUserinfo(b)
+	return s.learned(scrubText(scrubUserinfo(b)))
+}
+
+// learned returns b with every learned secret blanked, b itself when
+// there is none.
+func (s *Scrubber) learned(b []byte) []byte {
 	if s == nil {
 		return b
 	}
@@ -288,32 +299,32 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 	return b
 }
 
-// String is Bytes for a string.
-func (s *Scrubber) String(text string) string {
-	if !s.mayHold(text) {
-		return text
-	}
-	return string(s.Bytes([]byte(text)))
+// Binary is Bytes for a binary payload, such as audio or a binary
+// WebSocket frame: it blanks the learned values and URL userinfo
+// passwords, but does not look for the credentials that text shows after
+// "Bearer " or "Basic " and in parameters, since binary data is not text.
+// Those rules scan for every ' ' and '=', which PCM holds by chance (a
+// 440 Hz tone at 24 kHz has 17 spaces in 20 ms): they made scrubbing that
+// frame 2.5 times slower. It returns b itself when there is nothing to
+// blank, and never writes to b.
+func (s *Scrubber) Binary(b []byte) []byte {
+	return s.learned(scrubUserinfo(b))
 }
 
-// mayHold is a quick test that text may hold something to blank.
-func (s *Scrubber) mayHold(text string) bool {
-	if strings.Contains(text, "://") {
-		return true
+// String is Bytes for a string.
+func (s *Scrubber) String(text string) string {
+	if text == "" {
+		return text
 	}
-	if s == nil {
-		return false
+	// A read-only view of text: Bytes never writes to its argument, and
+	// returns it as is when there is nothing to blank, so that clean text
+	// (nearly every log line and event) costs no copy.
+	b := unsafe.Slice(unsafe.StringData(text), len(text))
+	out := s.Bytes(b)
+	if same(out, b) {
+		return text
 	}
-	p := s.pat.Load()
-	if p == nil {
-		return false
-	}
-	for _, sec := range *p {
-		if strings.Contains(text, string(sec)) {
-			return true
-		}
-	}
-	return false
+	return string(out)
 }
 
 // JSON returns a JSON document with the value of every credential member
@@ -520,8 +531,7 @@ func userinfoPassword(b []byte, from int) (start, end int, ok bool) {
 // scrubUserinfo blanks the password of every scheme://user:password@host
 // in b. It returns b itself when there is none.
 func scrubUserinfo(b []byte) []byte {
-	var out []byte
-	last := 0
+	w := blanker{src: b}
 	for i := 0; ; {
 		j := bytes.Index(b[i:], []byte("://"))
 		if j < 0 {
@@ -530,17 +540,9 @@ func scrubUserinfo(b []byte) []byte {
 		from := i + j + 3
 		start, end, ok := userinfoPassword(b, from)
 		if ok && string(b[start:end]) != Placeholder {
-			if out == nil {
-				out = make([]byte, 0, len(b))
-			}
-			out = append(out, b[last:start]...)
-			out = append(out, Placeholder...)
-			last = end
+			w.put(start, end, placeholder)
 		}
 		i = from
 	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
+	return w.done()
 }

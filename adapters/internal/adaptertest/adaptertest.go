@@ -187,9 +187,11 @@ func (s *SyncBuffer) Bytes() []byte {
 	return append([]byte(nil), s.b.Bytes()...)
 }
 
-// Session returns a Session at rate that logs to t.
+// Session returns a Session at rate that logs to t, each line attributed
+// to the test's line that called Session (voicetest.TestLogf).
 func Session(t testing.TB, rate int) voicetest.Session {
-	return voicetest.Session{Name: t.Name(), Rate: rate, Logf: t.Logf}
+	t.Helper()
+	return voicetest.Session{Name: t.Name(), Rate: rate, Logf: voicetest.TestLogf(t)}
 }
 
 // Tone returns d of a sine at freq Hz and amplitude amp, at rate.
@@ -301,6 +303,15 @@ func WantDurationNear(t testing.TB, what string, d, want, tol time.Duration) {
 	t.Helper()
 	if d < want-tol || d > want+tol {
 		t.Errorf("%s = %v, want %v ± %v", what, d, want, tol)
+	}
+}
+
+// WantDurationIn fails t unless lo <= d <= hi: a figure measured on the
+// real clock, within its tolerance.
+func WantDurationIn(t testing.TB, what string, d, lo, hi time.Duration) {
+	t.Helper()
+	if d < lo || d > hi {
+		t.Errorf("%s = %v, want %v to %v", what, d, lo, hi)
 	}
 }
 

@@ -38,6 +38,9 @@ type ChatMessage struct {
 	Content    string
 	ToolCalls  []ToolCall
 	ToolCallID string
+	// Audio holds the message's input_audio content parts, in order
+	// (user messages only; see chat_audio.go).
+	Audio []InputAudio
 }
 
 // ToolCall is a function call of an assistant message, in a request or in a
@@ -352,11 +355,11 @@ func parseMessages(f map[string]json.RawMessage, req *ChatRequest) *APIError {
 	for i, m := range msgs {
 		p := fmt.Sprintf("messages[%d]", i)
 		cm := ChatMessage{Role: m.Role, ToolCallID: m.ToolCallID}
-		text, e := messageText(p, m.Content)
+		text, audio, e := messageContent(p, m.Role, m.Content)
 		if e != nil {
 			return e
 		}
-		cm.Content = text
+		cm.Content, cm.Audio = text, audio
 		switch m.Role {
 		case "system", "developer", "user":
 			if m.Content == nil || string(m.Content) == "null" {
@@ -397,33 +400,6 @@ func parseMessages(f map[string]json.RawMessage, req *ChatRequest) *APIError {
 		req.Messages = append(req.Messages, cm)
 	}
 	return nil
-}
-
-// messageText returns the text of a message's content: a string or an array
-// of {"type": "text", "text": …} parts.
-func messageText(p string, raw json.RawMessage) (string, *APIError) {
-	if raw == nil || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", badRequest(p+".content", "Invalid type for '%s.content': expected a string or an array of content parts, but got %s.", p, jsonKind(raw))
-	}
-	var b strings.Builder
-	for j, part := range parts {
-		if part.Type != "text" {
-			return "", badRequest(fmt.Sprintf("%s.content[%d].type", p, j), "The fakeopenai test double accepts only text content parts, not %q.", part.Type)
-		}
-		b.WriteString(part.Text)
-	}
-	return b.String(), nil
 }
 
 func parseTools(f map[string]json.RawMessage, req *ChatRequest) *APIError {

@@ -35,7 +35,10 @@
 //     produce are refused as the API refuses them (whisper-1: json, text,
 //     srt, vtt, verbose_json; gpt-4o(-mini)-transcribe: json only); models
 //     the double does not know take any format.
-//   - POST /v1/chat/completions: validates messages, tools, tool_choice
+//   - POST /v1/chat/completions: validates messages (string content or
+//     content parts: "text", and "input_audio" in user messages, whose
+//     base64 data and format "wav" or "mp3" are checked and kept in
+//     ChatMessage.Audio; see chat_audio.go), tools, tool_choice
 //     (including a forced function), response_format (json_schema), the
 //     sampling fields and stream/stream_options, and answers from a queue
 //     of scripted replies or from a handler function, including tool
