@@ -39,6 +39,7 @@ type conn struct {
 	capture *wire.CaptureWriter
 	capt    bool
 	q       *inbox
+	stats   *wire.Stats
 	http    *http.Client
 	caps    voicetest.Capabilities
 	started time.Time
@@ -63,6 +64,7 @@ type conn struct {
 	closing     bool
 	ended       bool
 	endCause    error
+	limit       *voicetest.LimitError // the queue overflow that ended the conversation, which Close reports
 	recv        *receiver
 	remotes     []*lkmedia.PCMRemoteTrack
 	readyOnce   sync.Once
@@ -84,6 +86,7 @@ func newConn(st *settings, s voicetest.Session, sc *scrub.Scrubber) (*conn, erro
 		capture: wire.NewCaptureWriter(s.Capture, logf),
 		capt:    s.Capture != nil,
 		q:       newInbox(st.MaxQueueBytes),
+		stats:   &wire.Stats{},
 		http:    &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: st.DialTimeout},
 		ready:   make(chan struct{}),
 		joined:  make(chan struct{}),
@@ -469,10 +472,17 @@ func (c *conn) end(cause error) {
 func (c *conn) kill(le *voicetest.LimitError) { c.end(le) }
 
 // overflowed ends the conversation: the runner did not read and the
-// inbox passed MaxQueueBytes.
+// inbox passed MaxQueueBytes. Close reports it, so the limit hit is never
+// silent even when nothing read it from Recv (as wire.Conn does).
 func (c *conn) overflowed() {
-	c.kill(&voicetest.LimitError{What: "the agent's events queued by the " + adapterName + " adapter while the runner was not reading",
-		Limit: c.st.MaxQueueBytes, Unit: "bytes", Name: "livekit.Agent.MaxQueueBytes", Setting: "livekit.Agent.MaxQueueBytes"})
+	le := &voicetest.LimitError{What: "the agent's events queued by the " + adapterName + " adapter while the runner was not reading",
+		Limit: c.st.MaxQueueBytes, Unit: "bytes", Name: "livekit.Agent.MaxQueueBytes", Setting: "livekit.Agent.MaxQueueBytes"}
+	c.mu.Lock()
+	if !c.ended && c.limit == nil {
+		c.limit = le
+	}
+	c.mu.Unlock()
+	c.kill(le)
 }
 
 // Capabilities reports what the adapter supports.
@@ -520,6 +530,7 @@ func (c *conn) write(ctx context.Context, samples []int16) error {
 	if err := c.mic.WriteSample(media.PCM16Sample(samples)); err != nil {
 		return &voicetest.TransportClosedError{Adapter: adapterName, Err: err}
 	}
+	c.stats.FrameOut(2 * len(samples))
 	now := time.Now()
 	if c.playEnd.Before(now) {
 		c.playEnd = now
@@ -610,6 +621,9 @@ func (c *conn) publishText(topic, text, to string) error {
 	if err == nil {
 		err = send(&livekit.DataPacket{Value: &livekit.DataPacket_StreamTrailer{StreamTrailer: &livekit.DataStream_Trailer{StreamId: streamID}}})
 	}
+	if err == nil {
+		c.stats.FrameOut(int(size))
+	}
 	return err
 }
 
@@ -635,6 +649,7 @@ func (c *conn) SendDTMF(ctx context.Context, digits string) error {
 		if err := c.room.LocalParticipant.PublishDTMF(code, string(d)); err != nil {
 			return wire.ScrubError(c.scrub, &voicetest.TransportClosedError{Adapter: adapterName, Err: fmt.Errorf("publishing DTMF %q: %w", d, err)})
 		}
+		c.stats.FrameOut(1)
 	}
 	return nil
 }
@@ -645,11 +660,21 @@ func (c *conn) Interrupt(context.Context) error {
 		Alternative: "LiveKit has no message that stops an agent's speech: barge in by speaking over it (voicetest.Interrupt sends the user's speech, which the agent's VAD hears)"}
 }
 
+// WireStats reports what crossed the room (voicetest.WireStatsReporter):
+// as frames, the caller's microphone writes, text streams and DTMF
+// packets out, and the agent's decoded audio frames, state changes, text
+// and byte streams and data packets in; the agent's audio_playback_clear
+// messages as clears, and its audio after the conversation ended as
+// dropped.
+func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapterName) }
+
 // Recv returns the agent's next event.
 func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.take(ctx) }
 
 // Close leaves the room, deletes it if the adapter made it, and waits for
-// the adapter's goroutines.
+// the adapter's goroutines. It returns an error only when the agent went
+// past MaxQueueBytes (the *voicetest.LimitError that also ended the
+// conversation), every time it is called: a limit hit is never silent.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
@@ -674,12 +699,17 @@ func (c *conn) Close() error {
 		c.end(nil)
 		c.capture.Note("closed", "closed by voicetest")
 	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limit != nil {
+		return c.limit
+	}
 	return nil
 }
 
 // abort releases what a failed Connect holds.
 func (c *conn) abort() {
-	c.Close()
+	_ = c.Close()
 }
 
 // agentAudio receives the agent's decoded audio.

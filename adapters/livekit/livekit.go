@@ -41,9 +41,9 @@
 //     function_tools_executed, and function_call / function_call_output
 //     conversation items) become AgentToolCall and AgentToolResult; an
 //     agent message added as interrupted becomes AgentInterrupted; a
-//     handoff to another agent becomes AgentData named "agent_handoff"
-//     ({"from","to"}); errors, overlapping speech and false interruptions
-//     become AgentLog. The protocol's console audio (audio_output, and
+//     handoff to another agent becomes AgentHandoff (Text the new agent's
+//     id, voicetest.HandoffEvent); errors, overlapping speech and false
+//     interruptions become AgentLog. The protocol's console audio (audio_output, and
 //     audio_playback_clear) is taken as agent audio and an interruption.
 //   - SIP DTMF data packets from the agent: AgentData named "dtmf"
 //     ({"digit","code"}); other data packets: AgentData named by their

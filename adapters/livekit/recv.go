@@ -163,14 +163,16 @@ func (r *receiver) flushLocked() {
 
 // onAudio takes decoded agent audio at rate.
 func (r *receiver) onAudio(rate int, s media.PCM16Sample) {
+	c := r.c
+	c.stats.FrameIn(2 * len(s))
 	if silent(s) {
 		return
 	}
 	samples := append([]int16(nil), s...)
-	c := r.c
 	c.mu.Lock()
 	if r.stopped {
 		c.mu.Unlock()
+		c.stats.Dropped(1)
 		return
 	}
 	if c.capt {
@@ -205,6 +207,11 @@ func (r *receiver) onAttributes(changed map[string]string, p lksdk.Participant) 
 		return
 	}
 	c.capture.Frame("recv", websocket.MessageText, jsonLine(map[string]any{"type": "attributes", "from": rp.Identity(), "changed": changed}))
+	n := 0
+	for k, v := range changed {
+		n += len(k) + len(v)
+	}
+	c.stats.FrameIn(n)
 	state, ok := changed[AttributeAgentState]
 	if !ok || state == "" {
 		return
@@ -411,6 +418,7 @@ func (r *receiver) onTranscription(reader *lksdk.TextStreamReader, from string) 
 		}
 	}
 	c.capture.Frame("recv", websocket.MessageText, jsonLine(map[string]any{"type": "text_stream", "topic": TopicTranscription, "from": from, "attributes": attrs, "text": string(text)}))
+	c.stats.FrameIn(len(text))
 	if !utf8.Valid(text) {
 		r.frameError(string(jsonLine(map[string]any{"type": "text_stream", "topic": TopicTranscription, "from": from, "attributes": attrs})),
 			errors.New("the stream's text is not UTF-8"))
@@ -479,6 +487,7 @@ func (r *receiver) onLegacyTranscription(segs []*lksdk.TranscriptionSegment, p l
 	var bad error
 	c.mu.Lock()
 	for _, s := range segs {
+		c.stats.FrameIn(len(s.Text))
 		c.capture.Frame("recv", websocket.MessageText, jsonLine(map[string]any{"type": "transcription", "participant": p.Identity(), "id": s.ID, "text": s.Text, "final": s.Final}))
 		if s.ID == "" {
 			bad = fmt.Errorf("a transcription segment with no id (text %q); segments are identified by id", s.Text)
@@ -509,6 +518,7 @@ func (r *receiver) onDataPacket(pkt lksdk.DataPacket, params lksdk.DataReceivePa
 	}
 	switch p := pkt.(type) {
 	case *livekit.SipDTMF:
+		c.stats.FrameIn(len(p.Digit))
 		c.capture.Frame("recv", websocket.MessageText, jsonLine(map[string]any{"type": "sip_dtmf", "from": params.SenderIdentity, "code": p.Code, "digit": p.Digit}))
 		d := []rune(p.Digit)
 		if len(d) != 1 || !wire.ValidDTMF(d[0]) {
@@ -518,6 +528,7 @@ func (r *receiver) onDataPacket(pkt lksdk.DataPacket, params lksdk.DataReceivePa
 		data, _ := json.Marshal(map[string]any{"digit": p.Digit, "code": p.Code})
 		r.deliver([]voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: "dtmf", Data: data}}, nil)
 	case *lksdk.UserDataPacket:
+		c.stats.FrameIn(len(p.Payload))
 		if int64(len(p.Payload)) > c.st.MaxFrameBytes {
 			c.kill(r.frameLimit("a data packet", int64(len(p.Payload))))
 			return
@@ -533,6 +544,7 @@ func (r *receiver) onDataPacket(pkt lksdk.DataPacket, params lksdk.DataReceivePa
 		}
 		r.deliver([]voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: name, Data: append(json.RawMessage(nil), data...)}}, nil)
 	case *livekit.ChatMessage:
+		c.stats.FrameIn(len(p.Message))
 		c.capture.Frame("recv", websocket.MessageText, jsonLine(map[string]any{"type": "chat", "from": params.SenderIdentity, "message": p.Message}))
 		data, _ := json.Marshal(map[string]any{"message": p.Message})
 		r.deliver([]voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: "chat", Data: data}}, nil)
@@ -569,6 +581,7 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 			break
 		}
 	}
+	c.stats.FrameIn(len(data))
 	var msg lkagent.AgentSessionMessage
 	if err := proto.Unmarshal(data, &msg); err != nil {
 		c.capture.Frame("recv", websocket.MessageBinary, data)
@@ -601,6 +614,7 @@ func (r *receiver) session(msg *lkagent.AgentSessionMessage) ([]voicetest.AgentE
 	case *lkagent.AgentSessionMessage_AudioOutput:
 		return r.sessionAudio(m.AudioOutput)
 	case *lkagent.AgentSessionMessage_AudioPlaybackClear:
+		r.c.stats.Clear()
 		return []voicetest.AgentEvent{{Kind: voicetest.AgentInterrupted, Text: "the agent cleared its audio playback"}}, nil
 	}
 	return nil, nil
@@ -677,8 +691,7 @@ func (r *receiver) itemLocked(item *lkagent.ChatContext_ChatItem) []voicetest.Ag
 		return r.toolResultsLocked(nil, []*lkagent.FunctionCallOutput{it.FunctionCallOutput})
 	case *lkagent.ChatContext_ChatItem_AgentHandoff:
 		h := it.AgentHandoff
-		data, _ := json.Marshal(map[string]string{"from": h.GetOldAgentId(), "to": h.GetNewAgentId()})
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: "agent_handoff", Data: data}}
+		return []voicetest.AgentEvent{voicetest.HandoffEvent(h.GetOldAgentId(), h.GetNewAgentId())}
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ type Server struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *tailBuffer
+	log  *Tail
 	dir  string
 	once sync.Once
 }
@@ -160,11 +160,11 @@ func Start(bin string, cfg Config) (*Server, error) {
 }
 
 func start(bin string, cfg Config) (*Server, error) {
-	httpPort, err := freePort("tcp")
+	httpPort, err := FreePort("tcp")
 	if err != nil {
 		return nil, err
 	}
-	udpPort, err := freePort("udp")
+	udpPort, err := FreePort("udp")
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func start(bin string, cfg Config) (*Server, error) {
 		HTTPURL: fmt.Sprintf("http://127.0.0.1:%d", httpPort),
 		Keys:    keys,
 		done:    make(chan struct{}),
-		log:     &tailBuffer{},
+		log:     &Tail{},
 		dir:     dir,
 	}
 	s.cmd = exec.Command(bin, "--config", path)
@@ -247,9 +247,9 @@ func config(httpPort, udpPort int, keys map[string]string, level string) string 
 	return b.String()
 }
 
-// freePort returns a port of network ("tcp" or "udp") free on 127.0.0.1
+// FreePort returns a port of network ("tcp" or "udp") free on 127.0.0.1
 // at the time of the call.
-func freePort(network string) (int, error) {
+func FreePort(network string) (int, error) {
 	if network == "udp" {
 		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
 		if err != nil {
@@ -314,16 +314,19 @@ func (s *Server) Close() {
 	})
 }
 
-// tailBytes is how much of the server's log a Server keeps.
+// tailBytes is how much of a process's log a Tail keeps.
 const tailBytes = 64 << 10
 
-// tailBuffer keeps the last tailBytes written to it.
-type tailBuffer struct {
+// Tail is an io.Writer that keeps the last 64 KiB written to it: the log
+// of a child process (the server's, an agent worker's). Safe for
+// concurrent use.
+type Tail struct {
 	mu sync.Mutex
 	b  []byte
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+// Write appends p, dropping what is older than the last 64 KiB.
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.b = append(t.b, p...)
@@ -333,7 +336,8 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string {
+// String returns what is kept, invalid UTF-8 replaced by "?".
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(bytes.ToValidUTF8(t.b, []byte("?")))
