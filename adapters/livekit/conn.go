@@ -122,7 +122,11 @@ func newConn(st *settings, s voicetest.Session, sc *scrub.Scrubber) (*conn, erro
 func (c *conn) open(ctx context.Context, token string) error {
 	st := c.st
 	c.room = lksdk.NewRoom(c.callbacks())
-	if err := c.room.RegisterTextStreamHandler(TopicTranscription, c.recv.onTranscription); err != nil {
+	transcriptions := c.recv.onTranscription
+	if c.st.LegacyTranscriptions {
+		transcriptions = c.recv.ignoreTranscription
+	}
+	if err := c.room.RegisterTextStreamHandler(TopicTranscription, transcriptions); err != nil {
 		return fmt.Errorf("adapters: %s: %w", adapterName, err)
 	}
 	if err := c.room.RegisterByteStreamHandler(TopicSession, c.recv.onSession); err != nil {
@@ -288,7 +292,9 @@ func (c *conn) callbacks() *lksdk.RoomCallback {
 			OnAttributesChanged: c.recv.onAttributes,
 			OnDataPacket:        c.recv.onDataPacket,
 			OnTranscriptionReceived: func(segs []*lksdk.TranscriptionSegment, p lksdk.Participant, _ lksdk.TrackPublication) {
-				c.recv.onLegacyTranscription(segs, p)
+				if c.st.LegacyTranscriptions {
+					c.recv.onLegacyTranscription(segs, p)
+				}
 			},
 		},
 	}

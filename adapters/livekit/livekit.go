@@ -32,8 +32,9 @@
 //     with lk.transcription_final "true" arrives), the segment's whole
 //     text with Final set; a stream that transcribes the user's
 //     microphone track becomes UserTranscript, Final as
-//     lk.transcription_final says. The legacy Transcription data packets
-//     of older agents are read the same way.
+//     lk.transcription_final says. With Agent.LegacyTranscriptions, the
+//     legacy Transcription data packets of agents older than 1.0 are
+//     read instead (final segments only).
 //   - Byte streams on the lk.agent.session topic (LiveKit Agents' session
 //     protocol, AgentSessionMessage of livekit/protocol's agent package,
 //     which the framework sends to the participant it talks to): tool
@@ -203,6 +204,13 @@ type Agent struct {
 	// streams of its speech (Capabilities.StreamingTranscripts is false):
 	// set voicetest.Config.AgentSTT to transcribe it.
 	NoTranscripts bool
+	// LegacyTranscriptions says that the agent predates text streams
+	// (LiveKit Agents before 1.0): its transcripts are read from the
+	// legacy Transcription data packets instead of lk.transcription text
+	// streams. Agents from 1.0 on publish both, each segment under a
+	// different id in each, so the adapter reads one or the other, never
+	// both (which would double every line).
+	LegacyTranscriptions bool
 	// TranscriptAhead says that the agent's transcript runs ahead of its
 	// audio (an agent whose transcription is not synchronized with its
 	// speech); see voicetest.Capabilities.TranscriptAhead.

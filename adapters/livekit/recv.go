@@ -470,6 +470,16 @@ func validPrefix(b []byte) int {
 	return 0
 }
 
+// ignoreTranscription reads and drops an lk.transcription text stream,
+// for an agent whose transcripts are read from legacy packets.
+func (r *receiver) ignoreTranscription(reader *lksdk.TextStreamReader, from string) {
+	if !r.enterStream() {
+		return
+	}
+	defer r.leaveStream()
+	r.drain(reader.Read, fmt.Sprintf("an %s text stream", TopicTranscription))
+}
+
 // onLegacyTranscription reads the Transcription data packets of agents
 // that predate text streams: final segments of the agent become its
 // transcript, segments of the caller the user's.

@@ -162,6 +162,11 @@ type Config struct {
 	// above which audio is voiced (default 400).
 	EndSilence time.Duration
 	Threshold  float64
+	// LegacyTranscriptions also publishes each reply's transcript as a
+	// legacy Transcription data packet (final, under a segment id of its
+	// own), as LiveKit Agents 1.x do besides their lk.transcription
+	// streams (agents-js ParticipantLegacyTranscriptionOutput).
+	LegacyTranscriptions bool
 }
 
 // Job is what one job of the agent did.
@@ -807,6 +812,18 @@ func (s *session) transcript(text, trackSID string, final bool) {
 	}
 }
 
+// legacyTranscript publishes text as a final legacy transcription
+// segment of the agent's track, under a segment id unlike the stream's.
+func (s *session) legacyTranscript(seg, trackSID, text string) {
+	p := &livekit.DataPacket{Value: &livekit.DataPacket_Transcription{Transcription: &livekit.Transcription{
+		TranscribedParticipantIdentity: s.room.LocalParticipant.Identity(), TrackId: trackSID,
+		Segments: []*livekit.TranscriptionSegment{{Id: "LG_" + seg, Text: text, Final: true}},
+	}}}
+	if err := s.room.LocalParticipant.PublishDataPacket(rawPacket{p}, lksdk.WithDataPublishReliable(true)); err != nil {
+		s.errorf("publishing a legacy transcript: %v", err)
+	}
+}
+
 // say speaks text; after it ends, done (if set) learns whether it was
 // said to the end.
 func (s *session) say(text string, done func(finished bool)) {
@@ -883,6 +900,9 @@ func (s *session) say(text string, done func(finished bool)) {
 		s.out.ClearQueue()
 	}
 	_ = w.close()
+	if s.w.cfg.LegacyTranscriptions {
+		s.legacyTranscript(seg, outSID, sp.said.String())
+	}
 	if !finished {
 		s.session(&lkproto.AgentSessionEvent{Event: &lkproto.AgentSessionEvent_ConversationItemAdded_{ConversationItemAdded: &lkproto.AgentSessionEvent_ConversationItemAdded{
 			Item: &lkproto.ChatContext_ChatItem{Item: &lkproto.ChatContext_ChatItem_Message{Message: &lkproto.ChatMessage{
