@@ -22,6 +22,11 @@ func goAgent(t *testing.T, cfg lkagent.Config) (*livekit.Agent, *lkagent.Worker)
 		cfg.AgentName = "frontdesk"
 	}
 	w := lkagent.New(t, cfg)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the agent double's jobs: %+v", w.Jobs())
+		}
+	})
 	return livekit.New(srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, cfg.AgentName), w
 }
 
