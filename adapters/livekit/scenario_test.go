@@ -91,6 +91,14 @@ func TestScenarioMultiTurn(t *testing.T) {
 			t.Errorf("agent states on the timeline: %s; want %q among them", states, want)
 		}
 	}
+	// The HTML report shows them on its timeline.
+	page, err := res.HTMLReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html := string(page); !strings.Contains(html, "agent state: thinking → speaking") {
+		t.Error("the HTML report does not show the agent's state changes")
+	}
 	// Latency: one per reply to the user, measured from the caller's last
 	// audio into the room to the agent's first audible audio out of it.
 	if n := len(res.Latency.PerTurn); n != 2 {

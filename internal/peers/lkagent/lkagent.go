@@ -306,7 +306,7 @@ func (w *Worker) run() {
 	t := true
 	err = send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_Register{Register: &livekit.RegisterWorkerRequest{
 		Type: livekit.JobType_JT_ROOM, AgentName: w.cfg.AgentName, Version: "voicetest-lkagent",
-		AllowedPermissions: &livekit.ParticipantPermission{CanPublish: t, CanSubscribe: t, CanPublishData: t, CanUpdateMetadata: t, Agent: t},
+		AllowedPermissions: &livekit.ParticipantPermission{CanPublish: t, CanSubscribe: t, CanPublishData: t, CanUpdateMetadata: t},
 	}}})
 	if err != nil {
 		w.fail(fmt.Errorf("registering: %w", err))
