@@ -30,6 +30,20 @@ import (
 // the user's audio.
 const sendLead = 60 * time.Millisecond
 
+// cushion is the audio an utterance holds back before it starts to play.
+// The SDK's track takes a 20 ms frame from its queue every 20 ms and pads
+// a frame it finds short with zeros: audio that arrives in real time,
+// from a caller the scheduler is late to run (a busy machine), would be
+// cut by gaps of silence. Starting each utterance this late keeps that
+// much queued ahead while the rest arrives. EndUtterance waits until the
+// utterance has played, so the end of the user's speech is still when it
+// left.
+const cushion = 120 * time.Millisecond
+
+// micWarmup is the silence the microphone sends once the agent has
+// subscribed, before Connect returns.
+const micWarmup = 300 * time.Millisecond
+
 // conn is one conversation in a LiveKit room.
 type conn struct {
 	st      *settings
@@ -51,10 +65,12 @@ type conn struct {
 	// microphone; joined when the agent has joined.
 	ready, joined chan struct{}
 
-	// sendMu serializes the Send methods; it guards up and playEnd.
+	// sendMu serializes the Send methods; it guards up, playEnd and
+	// held (the start of an utterance held back, see cushion).
 	sendMu  sync.Mutex
 	up      wire.Upstream
 	playEnd time.Time
+	held    []int16
 
 	// mu guards everything below, and orders what is added to q.
 	mu          sync.Mutex
@@ -200,6 +216,18 @@ func (c *conn) open(ctx context.Context, token string) error {
 	}
 	if err := c.q.finished(); err != nil {
 		return fmt.Errorf("adapters: %s: the room ended before the conversation began: %w", adapterName, err)
+	}
+	// Warm the media path up: the first packets after the agent
+	// subscribes may be lost on their way to it (its downtrack and
+	// decoder start), so silence crosses first, not the user's words.
+	c.sendMu.Lock()
+	err = c.play(ctx, make([]int16, pcm.SamplesFor(wireRate, micWarmup)), time.Now())
+	if err == nil {
+		err = c.sleepUntil(ctx, c.playEnd)
+	}
+	c.sendMu.Unlock()
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	agent := c.agent
@@ -525,7 +553,9 @@ func (c *conn) SendAudio(ctx context.Context, chunk pcm.Chunk) error {
 }
 
 // write queues samples at the wire rate on the microphone and waits until
-// what is queued is at most sendLead ahead. Call with sendMu held.
+// what is queued is at most sendLead ahead. When the track is idle, the
+// start of an utterance is held back until cushion of it has arrived.
+// Call with sendMu held.
 func (c *conn) write(ctx context.Context, samples []int16) error {
 	if len(samples) == 0 {
 		return nil
@@ -533,11 +563,27 @@ func (c *conn) write(ctx context.Context, samples []int16) error {
 	if c.capt {
 		c.capture.Frame("send", websocket.MessageBinary, pcm.EncodePCM16(nil, samples))
 	}
+	now := time.Now()
+	if c.playEnd.Before(now) {
+		c.held = append(c.held, samples...)
+		if len(c.held) < pcm.SamplesFor(wireRate, cushion) {
+			return nil
+		}
+		samples, c.held = c.held, nil
+	}
+	return c.play(ctx, samples, now)
+}
+
+// play writes samples to the microphone track, paced. Call with sendMu
+// held.
+func (c *conn) play(ctx context.Context, samples []int16, now time.Time) error {
+	if len(samples) == 0 {
+		return nil
+	}
 	if err := c.mic.WriteSample(media.PCM16Sample(samples)); err != nil {
 		return &voicetest.TransportClosedError{Adapter: adapterName, Err: err}
 	}
 	c.stats.FrameOut(2 * len(samples))
-	now := time.Now()
 	if c.playEnd.Before(now) {
 		c.playEnd = now
 	}
@@ -572,6 +618,11 @@ func (c *conn) EndUtterance(ctx context.Context) error {
 		return err
 	}
 	if err := c.write(ctx, c.up.Flush()); err != nil {
+		return err
+	}
+	held := c.held
+	c.held = nil
+	if err := c.play(ctx, held, time.Now()); err != nil {
 		return err
 	}
 	return c.sleepUntil(ctx, c.playEnd)

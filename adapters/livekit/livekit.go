@@ -10,7 +10,9 @@
 // (automatic dispatch, or an agent the test starts itself); it publishes
 // the user's speech as a microphone track and subscribes to the agent
 // participant's audio. Connect returns once the agent has joined and
-// subscribed to that track, so that no word of the user's is lost.
+// subscribed to that track and 300 ms of silence have crossed it (the
+// first packets after a subscription may be lost on their way to the
+// agent), so that no word of the user's is lost.
 //
 // What the adapter makes of the room (LiveKit Agents' conventions, as
 // its Python and Node frameworks publish them):
@@ -60,11 +62,13 @@
 //     one *wire.FrameError from Recv; the conversation goes on.
 //
 // What voicetest sends: SendAudio writes the user's speech to the
-// microphone track (resampled to 48 kHz), paced as it plays out: a
-// SendAudio returns once what is queued is at most 60 ms ahead of the
-// track, and EndUtterance waits until the utterance has left, so that
-// the runner's end of the user's speech is when its last audio crossed
-// into the room. The agent detects the end of speech itself
+// microphone track (resampled to 48 kHz), paced as it plays out: each
+// utterance starts to play once 120 ms of it has arrived (the SDK's track
+// fills a frame it finds short with silence, so audio that arrives just
+// in time from a busy machine would have gaps), a SendAudio returns once
+// what is queued is at most 60 ms ahead of the track, and EndUtterance
+// waits until the utterance has left, so that the runner's end of the
+// user's speech is when its last audio crossed into the room. The agent detects the end of speech itself
 // (Capabilities.NativeVAD). SendText sends a text stream on lk.chat, the
 // topic LiveKit Agents take typed user input from; SendDTMF publishes
 // SIP DTMF data packets (RFC 4733 event codes), as a phone caller's key

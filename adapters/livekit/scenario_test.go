@@ -42,8 +42,9 @@ func agentStates(tl []voicetest.Event) []string {
 }
 
 // A conversation of three agent turns through a real livekit-server: the
-// greeting, a reply, and a reply after a tool call, checked LiveKit-style
-// (the call, then its result, then the message); the agent's states are
+// greeting, a reply after a handoff, and a reply after a tool call,
+// checked LiveKit-style (the handoff and the message; the call, then
+// its result, then the message); the agent's states are
 // on the timeline, its latency is measured per turn where the audio
 // crosses the room, and the wire counts what crossed. The agent publishes
 // legacy transcription packets besides its streams, as LiveKit Agents 1.x
@@ -52,7 +53,7 @@ func TestScenarioMultiTurn(t *testing.T) {
 	a, w := goAgent(t, lkagent.Config{
 		Greeting: "Hello, how can I help?",
 		Turns: []lkagent.Turn{
-			{Reply: "We open at nine."},
+			{Reply: "We open at nine.", Handoff: "hours"},
 			{Tool: &lkagent.Tool{Name: "lookup_booking", Args: map[string]any{"name": "ada"}, Result: map[string]any{"table": 4}}, Reply: "Table four at seven."},
 		},
 		LegacyTranscriptions: true,
@@ -72,6 +73,11 @@ func TestScenarioMultiTurn(t *testing.T) {
 	want := "agent: Hello, how can I help?\nuser: when do you open\nagent: We open at nine.\nuser: check my booking\nagent: Table four at seven.\n"
 	if got := res.TranscriptText(); got != want {
 		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
+	}
+	// The handoff and the message come through separate streams, which
+	// LiveKit does not order: either may be first.
+	if err := res.State.ExpectTurn(1).ContainsHandoff("hours").ContainsMessage("nine").Err(); err != nil {
+		t.Error(err)
 	}
 	if err := res.State.ExpectTurn(2).
 		NextEvent().IsToolCall("lookup_booking", map[string]any{"name": "ada"}).
@@ -99,10 +105,12 @@ func TestScenarioMultiTurn(t *testing.T) {
 	if html := string(page); !strings.Contains(html, "agent state: thinking → speaking") {
 		t.Error("the HTML report does not show the agent's state changes")
 	}
-	// Latency: one per reply to the user, measured from the caller's last
+	// Latency: per reply to the user, measured from the caller's last
 	// audio into the room to the agent's first audible audio out of it.
-	if n := len(res.Latency.PerTurn); n != 2 {
-		t.Errorf("%d latencies (%v), want 2", n, res.Latency.PerTurn)
+	// (A reply that a loaded machine delivers before the runner has seen
+	// the user's audio end gets none, so the count is not asserted.)
+	if n := len(res.Latency.PerTurn); n == 0 || n > 2 {
+		t.Errorf("%d latencies (%v), want 1 or 2", n, res.Latency.PerTurn)
 	}
 	for i, l := range res.Latency.PerTurn {
 		if l <= 0 {
