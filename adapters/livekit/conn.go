@@ -40,10 +40,6 @@ const sendLead = 60 * time.Millisecond
 // left.
 const cushion = 120 * time.Millisecond
 
-// micWarmup is the silence the microphone sends once the agent has
-// subscribed, before Connect returns.
-const micWarmup = 300 * time.Millisecond
-
 // conn is one conversation in a LiveKit room.
 type conn struct {
 	st      *settings
@@ -216,18 +212,6 @@ func (c *conn) open(ctx context.Context, token string) error {
 	}
 	if err := c.q.finished(); err != nil {
 		return fmt.Errorf("adapters: %s: the room ended before the conversation began: %w", adapterName, err)
-	}
-	// Warm the media path up: the first packets after the agent
-	// subscribes may be lost on their way to it (its downtrack and
-	// decoder start), so silence crosses first, not the user's words.
-	c.sendMu.Lock()
-	err = c.play(ctx, make([]int16, pcm.SamplesFor(wireRate, micWarmup)), time.Now())
-	if err == nil {
-		err = c.sleepUntil(ctx, c.playEnd)
-	}
-	c.sendMu.Unlock()
-	if err != nil {
-		return err
 	}
 	c.mu.Lock()
 	agent := c.agent

@@ -10,9 +10,7 @@
 // (automatic dispatch, or an agent the test starts itself); it publishes
 // the user's speech as a microphone track and subscribes to the agent
 // participant's audio. Connect returns once the agent has joined and
-// subscribed to that track and 300 ms of silence have crossed it (the
-// first packets after a subscription may be lost on their way to the
-// agent), so that no word of the user's is lost.
+// subscribed to that track, so that no word of the user's is lost.
 //
 // What the adapter makes of the room (LiveKit Agents' conventions, as
 // its Python and Node frameworks publish them):
