@@ -64,6 +64,11 @@ type Config struct {
 	// Effects apply to every piece of user audio, after TTS and after the
 	// utterance's own effects: noise, telephone band, packet loss.
 	Effects pcm.Effect
+	// Background is where the caller is: a scene heard for the whole
+	// call (under speech, through Silence and between turns) and the
+	// channel that carries it; see Background. The zero value is a quiet
+	// room on a clean line.
+	Background Background
 
 	// Rate is the sample rate of the audio exchanged with the agent
 	// (default pcm.DefaultRate, 24 kHz).
@@ -230,6 +235,9 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("voicetest: Config.Repeat.MinPassRate is %v; use a fraction in [0, 1]", cfg.Repeat.MinPassRate)
 	}
 	if err := cfg.Golden.validate(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Background.validate(); err != nil {
 		return cfg, err
 	}
 	if cfg.Repeat.MinPassRate == 0 {

@@ -122,6 +122,9 @@ type runner struct {
 
 	// transcriptions of agent turns still running, in turn order
 	stt []*sttJob
+
+	// bg plays Config.Background (background.go)
+	bg *bgPlayer
 }
 
 func (r *runner) now() time.Duration {
@@ -203,6 +206,7 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 		if stop() {
 			return nil
 		}
+		r.playBackground(ctx)
 		d := deadline() - r.now()
 		if d <= 0 {
 			if err := r.poll(); err != nil {
@@ -216,8 +220,13 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			return errDeadline
 		}
+		limit := deadline()
+		if due, ok := r.backgroundDue(); ok && due < limit {
+			// Wake for the next frame of background scene.
+			limit, d = due, max(due-r.now(), 0)
+		}
 		if virtual {
-			to := r.start.Add(deadline())
+			to := r.start.Add(limit)
 			if r.quiet() {
 				r.clock.jump(to)
 				continue
@@ -992,6 +1001,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 	if r.cfg.Effects != nil {
 		c = r.cfg.Effects(c)
 	}
+	c = r.surround(c)
 	if c.Rate != r.cfg.Rate {
 		return pcm.Chunk{}, fmt.Errorf("user audio effects changed the sample rate to %d Hz; effects must keep the rate (%d Hz)", c.Rate, r.cfg.Rate)
 	}
@@ -1002,6 +1012,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 // events between frames. It returns how much was sent: all of c, unless
 // the agent hung up.
 func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
+	defer r.holdBackground()() // c carries the background scene itself
 	// An adapter that stops accepting audio must not hang the scenario.
 	limit := c.Duration() + r.cfg.Timeouts.FirstChunk
 	sctx, cancel := context.WithTimeout(ctx, limit)
@@ -1045,7 +1056,7 @@ func (r *runner) silence(ctx context.Context, d time.Duration) error {
 	at := r.now()
 	r.addEvent(Event{At: at, Type: EventSilence, Turn: r.st.turn, Role: RoleUser, Duration: d})
 	if r.caps.Audio {
-		_, err := r.sendAudio(ctx, pcm.Silence(r.cfg.Rate, d))
+		_, err := r.sendAudio(ctx, r.surround(pcm.Silence(r.cfg.Rate, d)))
 		return err
 	}
 	return r.waitUntil(ctx, at+d)
@@ -1058,6 +1069,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) error {
 	}
 	at := r.now()
 	r.addEvent(Event{At: at, Type: EventSleep, Turn: r.st.turn, Role: RoleUser, Duration: d})
+	defer r.holdBackground()() // Sleep sends nothing, not even the scene
 	return r.waitUntil(ctx, at+d)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -199,6 +200,7 @@ type handlerConfig struct {
 	think       time.Duration
 	stopTimeout time.Duration
 	data        map[string]any
+	vad         *pcm.VADConfig
 	errs        []error
 }
 
@@ -234,6 +236,26 @@ func AudioMode(tts voicetest.TTS, stt voicetest.STT) Option {
 			return
 		}
 		c.audio, c.tts, c.stt = true, tts, stt
+	}
+}
+
+// WithVAD makes an audio-mode agent find the user's speech with pcm's
+// energy voice activity detector (pcm.NewVAD with cfg), which learns the
+// line's noise floor, instead of the default level threshold (any 20 ms
+// louder than −44 dBFS is speech). Use it when the caller has a
+// background (voicetest.Config.Background): a cafe's babble, played
+// between turns, then does not barge in on the agent, while the caller's
+// speech over it still does. Speech is reported once the detector has
+// confirmed it (cfg.MinSpeech after it began), so a barge-in comes that
+// much later than with the level threshold. Start from
+// pcm.DefaultVADConfig(); an invalid cfg is reported by Connect.
+func WithVAD(cfg pcm.VADConfig) Option {
+	return func(c *handlerConfig) {
+		if err := cfg.Validate(); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("WithVAD: %w", err))
+			return
+		}
+		c.vad = &cfg
 	}
 }
 
@@ -366,8 +388,17 @@ func (a *handlerAgent) Connect(ctx context.Context, s voicetest.Session) (voicet
 	if a.cfg.audio && s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: handler agent in audio mode needs Session.Rate > 0, got %d", s.Rate)
 	}
+	var vad *pcm.VAD
+	if a.cfg.audio && a.cfg.vad != nil {
+		var err error
+		if vad, err = pcm.NewVAD(s.Rate, *a.cfg.vad); err != nil {
+			return nil, fmt.Errorf("adapters: handler agent: WithVAD at the session rate: %w", err)
+		}
+	}
 	if s.Logf == nil {
 		s.Logf = func(string, ...any) {}
 	}
-	return newHandlerConn(a, s), nil
+	c := newHandlerConn(a, s)
+	c.vad = vad
+	return c, nil
 }

@@ -171,6 +171,8 @@ type handlerConn struct {
 	// Owned by the runner's sending goroutine.
 	userAudio  []int16
 	userVoiced bool
+	vad        *pcm.VAD // WithVAD's detector, nil for the level threshold
+	vadEvents  []pcm.VADEvent
 }
 
 func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
@@ -292,7 +294,16 @@ func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	default:
 	}
 	c.userAudio = append(c.userAudio, ch.Samples...)
-	if !isVoiced(ch.Samples) {
+	if c.vad != nil {
+		c.vadEvents = c.vad.Process(c.vadEvents[:0], ch.Samples)
+		started := false
+		for _, e := range c.vadEvents {
+			started = started || e.Type == pcm.SpeechStart
+		}
+		if !started && !c.vad.Speaking() {
+			return nil
+		}
+	} else if !isVoiced(ch.Samples) {
 		return nil
 	}
 	c.userVoiced = true
