@@ -59,7 +59,14 @@ type Config struct {
 	// Checkpoint, Verdict, the Result) waits for the text. A failed
 	// transcription fails the scenario at the first such reader.
 	AgentSTT STT
-	// Language is passed to AgentSTT ("" for the engine's default).
+	// UserSTT transcribes recorded user speech that comes without its
+	// text (UserAudio of a file, a personas.Files caller without
+	// transcripts), for the transcript, the judge, a persona and a
+	// text-only agent. Nil uses AgentSTT; with neither the message reads
+	// "(audio only)". It hears the recording itself, before effects.
+	UserSTT STT
+	// Language is passed to AgentSTT and UserSTT ("" for the engine's
+	// default).
 	Language string
 	// Effects apply to every piece of user audio, after TTS and after the
 	// utterance's own effects: noise, telephone band, packet loss.

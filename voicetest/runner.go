@@ -884,6 +884,15 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 			return r.sendErr("ending the user's utterance", err)
 		}
 	case r.caps.Text:
+		if strings.TrimSpace(u.Text) == "" && !u.Audio.IsEmpty() {
+			// A recording without its text: a text agent is sent what
+			// the user STT hears in it.
+			text, _, err := r.hearUser(ctx, u.Audio)
+			if err != nil {
+				return err
+			}
+			u.Text = text
+		}
 		if strings.TrimSpace(u.Text) == "" {
 			return &UnsupportedError{Adapter: r.adapter(), Capability: "audio input",
 				Alternative: "the agent takes only text, so the utterance needs Text (a transcript of its audio)"}
@@ -914,8 +923,17 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 	r.userEnd = end
 	r.awaitLatency = true
 	m := Message{Turn: turn, Role: RoleUser, Text: strings.TrimSpace(u.Text), Start: start, End: end}
+	if m.Text == "" && !u.Audio.IsEmpty() {
+		// Recorded speech without its text: the transcript shows what
+		// the user STT hears, not "(silence)".
+		var err error
+		if m.Text, m.AudioOnly, err = r.hearUser(ctx, u.Audio); err != nil {
+			return err
+		}
+		m.NothingHeard = !m.AudioOnly && m.Text == ""
+	}
 	r.st.transcript = append(r.st.transcript, m)
-	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, Audio: audio})
+	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, AudioOnly: m.AudioOnly, Audio: audio})
 	return nil
 }
 
@@ -976,7 +994,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 			voice = r.cfg.Voice
 		}
 		err := r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
-			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Rate: r.cfg.Rate})
+			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Instructions: u.Instructions, Rate: r.cfg.Rate})
 			return err
 		})
 		if err != nil {

@@ -32,9 +32,11 @@ type Message struct {
 	End time.Duration `json:"end"`
 	// Interrupted marks agent speech cut short by a barge-in.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// AudioOnly marks an agent message whose words are unknown: the agent
-	// sent audio without a transcript and no Config.AgentSTT was set. Text
-	// is then empty and renderings show "(audio only)".
+	// AudioOnly marks a message whose words are unknown: the agent sent
+	// audio without a transcript and no Config.AgentSTT was set, or the
+	// user played a recording without its text and no Config.UserSTT (or
+	// AgentSTT) was set. Text is then empty and renderings show "(audio
+	// only)".
 	AudioOnly bool `json:"audio_only,omitempty"`
 	// Latency is, on the first agent message of a turn, the time from the
 	// end of the user's speech to the agent's first audio (or first spoken
