@@ -27,7 +27,9 @@ func TestWiden(t *testing.T) {
 }
 
 // recordingSTT keeps the last request.
-type recordingSTT struct{ req voicetest.TranscriptionRequest }
+type recordingSTT struct {
+	req voicetest.TranscriptionRequest
+}
 
 func (r *recordingSTT) Transcribe(ctx context.Context, req voicetest.TranscriptionRequest) (voicetest.Transcription, error) {
 	r.req = req
