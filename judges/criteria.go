@@ -1,6 +1,7 @@
 package judges
 
 import (
+	"math"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,6 +71,8 @@ type CriteriaJudge struct {
 	finalOnly    bool
 	maxChars     int
 	instructions string
+	temperature  *float64
+	system       string
 }
 
 var _ voicetest.Judge = (*CriteriaJudge)(nil)
@@ -156,6 +159,25 @@ func (j *CriteriaJudge) WithInstructions(text string) *CriteriaJudge {
 	return c
 }
 
+// WithTemperature returns a copy of the judge that samples at t (0 to 2;
+// the default is 0, for verdicts that repeat).
+func (j *CriteriaJudge) WithTemperature(t float64) *CriteriaJudge {
+	c := j.clone()
+	c.temperature = &t
+	return c
+}
+
+// WithSystemPrompt returns a copy of the judge whose system prompt starts
+// with text instead of the built-in rules (how to read an STT transcript,
+// what pass, fail and inconclusive mean). The rule for the decision asked
+// (continue or decide; decide now) and WithInstructions still follow it,
+// and the verdict tool still fixes the answer's form.
+func (j *CriteriaJudge) WithSystemPrompt(text string) *CriteriaJudge {
+	c := j.clone()
+	c.system = text
+	return c
+}
+
 // Criteria returns the judge's own criteria.
 func (j *CriteriaJudge) Criteria() []string { return append([]string(nil), j.criteria...) }
 
@@ -172,6 +194,9 @@ func (j *CriteriaJudge) Evaluate(ctx context.Context, req voicetest.JudgeRequest
 	}
 	if req.State == nil {
 		return voicetest.Judgment{}, errors.New("judges: criteria judge: JudgeRequest.State is nil; the runner passes the conversation in it")
+	}
+	if t := j.temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		return voicetest.Judgment{}, fmt.Errorf("judges: criteria judge: WithTemperature(%v): use 0 to 2", *t)
 	}
 	if j.llm == nil {
 		return voicetest.Judgment{}, errors.New("judges: the criteria judge has no LLM: use judges.ForTest(t, criteria...) in a test, or .WithLLM(client) with an *llm.Client")
@@ -223,7 +248,11 @@ const continuousRule = `The conversation is still going on. Set decision to "fin
 
 // request builds the chat request for criteria.
 func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, forced bool) voicetest.ChatRequest {
-	sys := systemRules + "\n\n"
+	rules := systemRules
+	if strings.TrimSpace(j.system) != "" {
+		rules = strings.TrimSpace(j.system)
+	}
+	sys := rules + "\n\n"
 	if forced {
 		sys += finalRule
 	} else {
@@ -250,6 +279,9 @@ func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, f
 		fmt.Fprintf(&u, "\nThe conversation is at user turn %d of at most %d.", req.Turn, req.MaxTurns)
 	}
 	temp := 0.0
+	if j.temperature != nil {
+		temp = *j.temperature
+	}
 	seed := int64(Seed)
 	return voicetest.ChatRequest{
 		Model: j.model,

@@ -1463,7 +1463,7 @@ func failures(v Judgment) string {
 	return strings.Join(parts, "; ")
 }
 
-func (r *runner) proceed(ctx context.Context, n int) error {
+func (r *runner) proceed(ctx context.Context, n int, o proceedOptions) error {
 	if r.cfg.User == nil {
 		return errors.New("Config.User is nil: Proceed asks the User for each utterance; set Config.User")
 	}
@@ -1487,6 +1487,9 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 		if r.ended != "" {
 			break
 		}
+		if stop, err := r.callback(ctx, o.onStep, "OnStep"); stop || err != nil {
+			return err
+		}
 		barged, err := r.userInterrupts(ctx)
 		if err != nil {
 			return err
@@ -1501,17 +1504,31 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 		if err := r.agentTurn(ctx, turnOptions{}); err != nil {
 			return err
 		}
-		if r.ended != "" || r.cfg.Judge == nil {
-			continue
-		}
-		final := r.st.turn >= r.cfg.MaxTurns
-		v, err := r.judge(ctx, JudgeRequest{Final: final}, "Proceed")
-		if err != nil {
+		if stop, err := r.callback(ctx, o.onStep, "OnStep"); stop || err != nil {
 			return err
 		}
-		if v.Decided || final {
-			r.setVerdict(v)
-			return nil
+		if r.ended == "" && r.cfg.Judge != nil {
+			final := r.st.turn >= r.cfg.MaxTurns
+			v, err := r.judge(ctx, JudgeRequest{Final: final}, "Proceed")
+			if err != nil {
+				return err
+			}
+			if v.Decided || final {
+				r.setVerdict(v)
+				return nil
+			}
+		}
+		if stop, err := r.callback(ctx, o.onTurn, "OnTurn"); stop || err != nil {
+			return err
+		}
+		if o.until != nil {
+			if err := r.settle(ctx); err != nil {
+				return err
+			}
+			if o.until(&r.st) {
+				r.logf("voicetest: %s: its Until condition holds after turn %d", r.step, r.st.turn)
+				return nil
+			}
 		}
 	}
 	return nil

@@ -42,6 +42,9 @@ type Message struct {
 	// end of the user's speech to the agent's first audio (or first spoken
 	// text for text-only agents); zero when not measured.
 	Latency time.Duration `json:"latency,omitempty"`
+	// Injected marks a message put into the history by Inject, not said
+	// on the line.
+	Injected bool `json:"injected,omitempty"`
 	// NothingHeard marks an agent message whose audio Config.AgentSTT
 	// transcribed to no words at all (a mumble, noise, a language the
 	// engine does not know): Text is empty and renderings show "(STT heard
@@ -93,6 +96,8 @@ const (
 	EventAgentLog EventType = "agent_log"
 	// EventMaxTurnAudio marks an agent turn cut off by Timeouts.MaxTurnAudio.
 	EventMaxTurnAudio EventType = "max_turn_audio"
+	// EventHistory is a message injected into the history (Inject).
+	EventHistory EventType = "history"
 	// EventMessage is a whole message; it appears in State.Events, not in
 	// the timeline.
 	EventMessage EventType = "message"

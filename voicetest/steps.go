@@ -392,12 +392,26 @@ func Verdict() Step {
 // reply; if so its next utterance interrupts the reply (as Interrupt with
 // After does) and the agent's answer to it ends the turn, so that turn
 // takes two user turns.
-func Proceed(n int) Step {
-	s := Step{name: fmt.Sprintf("Proceed(%d)", n), line: true}
+//
+// Options add callbacks after each turn (OnTurn) and each step (OnStep)
+// of the loop, and a stop condition (Until).
+func Proceed(n int, opts ...ProceedOption) Step {
+	var o proceedOptions
+	name := fmt.Sprintf("Proceed(%d", n)
+	var err error
+	for _, opt := range opts {
+		if opt.apply == nil {
+			err = errors.New("Proceed: a zero ProceedOption; build options with OnTurn, OnStep or Until")
+			continue
+		}
+		opt.apply(&o)
+		name += ", " + opt.name
+	}
+	s := Step{name: name + ")", line: true, err: err}
 	if n < 0 {
 		s.err = fmt.Errorf("Proceed(%d): use a positive number of turns, or 0 for until the verdict or MaxTurns", n)
 	}
-	s.run = func(ctx context.Context, r *runner) error { return r.proceed(ctx, n) }
+	s.run = func(ctx context.Context, r *runner) error { return r.proceed(ctx, n, o) }
 	return s
 }
 

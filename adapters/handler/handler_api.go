@@ -37,8 +37,8 @@ type Func func(ctx context.Context, ev Event, c *Call) error
 type TaskFunc func(ctx context.Context, c *Call) error
 
 // Event is an input event for a Func: one of StartEvent, TextEvent,
-// TimeoutEvent, DTMFEvent, CustomEvent, InterruptEvent or StopEvent. Use a
-// type switch.
+// TimeoutEvent, DTMFEvent, CustomEvent, InterruptEvent, HistoryEvent or
+// StopEvent. Use a type switch.
 type Event interface {
 	handlerEvent()
 }
@@ -102,6 +102,17 @@ type InterruptEvent struct {
 	Task string
 }
 
+// HistoryEvent is a message the test put into the conversation's history
+// as if it had been said (voicetest.Inject): add it to whatever context
+// the agent keeps (an LLM's messages). It is not user input: a call that
+// handles it and says nothing ends no turn.
+type HistoryEvent struct {
+	// Role is voicetest.RoleUser or voicetest.RoleAgent.
+	Role voicetest.Role
+	// Text is what was "said".
+	Text string
+}
+
 // StopEvent is the last event of every conversation, delivered when the
 // runner closes the Conn (after a hang-up too). Outputs made while handling
 // it are not sent anywhere (the caller is gone); they are written to the
@@ -114,6 +125,7 @@ func (TimeoutEvent) handlerEvent()   {}
 func (DTMFEvent) handlerEvent()      {}
 func (CustomEvent) handlerEvent()    {}
 func (InterruptEvent) handlerEvent() {}
+func (HistoryEvent) handlerEvent()   {}
 func (StopEvent) handlerEvent()      {}
 
 // eventName names ev in errors.
@@ -131,6 +143,8 @@ func eventName(ev Event) string {
 		return "CustomEvent"
 	case InterruptEvent:
 		return "InterruptEvent"
+	case HistoryEvent:
+		return "HistoryEvent"
 	case StopEvent:
 		return "StopEvent"
 	}

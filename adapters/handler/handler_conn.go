@@ -352,6 +352,13 @@ func (c *handlerConn) SendDTMF(ctx context.Context, digits string) error {
 	return c.input(ctx, message{kind: msgInput, user: true, ev: DTMFEvent{Digits: digits}})
 }
 
+var _ voicetest.HistoryInjector = (*handlerConn)(nil)
+
+// InjectHistory delivers a HistoryEvent (voicetest.Inject).
+func (c *handlerConn) InjectHistory(ctx context.Context, role voicetest.Role, text string) error {
+	return c.input(ctx, message{kind: msgInput, ev: HistoryEvent{Role: role, Text: text}})
+}
+
 // Interrupt cuts the agent's current response short: interruptible speech
 // stops, the rest of the running handler call's interruptible speech is
 // skipped (its Say returns ErrInterrupted), the Conn emits AgentInterrupted,
