@@ -1,11 +1,11 @@
 package judges
 
 import (
-	"math"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
