@@ -166,6 +166,9 @@ func report(t testing.TB, res *Result) {
 	}
 	if res.Runs != nil {
 		t.Attr("voicetest.pass_rate", strconv.FormatFloat(res.PassRate, 'f', 2, 64))
+		for _, v := range res.Variants() {
+			t.Logf("voicetest: %q A/B %s", res.Name, v)
+		}
 	}
 	if res.Verdict != nil {
 		t.Attr("voicetest.criteria_pass", strconv.Itoa(len(res.Passed)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
@@ -215,6 +216,7 @@ type handlerConfig struct {
 	stopTimeout time.Duration
 	data        map[string]any
 	vad         *pcm.VADConfig
+	ab          abConfig
 	errs        []error
 }
 
@@ -385,6 +387,9 @@ func New(fn Func, opts ...Option) voicetest.Agent {
 type handlerAgent struct {
 	fn  Func
 	cfg handlerConfig
+	// runs counts the conversations started, so that a seeded A/B
+	// choice differs from run to run under voicetest's Repeat.
+	runs atomic.Int64
 }
 
 // VirtualTime reports that the agent runs in process on channels and timers

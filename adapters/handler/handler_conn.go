@@ -164,6 +164,7 @@ type handlerConn struct {
 
 	dataMu sync.Mutex
 	data   map[string]any
+	ab     *abState // A/B tests, outcomes and variables (handler_ab.go)
 
 	toolSeq   atomic.Int64
 	toolNames sync.Map
@@ -189,6 +190,7 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 	for k, v := range a.cfg.data {
 		c.data[k] = v
 	}
+	c.ab = newABState(a.cfg.ab, s.Name, a.runs.Add(1)-1)
 	c.caps = voicetest.Capabilities{
 		Adapter:              "handler",
 		Text:                 !a.cfg.audio,
