@@ -133,7 +133,10 @@ const jitterCorrelation = 0.8
 // one (repeated, then faded out after 60 ms). So with buffer ≥ 3·jitter
 // almost nothing is lost, and with buffer 0 about half the packets are.
 // The fixed delay itself is not added (the length and alignment are
-// kept). The same seed gives the same losses.
+// kept). Its losses are drawn from the seed and the audio itself, so the
+// same audio and seed always give the same output, while two different
+// utterances through one Jitter lose different packets, as on a real
+// line.
 func Jitter(jitter, buffer, frame time.Duration, seed uint64) Effect {
 	if frame <= 0 {
 		frame = 20 * time.Millisecond
@@ -142,7 +145,7 @@ func Jitter(jitter, buffer, frame time.Duration, seed uint64) Effect {
 		if c.Rate <= 0 || jitter <= 0 || len(c.Samples) == 0 {
 			return c.Clone()
 		}
-		rng := newRNG(seed)
+		rng := newRNG(seed ^ contentHash(c.Samples))
 		n := max(SamplesFor(c.Rate, frame), 1)
 		frames := (len(c.Samples) + n - 1) / n
 		late := make([]bool, frames)
@@ -206,6 +209,17 @@ func concealFrames(c Chunk, n int, lost []bool) Chunk {
 	return out
 }
 
+// contentHash is the FNV-1a hash of samples, for effects whose random
+// choices follow the audio as well as the seed.
+func contentHash(s []int16) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range s {
+		h ^= uint64(uint16(v))
+		h *= 1099511628211
+	}
+	return h
+}
+
 // dropoutFade is the fade at each edge of a dropout.
 const dropoutFade = 5 * time.Millisecond
 
@@ -214,9 +228,11 @@ const dropoutFade = 5 * time.Millisecond
 // between cells: dropouts start at random (a Poisson process of
 // perMinute a minute on average), each lasting a time drawn uniformly
 // from [minLen, maxLen], with 5 ms fades at its edges, and are digital
-// silence in between (no concealment: the line is gone). The same seed
-// gives the same dropouts. perMinute ≤ 0 or maxLen ≤ 0 returns a copy;
-// minLen is clamped to [0, maxLen].
+// silence in between (no concealment: the line is gone). Like Jitter it
+// draws them from the seed and the audio, so the same audio and seed give
+// the same dropouts and different utterances different ones.
+// perMinute ≤ 0 or maxLen ≤ 0 returns a copy; minLen is clamped to
+// [0, maxLen].
 func Dropouts(perMinute float64, minLen, maxLen time.Duration, seed uint64) Effect {
 	minLen = min(max(minLen, 0), maxLen)
 	return func(c Chunk) Chunk {
@@ -224,7 +240,7 @@ func Dropouts(perMinute float64, minLen, maxLen time.Duration, seed uint64) Effe
 		if !(perMinute > 0) || maxLen <= 0 || c.Rate <= 0 {
 			return out
 		}
-		rng := newRNG(seed)
+		rng := newRNG(seed ^ contentHash(c.Samples))
 		meanGap := float64(c.Rate) * 60 / perMinute
 		fade := max(SamplesFor(c.Rate, dropoutFade), 1)
 		pos := int(rng.ExpFloat64() * meanGap)

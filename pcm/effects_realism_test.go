@@ -71,7 +71,11 @@ func TestEffectLibraryContract(t *testing.T) {
 				// Three seconds of speech at a TTS engine's loud level, so
 				// that sparse effects (dropouts) and level-dependent ones
 				// (clipping) have something to change.
-				in := Normalize(-14)(speechLike(rate, 3*time.Second, uint64(rate)))
+				d := 3 * time.Second
+				if info.Name == "dropouts" {
+					d = 12 * time.Second // sparse: about four in that time
+				}
+				in := Normalize(-14)(speechLike(rate, d, uint64(rate)))
 				keep := in.Clone()
 				e := info.New(7)
 				first := e(in)
@@ -745,5 +749,24 @@ func TestPresets(t *testing.T) {
 	}
 	if !names["noisy-cafe-cell-phone"] {
 		t.Error("no noisy-cafe-cell-phone preset")
+	}
+}
+
+// TestLineLossesFollowTheAudio: two different utterances through one
+// Jitter or Dropouts lose different stretches; the same one, the same.
+func TestLineLossesFollowTheAudio(t *testing.T) {
+	t.Parallel()
+	a, b := toneChunk(Rate8k, 440, 8000, 30*time.Second), toneChunk(Rate8k, 445, 8000, 30*time.Second)
+	for name, e := range map[string]Effect{
+		"jitter":   Jitter(20*time.Millisecond, 10*time.Millisecond, 0, 1),
+		"dropouts": Dropouts(30, 100*time.Millisecond, 200*time.Millisecond, 1),
+	} {
+		la, lb := lostFrames(a, e(a), 160), lostFrames(b, e(b), 160)
+		if slices.Equal(la, lb) {
+			t.Errorf("%s: two utterances lost the same packets", name)
+		}
+		if again := lostFrames(a, e(a), 160); !slices.Equal(la, again) {
+			t.Errorf("%s: the same utterance lost different packets", name)
+		}
 	}
 }

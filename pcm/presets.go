@@ -2,14 +2,15 @@ package pcm
 
 import "time"
 
-// CellPhone returns the Effect of a mobile call's channel: a low-bitrate
-// narrowband codec (LowBitrateCodec at 24 kbps, in the telephone band),
+// CellPhone returns the Effect of a mobile call's channel: a narrowband
+// codec (LowBitrateCodec at 32 kbps, in the telephone band: ADPCM at the
+// toll quality of G.726-32, about that of a mobile AMR-NB call),
 // network jitter of 15 ms behind a 25 ms jitter buffer (late packets
 // concealed), and about three dropouts a minute of 80–300 ms. The same
 // seed gives the same losses.
 func CellPhone(seed uint64) Effect {
 	return Chain(
-		LowBitrateCodec(24),
+		LowBitrateCodec(32),
 		Jitter(15*time.Millisecond, 25*time.Millisecond, 20*time.Millisecond, seed),
 		Dropouts(3, 80*time.Millisecond, 300*time.Millisecond, seed+1),
 	)

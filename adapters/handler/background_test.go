@@ -75,3 +75,48 @@ func TestWithVADInvalid(t *testing.T) {
 		t.Errorf("Connect with WithVAD(ThresholdDB 0) = %v, want an error naming WithVAD", err)
 	}
 }
+
+// lenSTT records how much audio each transcription got.
+type lenSTT struct{ got []time.Duration }
+
+func (l *lenSTT) Transcribe(ctx context.Context, req voicetest.TranscriptionRequest) (voicetest.Transcription, error) {
+	l.got = append(l.got, req.Audio.Duration())
+	return voicetest.Transcription{Text: "something"}, nil
+}
+
+// TestVADTranscribesOnlySpeech: with WithVAD, the agent transcribes the
+// caller's speech, not the background the line carried before it (the
+// whole agent turn's worth).
+func TestVADTranscribesOnlySpeech(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stt := &lenSTT{}
+		vad := pcm.DefaultVADConfig()
+		vad.ThresholdDB, vad.MinLevelDBFS = 12, -32
+		agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+			switch ev.(type) {
+			case handler.StartEvent:
+				return c.Say("Welcome to the restaurant, we are open from noon until eleven every day of the week")
+			case handler.TextEvent:
+				return c.Say("Fine")
+			}
+			return nil
+		}, handler.AudioMode(fixtures.FakeTTS(), stt), handler.WithVAD(vad))
+		res, err := voicetest.Run(t.Context(), voicetest.Config{
+			Agent: agent, UserVoice: fixtures.FakeTTS(),
+			Background: voicetest.Background{Scene: pcm.Cafe(), Level: -40, Seed: 3},
+			Script:     []voicetest.Step{voicetest.AgentTurn(), voicetest.UserSays("a table for two"), voicetest.AgentTurn()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said time.Duration
+		for _, s := range res.Recording.Segments {
+			if s.Role == voicetest.RoleUser {
+				said = s.End - s.Start
+			}
+		}
+		if len(stt.got) != 1 || stt.got[0] > said+200*time.Millisecond || stt.got[0] < said-200*time.Millisecond {
+			t.Errorf("the agent transcribed %v of audio for %v of speech after a %v greeting; want about the speech only", stt.got, said, res.Transcript[0].End)
+		}
+	})
+}

@@ -255,6 +255,11 @@ func AudioMode(tts voicetest.TTS, stt voicetest.STT) Option {
 	}
 }
 
+// vadLeadIn is how much audio before the detected start of speech
+// WithVAD's transcription keeps (the detector places the start where the
+// speech rises out of the noise, after its quiet onset).
+const vadLeadIn = 100 * time.Millisecond
+
 // WithVAD makes an audio-mode agent find the user's speech with pcm's
 // energy voice activity detector (pcm.NewVAD with cfg), which learns the
 // line's noise floor, instead of the default level threshold (any 20 ms
@@ -263,8 +268,11 @@ func AudioMode(tts voicetest.TTS, stt voicetest.STT) Option {
 // between turns, then does not barge in on the agent, while the caller's
 // speech over it still does. Speech is reported once the detector has
 // confirmed it (cfg.MinSpeech after it began), so a barge-in comes that
-// much later than with the level threshold. Start from
-// pcm.DefaultVADConfig(); an invalid cfg is reported by Connect.
+// much later than with the level threshold; and EndUtterance transcribes
+// the speech the detector found (from 100 ms before it to 100 ms after
+// it), not the background around it. Start from pcm.DefaultVADConfig() (for
+// babble, a cafe, raise ThresholdDB to 12 and MinLevelDBFS above the
+// background's level); an invalid cfg is reported by Connect.
 func WithVAD(cfg pcm.VADConfig) Option {
 	return func(c *handlerConfig) {
 		if err := cfg.Validate(); err != nil {
@@ -418,6 +426,6 @@ func (a *handlerAgent) Connect(ctx context.Context, s voicetest.Session) (voicet
 		s.Logf = func(string, ...any) {}
 	}
 	c := newHandlerConn(a, s)
-	c.vad = vad
+	c.vad, c.speechFrom = vad, -1
 	return c, nil
 }

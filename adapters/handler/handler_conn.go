@@ -174,6 +174,10 @@ type handlerConn struct {
 	userVoiced bool
 	vad        *pcm.VAD // WithVAD's detector, nil for the level threshold
 	vadEvents  []pcm.VADEvent
+	vadFed     int64 // samples given to vad
+	bufStart   int64 // the vad sample at which userAudio starts
+	speechFrom int64 // the vad sample at which the buffered speech starts, or -1
+	speechTo   int64 // the vad sample at which the buffered speech last ended
 }
 
 func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
@@ -298,11 +302,25 @@ func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	c.userAudio = append(c.userAudio, ch.Samples...)
 	if c.vad != nil {
 		c.vadEvents = c.vad.Process(c.vadEvents[:0], ch.Samples)
+		c.vadFed += int64(len(ch.Samples))
 		started := false
 		for _, e := range c.vadEvents {
-			started = started || e.Type == pcm.SpeechStart
+			switch e.Type {
+			case pcm.SpeechStart:
+				started = true
+				if c.speechFrom < 0 {
+					c.speechFrom = e.Sample
+				}
+			case pcm.SpeechEnd:
+				c.speechTo = e.Sample
+			}
 		}
-		if !started && !c.vad.Speaking() {
+		if c.vad.Speaking() {
+			c.userVoiced = true
+		}
+		if !started {
+			// Only the start of speech barges in: the detector's
+			// hangover after the user stopped is not new speech.
 			return nil
 		}
 	} else if !isVoiced(ch.Samples) {
@@ -318,6 +336,24 @@ func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 func (c *handlerConn) EndUtterance(ctx context.Context) error {
 	audio, voiced := c.userAudio, c.userVoiced
 	c.userAudio, c.userVoiced = nil, false
+	if c.vad != nil {
+		// Only the speech the detector found is transcribed, from a
+		// little before it began: not the caller's background between
+		// turns.
+		lead := int64(pcm.SamplesFor(c.sess.Rate, vadLeadIn))
+		if c.speechFrom >= 0 {
+			to := c.speechTo
+			if _, end, ok := c.vad.OpenSpeech(); ok {
+				to = end
+			}
+			to = min(to-c.bufStart+lead, int64(len(audio)))
+			from := max(c.speechFrom-c.bufStart-lead, 0)
+			if from < to {
+				audio = audio[from:to]
+			}
+		}
+		c.bufStart, c.speechFrom = c.vadFed, -1
+	}
 	if !c.cfg.audio || !voiced {
 		return nil
 	}
