@@ -47,6 +47,9 @@ type AttackContext struct {
 	BestScore int
 	// BacktracksLeft is how many hard refusals may still be backtracked.
 	BacktracksLeft int
+	// Plan is the attack plan made before the first turn (see
+	// RedTeamUser.Planned), "" without one.
+	Plan string
 }
 
 // Technique is one kind of manipulation an attacker may use.
@@ -152,6 +155,9 @@ func (crescendo) Prompt(c AttackContext) string {
 	fmt.Fprintf(&b, "OBJECTIVE: %s\n", c.Target)
 	if c.Scenario != "" {
 		fmt.Fprintf(&b, "SCENARIO: %s\n", c.Scenario)
+	}
+	if c.Plan != "" {
+		fmt.Fprintf(&b, "ATTACK PLAN:\n%s\n", strings.TrimSpace(c.Plan))
 	}
 	fmt.Fprintf(&b, "TURN: %d of %d\n", c.Turn, c.Total)
 	fmt.Fprintf(&b, "PHASE: %s (turns %d-%d). %s\n", c.Phase.Name, c.Phase.FirstTurn, c.Phase.LastTurn, c.Phase.Instructions)

@@ -169,7 +169,9 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			err = serr
 		}
 	}
-	return r.result(err)
+	res := r.result(err)
+	res.Sections = reportSections(r.cfg)
+	return res
 }
 
 func (r *runner) connect(ctx context.Context, h hooks) error {

@@ -181,6 +181,9 @@ func report(t testing.TB, res *Result) {
 	for _, c := range res.Passed {
 		t.Log(criterionLine("PASS", c))
 	}
+	for _, s := range res.Sections {
+		t.Log(s.Text())
+	}
 	dir := ""
 	if artifactsRequested() {
 		dir = artifactDir(t.ArtifactDir(), res.Name, t.Name())
