@@ -27,8 +27,9 @@ const DefaultBackgroundLevel = -35.0
 // nothing (not even the scene), and in-band DTMF tones are sent clean.
 // Under PaceFast, and to text-only agents, the scene plays under
 // utterances and Silence only. The scene between turns is sent but not
-// recorded: the Recording's segments hold the user's utterances and
-// silences (with the scene in them).
+// recorded: the Recording's segments hold the user's utterances (with the
+// scene in them) and, with a Background, its Silence steps (a user
+// segment with no text).
 type Background struct {
 	// Scene is the background (pcm.Cafe(), pcm.Street(), …); the zero
 	// Scene plays nothing.
@@ -198,6 +199,15 @@ func (r *runner) holdBackground() func() {
 			bg.next = max(bg.next, r.now())
 		}
 	}
+}
+
+// recordSilence records the audio a Silence step sent, when it carried a
+// background scene: the caller's line was not silent.
+func (r *runner) recordSilence(at time.Duration, c pcm.Chunk, sent time.Duration) {
+	if r.bg == nil || sent <= 0 {
+		return
+	}
+	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: r.st.turn, Start: at, End: at + sent, Audio: c.Slice(0, sent)})
 }
 
 // maxBackgroundLag bounds the frames of scene the runner sends at once

@@ -126,7 +126,23 @@ func TestBackgroundPlaysThroughout(t *testing.T) {
 		t.Errorf("the user's first segment has digital silence between its words; want the cafe under it")
 	}
 
-	clean, _ := run(voicetest.Background{})
+	// The Silence carried the cafe, so it is in the recording.
+	found := false
+	for _, sg := range res.Recording.Segments {
+		if sg.Role == voicetest.RoleUser && sg.Start == silenceAt {
+			found = sg.End-sg.Start == 2*time.Second && sg.Text == "" && pcm.Peak(sg.Audio) > 0
+		}
+	}
+	if !found {
+		t.Errorf("no user segment of 2s of cafe at the Silence (%v)", silenceAt)
+	}
+
+	clean, cleanRes := run(voicetest.Background{})
+	for _, sg := range cleanRes.Recording.Segments {
+		if sg.Start == silenceAt && sg.Role == voicetest.RoleUser {
+			t.Error("without a Background a Silence is recorded as a segment; want none, as before")
+		}
+	}
 	if _, d := clean.levelBetween(agentStart, agentStop); d != 0 {
 		t.Errorf("without a Background, %v of audio was sent while the agent spoke; want none", d)
 	}

@@ -1074,7 +1074,9 @@ func (r *runner) silence(ctx context.Context, d time.Duration) error {
 	at := r.now()
 	r.addEvent(Event{At: at, Type: EventSilence, Turn: r.st.turn, Role: RoleUser, Duration: d})
 	if r.caps.Audio {
-		_, err := r.sendAudio(ctx, r.surround(pcm.Silence(r.cfg.Rate, d)))
+		c := r.surround(pcm.Silence(r.cfg.Rate, d))
+		sent, err := r.sendAudio(ctx, c)
+		r.recordSilence(at, c, sent)
 		return err
 	}
 	return r.waitUntil(ctx, at+d)
