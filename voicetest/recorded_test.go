@@ -1,11 +1,9 @@
 package voicetest_test
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -139,23 +137,10 @@ func TestInterruptWithRecording(t *testing.T) {
 	}
 }
 
-// sayTTS records the requests it gets.
-type sayTTS struct {
-	mu   sync.Mutex
-	reqs []voicetest.SpeechRequest
-}
-
-func (s *sayTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	s.mu.Unlock()
-	return fixtures.WordTones(req.Text, req.Rate), nil
-}
-
 // TestSayOptions: one utterance's voice, speed, instructions and effects
 // override the Config's, for that utterance only.
 func TestSayOptions(t *testing.T) {
-	tts := &sayTTS{}
+	tts := &speedTTS{} // persona_hooks_test.go: it records the requests
 	tap := &tapAgent{Agent: fixtures.SilentAgent()}
 	_, err := runVirtual(t, voicetest.Config{
 		Agent: tap, UserVoice: tts, Voice: "nova",
