@@ -76,6 +76,8 @@ type LLMUser struct {
 	maxWaits int
 	engine   string
 	render   PayloadRenderer
+	temp     *float64 // Temperature; nil is 0
+	system   string   // SystemPrompt; "" is the built-in prompt
 	lazy     *lazyLLM
 	convs    *conversations[llmConv]
 }
@@ -184,6 +186,27 @@ func (u *LLMUser) Payloads(r PayloadRenderer) *LLMUser {
 	return c
 }
 
+// Temperature returns a copy of u whose model samples at t (0 to 2). The
+// default is 0, so that a cached conversation replays; a higher
+// temperature gives a more varied caller under Config.Repeat (each
+// answer is still cached by its request).
+func (u *LLMUser) Temperature(t float64) *LLMUser {
+	c := u.clone()
+	c.temp = &t
+	return c
+}
+
+// SystemPrompt returns a copy of u whose model is given prompt as its
+// whole system prompt, instead of the built-in one built from the
+// persona, the goal and the scenario's description: for a caller the
+// library's prompt does not fit. The conversation still comes with the
+// roles reversed, and the say, wait and hang_up tools are still offered.
+func (u *LLMUser) SystemPrompt(prompt string) *LLMUser {
+	c := u.clone()
+	c.system = prompt
+	return c
+}
+
 // Persona returns the persona u plays.
 func (u *LLMUser) Persona() Persona { return u.persona }
 
@@ -245,6 +268,9 @@ func (u *LLMUser) llm() (voicetest.LLM, error) {
 func (u *LLMUser) validate() error {
 	if strings.TrimSpace(u.goal) == "" {
 		return errors.New("the goal is empty; say what the caller wants from the call, e.g. \"Book a table for two tonight\"")
+	}
+	if t := u.temp; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		return fmt.Errorf("Temperature(%v): use 0 to 2", *t)
 	}
 	return u.persona.Validate()
 }
@@ -394,13 +420,20 @@ const opening = "[The call has connected. The agent has not said anything yet.]"
 // request builds the chat request for the caller's next move in st.
 func (u *LLMUser) request(st *voicetest.State, canWait bool) voicetest.ChatRequest {
 	temp := 0.0
+	if u.temp != nil {
+		temp = *u.temp
+	}
 	seed := u.seed
 	tools := []voicetest.ToolSpec{saySpec}
 	if canWait {
 		tools = append(tools, waitSpec(u.maxWait))
 	}
 	tools = append(tools, hangUpSpec)
-	msgs := []voicetest.ChatMessage{{Role: voicetest.ChatSystem, Content: u.systemPrompt(st, canWait)}}
+	sys := u.systemPrompt(st, canWait)
+	if strings.TrimSpace(u.system) != "" {
+		sys = u.system
+	}
+	msgs := []voicetest.ChatMessage{{Role: voicetest.ChatSystem, Content: sys}}
 	msgs = append(msgs, reversed(conversationLines(st, u.render), opening)...)
 	return voicetest.ChatRequest{
 		Model:       u.name,

@@ -186,6 +186,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	res := r.result(err)
 	res.strays = r.stray.names()
 	res.EventsNotKept = r.side.notKept
+	res.Sections = reportSections(r.cfg)
 	return res
 }
 

@@ -125,6 +125,9 @@ type runner struct {
 
 	// transcriptions of agent turns still running, in turn order
 	stt []*sttJob
+
+	// bg plays Config.Background (background.go)
+	bg *bgPlayer
 }
 
 func (r *runner) now() time.Duration {
@@ -217,6 +220,7 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			return r.overtime()
 		}
+		r.playBackground(ctx)
 		d := deadline() - r.now()
 		if d <= 0 {
 			if err := r.poll(); err != nil {
@@ -230,8 +234,13 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			return errDeadline
 		}
+		limit := deadline()
+		if due, ok := r.backgroundDue(); ok && due < limit {
+			// Wake for the next frame of background scene.
+			limit, d = due, max(due-r.now(), 0)
+		}
 		if virtual {
-			to := r.start.Add(deadline())
+			to := r.start.Add(limit)
 			if r.quiet() {
 				r.clock.jump(to)
 				continue
@@ -941,6 +950,15 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 			return r.sendErr("ending the user's utterance", err)
 		}
 	case r.caps.Text:
+		if strings.TrimSpace(u.Text) == "" && !u.Audio.IsEmpty() {
+			// A recording without its text: a text agent is sent what
+			// the user STT hears in it.
+			text, _, err := r.hearUser(ctx, u.Audio)
+			if err != nil {
+				return err
+			}
+			u.Text = text
+		}
 		if strings.TrimSpace(u.Text) == "" {
 			return &UnsupportedError{Adapter: r.adapter(), Capability: "audio input",
 				Alternative: "the agent takes only text, so the utterance needs Text (a transcript of its audio)"}
@@ -972,8 +990,17 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 	r.userEnd = end
 	r.awaitLatency = true
 	m := Message{Turn: turn, Role: RoleUser, Text: strings.TrimSpace(u.Text), Start: start, End: end}
+	if m.Text == "" && !u.Audio.IsEmpty() {
+		// Recorded speech without its text: the transcript shows what
+		// the user STT hears, not "(silence)".
+		var err error
+		if m.Text, m.AudioOnly, err = r.hearUser(ctx, u.Audio); err != nil {
+			return err
+		}
+		m.NothingHeard = !m.AudioOnly && m.Text == ""
+	}
 	r.st.transcript = append(r.st.transcript, m)
-	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, Audio: audio})
+	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, AudioOnly: m.AudioOnly, Audio: audio})
 	return nil
 }
 
@@ -1016,7 +1043,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 			voice = r.cfg.Voice
 		}
 		err := r.call(ctx, r.engine("Config.UserVoice", PhaseSynthesize), func(ctx context.Context) (err error) {
-			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Rate: r.cfg.Rate})
+			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Instructions: u.Instructions, Rate: r.cfg.Rate})
 			return err
 		})
 		if err != nil {
@@ -1052,6 +1079,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 		}
 		c = out
 	}
+	c = r.surround(c)
 	if c.Rate != r.cfg.Rate {
 		return pcm.Chunk{}, fmt.Errorf("user audio effects changed the sample rate to %d Hz; effects must keep the rate (%d Hz)", c.Rate, r.cfg.Rate)
 	}
@@ -1062,6 +1090,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 // events between frames. It returns how much was sent: all of c, unless
 // the agent hung up.
 func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
+	defer r.holdBackground()() // c carries the background scene itself
 	// An adapter that stops accepting audio must not hang the scenario:
 	// the utterance must be sent within its length and FirstChunk.
 	sctx, send, cancel := r.utterance(ctx, c.Duration())
@@ -1106,7 +1135,9 @@ func (r *runner) silence(ctx context.Context, d time.Duration) error {
 	at := r.now()
 	r.addEvent(Event{At: at, Type: EventSilence, Turn: r.st.turn, Role: RoleUser, Duration: d})
 	if r.caps.Audio {
-		_, err := r.sendAudio(ctx, pcm.Silence(r.cfg.Rate, d))
+		c := r.surround(pcm.Silence(r.cfg.Rate, d))
+		sent, err := r.sendAudio(ctx, c)
+		r.recordSilence(at, c, sent)
 		return err
 	}
 	return r.waitUntil(ctx, at+d)
@@ -1119,6 +1150,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) error {
 	}
 	at := r.now()
 	r.addEvent(Event{At: at, Type: EventSleep, Turn: r.st.turn, Role: RoleUser, Duration: d})
+	defer r.holdBackground()() // Sleep sends nothing, not even the scene
 	return r.waitUntil(ctx, at+d)
 }
 
@@ -1495,7 +1527,7 @@ func failures(v Judgment) string {
 	return strings.Join(parts, "; ")
 }
 
-func (r *runner) proceed(ctx context.Context, n int) error {
+func (r *runner) proceed(ctx context.Context, n int, o proceedOptions) error {
 	if r.cfg.User == nil {
 		return errors.New("Config.User is nil: Proceed asks the User for each utterance; set Config.User")
 	}
@@ -1519,6 +1551,9 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 		if r.ended != "" {
 			break
 		}
+		if stop, err := r.callback(ctx, o.onStep, "OnStep"); stop || err != nil {
+			return err
+		}
 		barged, err := r.userInterrupts(ctx)
 		if err != nil {
 			return err
@@ -1533,17 +1568,31 @@ func (r *runner) proceed(ctx context.Context, n int) error {
 		if err := r.agentTurn(ctx, turnOptions{}); err != nil {
 			return err
 		}
-		if r.ended != "" || r.cfg.Judge == nil {
-			continue
-		}
-		final := r.st.turn >= r.cfg.MaxTurns
-		v, err := r.judge(ctx, JudgeRequest{Final: final}, "Proceed")
-		if err != nil {
+		if stop, err := r.callback(ctx, o.onStep, "OnStep"); stop || err != nil {
 			return err
 		}
-		if v.Decided || final {
-			r.setVerdict(v)
-			return nil
+		if r.ended == "" && r.cfg.Judge != nil {
+			final := r.st.turn >= r.cfg.MaxTurns
+			v, err := r.judge(ctx, JudgeRequest{Final: final}, "Proceed")
+			if err != nil {
+				return err
+			}
+			if v.Decided || final {
+				r.setVerdict(v)
+				return nil
+			}
+		}
+		if stop, err := r.callback(ctx, o.onTurn, "OnTurn"); stop || err != nil {
+			return err
+		}
+		if o.until != nil {
+			if err := r.settle(ctx); err != nil {
+				return err
+			}
+			if o.until(&r.st) {
+				r.logf("voicetest: %s: its Until condition holds after turn %d", r.step, r.st.turn)
+				return nil
+			}
 		}
 	}
 	return nil

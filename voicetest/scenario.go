@@ -178,11 +178,19 @@ func report(t testing.TB, res *Result) {
 	for _, a := range res.Attrs() {
 		t.Attr(a.Key, a.Value)
 	}
+	if res.Runs != nil {
+		for _, v := range res.Variants() {
+			t.Logf("voicetest: %q A/B %s", res.Name, v)
+		}
+	}
 	// Passing criteria are logged with their evidence, so a CI log shows
 	// why every verdict was given; failed and inconclusive ones lead the
 	// failure report below.
 	for _, c := range res.Passed {
 		t.Log(criterionLine("PASS", c))
+	}
+	for _, s := range res.Sections {
+		t.Log(s.Text())
 	}
 	dir := ""
 	if artifactsRequested() {

@@ -34,6 +34,9 @@ type Utterance struct {
 	// Effects apply to the user's audio after TTS (and after the cache):
 	// noise, a telephone band, packet loss.
 	Effects pcm.Effect
+	// Instructions steer the TTS delivery of Text ("hesitant, elderly")
+	// on engines that take them (SpeechRequest.Instructions).
+	Instructions string
 	// Wait asks the runner to let the agent keep talking for up to this
 	// long before the user speaks (the agent said "one moment"). The
 	// runner bounds it by its own wait limit.
