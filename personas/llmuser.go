@@ -343,7 +343,7 @@ func (u *LLMUser) NextUtterance(ctx context.Context, st *voicetest.State) (voice
 	case toolWait:
 		conv.waits++
 		conv.waited += d.wait
-		return voicetest.Utterance{Wait: d.wait}, nil
+		return voicetest.Utterance{Wait: d.wait, WaitReason: d.reason}, nil
 	case toolHangUp:
 		out = voicetest.Utterance{Text: d.text, HangUp: true}
 		u.convs.forget(st)
@@ -357,9 +357,10 @@ func (u *LLMUser) NextUtterance(ctx context.Context, st *voicetest.State) (voice
 
 // decision is the model's answer for one turn.
 type decision struct {
-	kind string // toolSay, toolWait or toolHangUp
-	text string
-	wait time.Duration
+	kind   string // toolSay, toolWait or toolHangUp
+	text   string
+	wait   time.Duration
+	reason string // the wait's reason
 }
 
 // decide reads the model's answer; a non-empty problem says why it is
@@ -401,7 +402,7 @@ func (u *LLMUser) decide(msg voicetest.ChatMessage, canWait bool) (decision, str
 			return decision{}, "the wait call gave no number of seconds"
 		}
 		w := time.Duration(*args.Seconds * float64(time.Second))
-		return decision{kind: toolWait, wait: min(max(w, minWait), u.maxWait)}, ""
+		return decision{kind: toolWait, wait: min(max(w, minWait), u.maxWait), reason: cleanLine(args.Reason)}, ""
 	}
 	return decision{}, fmt.Sprintf("it called an unknown tool %q", call.Name)
 }

@@ -163,7 +163,11 @@ func (r *runner) askUserTurn(ctx context.Context) (Utterance, error) {
 			}
 			return u, nil
 		}
-		if err := r.holdOn(ctx, &w, u.Wait, "the caller chose to wait"); err != nil {
+		why := u.WaitReason
+		if strings.TrimSpace(why) == "" {
+			why = "the caller chose to wait"
+		}
+		if err := r.holdOn(ctx, &w, u.Wait, why); err != nil {
 			return Utterance{}, err
 		}
 		if w.gaveUp {

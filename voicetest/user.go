@@ -41,6 +41,9 @@ type Utterance struct {
 	// long before the user speaks (the agent said "one moment"). The
 	// runner bounds it by its own wait limit.
 	Wait time.Duration
+	// WaitReason says why the user waits, for the timeline's user_wait
+	// event under Config.TurnTaking.
+	WaitReason string
 	// HangUp ends the call after Text (if any) is said.
 	HangUp bool
 	// Done reports that the user has nothing more to say: a scripted user
