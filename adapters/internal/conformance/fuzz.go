@@ -42,51 +42,65 @@ func Fuzz(f *testing.F, s Subject) {
 		// the bound only ends the read, it is not a timing assertion.
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
-		for {
-			ev, err := conn.Recv(ctx)
-			if err != nil {
-				var fe *wire.FrameError
-				switch {
-				case errors.As(err, &fe):
-					if strings.Contains(err.Error(), "panicked") {
-						t.Fatalf("the decoder panicked: %v", err)
-					}
-					if fe.Adapter != s.Adapter || fe.Err == nil {
-						t.Fatalf("frame error %#v: name the adapter (%q) and the cause", fe, s.Adapter)
-					}
-					continue
-				case errors.Is(err, voicetest.ErrTransportClosed):
-					return
-				case ctx.Err() != nil:
-					t.Fatalf("the sentinel after the fuzzed frame never arrived: %v", err)
-				default:
-					// An error the agent reported passes through and
-					// leaves the Conn usable.
-					if err.Error() == "" {
-						t.Fatal("an error with no message")
-					}
-					continue
-				}
-			}
-			switch ev.Kind {
-			case voicetest.AgentAudio:
-				if ev.Audio.Rate != s.Rate || ev.Audio.Validate() != nil {
-					t.Fatalf("agent audio at %d Hz (session %d): %v", ev.Audio.Rate, s.Rate, ev.Audio.Validate())
-				}
-			case voicetest.AgentToolCall, voicetest.AgentToolResult:
-				if ev.Tool == nil {
-					t.Fatalf("%s event without Tool", ev.Kind)
-				}
-			case voicetest.AgentHangUp:
-				return
-			case voicetest.AgentTranscript, voicetest.UserTranscript, voicetest.AgentData, voicetest.AgentTurnEnd,
-				voicetest.AgentInterrupted, voicetest.AgentLog, voicetest.AgentTimings, voicetest.AgentHandoff:
-			default:
-				t.Fatalf("event of unknown kind %d", ev.Kind)
-			}
-			if mentions(ev, sentinel) {
-				return
-			}
+		if err := Drain(t, ctx, conn, s.Rate, s.Adapter, func(ev voicetest.AgentEvent) bool { return mentions(ev, sentinel) }); err != nil {
+			t.Fatalf("the sentinel after the fuzzed frame never arrived: %v", err)
 		}
 	})
+}
+
+// Drain reads conn until until(ev) holds, the agent hangs up or the
+// transport closes (nil), or ctx ends (its error), and fails t on what a
+// fuzzed frame must never produce: a decoder panic, a frame error that
+// does not name adapter (when adapter is not empty) or its cause, audio at
+// another rate than rate, a tool event without its Tool, an event of an
+// unknown kind. Frame errors and errors the agent reported are skipped:
+// the Conn must stay usable after them.
+func Drain(t testing.TB, ctx context.Context, conn voicetest.Conn, rate int, adapter string, until func(voicetest.AgentEvent) bool) error {
+	t.Helper()
+	for {
+		ev, err := conn.Recv(ctx)
+		if err != nil {
+			var fe *wire.FrameError
+			switch {
+			case errors.As(err, &fe):
+				if strings.Contains(err.Error(), "panicked") {
+					t.Fatalf("the decoder panicked: %v", err)
+				}
+				if (adapter != "" && fe.Adapter != adapter) || fe.Adapter == "" || fe.Err == nil {
+					t.Fatalf("frame error %#v: name the adapter and the cause", fe)
+				}
+				continue
+			case errors.Is(err, voicetest.ErrTransportClosed):
+				return nil
+			case ctx.Err() != nil:
+				return err
+			default:
+				// An error the agent reported passes through and leaves
+				// the Conn usable.
+				if err.Error() == "" {
+					t.Fatal("an error with no message")
+				}
+				continue
+			}
+		}
+		switch ev.Kind {
+		case voicetest.AgentAudio:
+			if ev.Audio.Rate != rate || ev.Audio.Validate() != nil {
+				t.Fatalf("agent audio at %d Hz (session %d): %v", ev.Audio.Rate, rate, ev.Audio.Validate())
+			}
+		case voicetest.AgentToolCall, voicetest.AgentToolResult:
+			if ev.Tool == nil {
+				t.Fatalf("%s event without Tool", ev.Kind)
+			}
+		case voicetest.AgentHangUp:
+			return nil
+		case voicetest.AgentTranscript, voicetest.UserTranscript, voicetest.AgentData, voicetest.AgentTurnEnd,
+			voicetest.AgentInterrupted, voicetest.AgentLog, voicetest.AgentTimings, voicetest.AgentHandoff:
+		default:
+			t.Fatalf("event of unknown kind %d", ev.Kind)
+		}
+		if until(ev) {
+			return nil
+		}
+	}
 }
