@@ -13,7 +13,9 @@ import (
 // pause of an agent that said "let me check that for you…", but once the
 // agent has been quiet for a while, or has really finished. The zero
 // value keeps the runner's own rule: the caller speaks as soon as the
-// agent's turn is over (its turn end, or Timeouts.TailSilence of quiet).
+// agent's turn is over (its turn end, or Timeouts.TailSilence of quiet),
+// and a User's Utterance.Wait is a plain pause before its line. Any field
+// set applies the steps below (bounds alone: only step 3).
 //
 // It applies where the User is asked for its next turn (UserTurn and
 // Proceed; not a barge-in). There, in order:
@@ -52,6 +54,8 @@ type TurnTaking struct {
 	// MaxWait bounds their total in one user turn (default
 	// DefaultTurnMaxWait); a wait that would go past it is cut short.
 	MaxWait time.Duration
+
+	on bool // a field was set: the policy applies (set by validate)
 }
 
 // Defaults of TurnTaking.
@@ -96,7 +100,9 @@ func (f TurnClassifierFunc) TakeTurn(ctx context.Context, st *State) (TurnDecisi
 	return f(ctx, st)
 }
 
-func (tt TurnTaking) enabled() bool { return tt.Idle > 0 || tt.Classifier != nil }
+// enabled reports whether the policy applies: any of its fields was set
+// (bounds alone count a User's waits).
+func (tt TurnTaking) enabled() bool { return tt.on }
 
 // validate checks tt and fills in its defaults.
 func (tt *TurnTaking) validate() error {
@@ -108,6 +114,7 @@ func (tt *TurnTaking) validate() error {
 	case tt.MaxWait < 0:
 		return fmt.Errorf("voicetest: Config.TurnTaking.MaxWait is %v; use a positive duration, or 0 for the default %v", tt.MaxWait, DefaultTurnMaxWait)
 	}
+	tt.on = tt.Idle > 0 || tt.Classifier != nil || tt.MaxWaits > 0 || tt.MaxWait > 0
 	if tt.MaxWaits == 0 {
 		tt.MaxWaits = DefaultTurnMaxWaits
 	}
@@ -157,11 +164,14 @@ func (r *runner) askUserTurn(ctx context.Context) (Utterance, error) {
 		if err != nil {
 			return Utterance{}, err
 		}
-		if u.Wait <= 0 || u.Done || u.HangUp || strings.TrimSpace(u.Text) != "" || !u.Audio.IsEmpty() || w.gaveUp {
+		if !waitOnly(u) {
 			if w.gaveUp {
 				u.Wait = 0 // the caller has waited enough
 			}
 			return u, nil
+		}
+		if w.gaveUp {
+			return Utterance{}, r.waitedTooLong(w)
 		}
 		why := u.WaitReason
 		if strings.TrimSpace(why) == "" {
@@ -173,10 +183,25 @@ func (r *runner) askUserTurn(ctx context.Context) (Utterance, error) {
 		if w.gaveUp {
 			// Ask once more, now that waiting is over.
 			u, err := r.askUser(ctx)
+			if err == nil && waitOnly(u) {
+				err = r.waitedTooLong(w)
+			}
 			u.Wait = 0
 			return u, err
 		}
 	}
+}
+
+// waitOnly reports whether u is a wait with nothing to say.
+func waitOnly(u Utterance) bool {
+	return u.Wait > 0 && !u.Done && !u.HangUp && strings.TrimSpace(u.Text) == "" && u.Audio.IsEmpty()
+}
+
+// waitedTooLong is the error of a User that asks to wait again once
+// TurnTaking's bound is reached.
+func (r *runner) waitedTooLong(w turnWaits) error {
+	return fmt.Errorf("Config.User asked to wait again before turn %d after %d waits (%v in all), past Config.TurnTaking's bound (MaxWaits %d, MaxWait %v): a caller that has waited enough must speak or hang up; raise the bound if the agent really takes that long",
+		r.st.turn+1, w.n, w.waited, r.cfg.TurnTaking.MaxWaits, r.cfg.TurnTaking.MaxWait)
 }
 
 // classifyTurn asks TurnTaking.Classifier.

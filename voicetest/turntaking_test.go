@@ -276,3 +276,27 @@ func TestTurnTakingRejectsBadBounds(t *testing.T) {
 		t.Errorf("a negative wait: err = %v", err)
 	}
 }
+
+// A User that keeps waiting is stopped at the bound with an error that
+// says what to do, never a silent turn or a hang.
+func TestTurnTakingUserThatNeverSpeaks(t *testing.T) {
+	always := voicetest.UserFunc(func(context.Context, *voicetest.State) (voicetest.Utterance, error) {
+		return voicetest.Utterance{Wait: time.Second, WaitReason: "thinking"}, nil
+	})
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: holdOnAgent(10 * time.Second), User: always,
+		TurnTaking: voicetest.TurnTaking{MaxWaits: 2},
+		Script:     holdOnScript[:3],
+	})
+	if err == nil || !strings.Contains(err.Error(), "Config.User asked to wait again before turn 2 after 2 waits (2s in all), past Config.TurnTaking's bound (MaxWaits 2, MaxWait 30s)") {
+		t.Fatalf("err = %v\n%s\n%s", err, res.TranscriptText(), res.TimelineText())
+	}
+	want := []voicetest.Event{
+		{At: ms(2700), Type: voicetest.EventUserWait, Turn: 1, Role: voicetest.RoleUser, Text: "thinking", Duration: time.Second},
+		{At: ms(3700), Type: voicetest.EventUserWait, Turn: 1, Role: voicetest.RoleUser, Text: "thinking", Duration: time.Second},
+		{At: ms(4700), Type: voicetest.EventUserWaitLimit, Turn: 1, Role: voicetest.RoleUser, Text: "stopped waiting after 2 waits (TurnTaking.MaxWaits)"},
+	}
+	if diff := cmp.Diff(want, eventsOf(res, voicetest.EventUserWait, voicetest.EventUserWaitLimit)); diff != "" {
+		t.Errorf("wait events (-want +got):\n%s", diff)
+	}
+}
