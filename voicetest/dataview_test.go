@@ -68,7 +68,7 @@ func TestXMLView(t *testing.T) {
 func TestXMLViewBounds(t *testing.T) {
 	deep := strings.Repeat(`{"a":`, 20) + `1` + strings.Repeat(`}`, 20)
 	got := voicetest.DefaultDataView(dataEvent("", deep))
-	if !strings.Contains(got, `<a>{&#34;a&#34;`) && !strings.Contains(got, `<a>{"a":{"a":{"a":{"a":1}}}}</a>`) {
+	if !strings.Contains(got, `<a>{"a":{"a":{"a":{"a":1}}}}</a>`) {
 		t.Errorf("deep payload:\n%s", got)
 	}
 	if n := strings.Count(got, "<a>"); n != 16 {

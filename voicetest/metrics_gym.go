@@ -86,14 +86,25 @@ func gymMetrics(st *State, tr []Message, words []int) GymMetrics {
 		agentStart, agentEnd time.Duration
 		agent, user          bool
 	}
-	byTurn := map[int]*acc{}
+	last := -1
+	for _, n := range st.notes.turns {
+		last = max(last, n.turn)
+	}
+	for _, m := range tr {
+		last = max(last, m.Turn)
+	}
+	if last < 0 {
+		return GymMetrics{}
+	}
+	turns := make([]acc, last+1)
+	seen := make([]bool, last+1)
 	get := func(turn int) *acc {
-		a := byTurn[turn]
-		if a == nil {
-			a = &acc{GymTurn: GymTurn{Turn: turn}}
-			byTurn[turn] = a
+		if turn < 0 {
+			turn = 0 // not produced by the runner; kept in range
 		}
-		return a
+		seen[turn] = true
+		turns[turn].Turn = turn
+		return &turns[turn]
 	}
 	for _, n := range st.notes.turns {
 		if n.hasEvent && n.hasAudio {
@@ -124,15 +135,17 @@ func gymMetrics(st *State, tr []Message, words []int) GymMetrics {
 		}
 	}
 	var g GymMetrics
-	turns := make([]int, 0, len(byTurn))
-	for t := range byTurn {
-		turns = append(turns, t)
-	}
-	slices.Sort(turns)
-	var ttfab, user, agent []time.Duration
-	var uw, aw []int
-	for _, t := range turns {
-		a := byTurn[t]
+	ttfab := make([]time.Duration, 0, len(turns))
+	user := make([]time.Duration, 0, len(turns))
+	agent := make([]time.Duration, 0, len(turns))
+	uw := make([]int, 0, len(turns))
+	aw := make([]int, 0, len(turns))
+	g.Turns = make([]GymTurn, 0, len(turns))
+	for t := range turns {
+		if !seen[t] {
+			continue
+		}
+		a := &turns[t]
 		g.Turns = append(g.Turns, a.GymTurn)
 		if a.HasTTFAB {
 			ttfab = append(ttfab, a.TTFAB)
@@ -156,12 +169,13 @@ func gymMetrics(st *State, tr []Message, words []int) GymMetrics {
 	return g
 }
 
+// wordStats summarises per (which it sorts).
 func wordStats(per []int) WordStats {
 	n := len(per)
 	if n == 0 {
 		return WordStats{}
 	}
-	s := slices.Clone(per)
+	s := per
 	slices.Sort(s)
 	w := WordStats{Turns: n}
 	for _, x := range s {
