@@ -15,9 +15,10 @@ import (
 // HoldPhrases are the words by which an agent asks the caller to hold on,
 // for HoldOn.
 var HoldPhrases = []string{
-	"one moment", "a moment", "just a moment", "one second", "a second", "just a sec",
-	"hold on", "please hold", "bear with me", "let me check", "let me look",
-	"let me see", "please wait", "checking",
+	"one moment", "just a moment", "a moment please", "give me a moment",
+	"one second", "just a second", "just a sec", "give me a second",
+	"hold on", "please hold", "bear with me", "please wait",
+	"let me check", "let me look", "let me see", "i'm checking", "i am checking",
 }
 
 // HoldOn returns a rule for voicetest.Config.TurnTaking's Classifier:
