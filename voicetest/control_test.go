@@ -276,7 +276,9 @@ func TestControlPanicFailsTheScenario(t *testing.T) {
 		step func(fn func(context.Context, *voicetest.Control) error) voicetest.Step
 		want string
 	}{
-		{"Do", func(fn func(context.Context, *voicetest.Control) error) voicetest.Step { return voicetest.Do("boom", fn) }, `Do("boom") panicked: kaput`},
+		{"Do", func(fn func(context.Context, *voicetest.Control) error) voicetest.Step {
+			return voicetest.Do("boom", fn)
+		}, `Do("boom") panicked: kaput`},
 		{"OnTurn", func(fn func(context.Context, *voicetest.Control) error) voicetest.Step {
 			return voicetest.Proceed(1, voicetest.OnTurn(fn))
 		}, "OnTurn panicked: kaput"},
