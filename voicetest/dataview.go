@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,8 +28,8 @@ const DefaultDataRoot = "data"
 
 // DefaultDataView is the view of a scenario whose Config.DataView is nil:
 // XMLView(DefaultDataRoot). Data payloads are shown; tool calls and
-// results, and payloads with nothing in them (a protocol's bare
-// markers), are not.
+// results (DataView.WithTools shows those of client tools), and payloads
+// with nothing in them (a protocol's bare markers), are not.
 func DefaultDataView(e Event) string { return xmlView(DefaultDataRoot, e) }
 
 // Bounds of XMLView.
@@ -75,30 +76,68 @@ func xmlView(root string, e Event) string {
 	if e.Type != EventData {
 		return ""
 	}
-	data := bytes.TrimSpace(e.Data)
-	if len(data) == 0 || string(data) == "null" || string(data) == "{}" {
+	return xmlPayload(root, e.Text, e.Data, false)
+}
+
+// xmlPayload writes data as XML under root, named name; an empty payload
+// ("", null, {}) is "" unless keepEmpty.
+func xmlPayload(root, name string, data json.RawMessage, keepEmpty bool) string {
+	data = bytes.TrimSpace(data)
+	empty := len(data) == 0 || string(data) == "null" || string(data) == "{}"
+	if empty && !keepEmpty {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("<" + root)
-	if e.Text != "" {
+	if name != "" {
 		b.WriteString(` name="`)
-		escapeXML(&b, e.Text, true)
+		escapeXML(&b, name, true)
 		b.WriteString(`"`)
 	}
 	b.WriteString(">")
-	if !json.Valid(data) {
+	switch {
+	case empty:
+	case !json.Valid(data):
 		escapeXML(&b, string(data), false)
-	} else if err := writeXMLValue(&b, newNumberDecoder(data), 1); err != nil {
-		// Valid JSON always decodes; this is only a guard.
-		b.Reset()
-		return fmt.Sprintf("<%s>%s</%s>", root, xmlText(string(data)), root)
+	default:
+		if err := writeXMLValue(&b, newNumberDecoder(data), 1); err != nil {
+			// Valid JSON always decodes; this is only a guard.
+			return fmt.Sprintf("<%s>%s</%s>", root, xmlText(string(data)), root)
+		}
 	}
 	if strings.Contains(b.String(), "\n") {
 		b.WriteString("\n")
 	}
 	b.WriteString("</" + root + ">")
 	return cutView(b.String())
+}
+
+// WithTools returns a view that shows what v shows and, besides, the
+// calls and results of the named tools (every tool when no name is
+// given) as XML: a call's arguments under <tool_call name="…">, a result
+// under <tool_result name="…"> (<tool_error …> for a failure). It is for
+// tools through which the agent shows the caller something, such as an
+// ElevenLabs client tool or a Realtime function the caller's page runs
+// ("show_free_times"); a backend tool the caller would never see is better
+// left out. A nil v shows only the tools.
+func (v DataView) WithTools(names ...string) DataView {
+	return func(e Event) string {
+		if (e.Type == EventToolCall || e.Type == EventToolResult) && e.Tool != nil &&
+			(len(names) == 0 || slices.Contains(names, e.Tool.Name)) {
+			if e.Type == EventToolCall {
+				return xmlPayload("tool_call", e.Tool.Name, e.Tool.Arguments, true)
+			}
+			root := "tool_result"
+			if e.Tool.IsError {
+				root = "tool_error"
+			}
+			return xmlPayload(root, e.Tool.Name, e.Tool.Result, true)
+		}
+		if v == nil {
+			return ""
+		}
+		return v(e)
+	}
 }
 
 // writeXMLValue writes the next JSON value of dec as the content of an

@@ -54,6 +54,17 @@ func TestXMLView(t *testing.T) {
 		{"null is hidden", voicetest.DefaultDataView, dataEvent("x", `null`), ""},
 		{"tool calls are hidden", voicetest.DefaultDataView,
 			voicetest.Event{Type: voicetest.EventToolCall, Text: "book", Tool: &voicetest.ToolCall{Name: "book", Arguments: json.RawMessage(`{"a":1}`)}}, ""},
+		{"a client tool's call, shown WithTools", voicetest.XMLView("screen").WithTools("show_slots"),
+			voicetest.Event{Type: voicetest.EventToolCall, Text: "show_slots", Tool: &voicetest.ToolCall{Name: "show_slots", Arguments: json.RawMessage(`{"free":["19:00"]}`)}},
+			"<tool_call name=\"show_slots\">\n  <free>\n    <item>19:00</item>\n  </free>\n</tool_call>"},
+		{"with no arguments it still shows", voicetest.DataView(voicetest.DefaultDataView).WithTools(),
+			voicetest.Event{Type: voicetest.EventToolCall, Tool: &voicetest.ToolCall{Name: "show_menu"}}, `<tool_call name="show_menu"></tool_call>`},
+		{"a failed result", voicetest.DataView(nil).WithTools("show_slots"),
+			voicetest.Event{Type: voicetest.EventToolResult, Tool: &voicetest.ToolCall{Name: "show_slots", Result: json.RawMessage(`"no screen"`), IsError: true}},
+			`<tool_error name="show_slots">no screen</tool_error>`},
+		{"other tools stay hidden", voicetest.XMLView("screen").WithTools("show_slots"),
+			voicetest.Event{Type: voicetest.EventToolCall, Tool: &voicetest.ToolCall{Name: "check_availability", Arguments: json.RawMessage(`{"a":1}`)}}, ""},
+		{"data still shows WithTools", voicetest.XMLView("screen").WithTools("show_slots"), dataEvent("", `{"a":1}`), "<screen>\n  <a>1</a>\n</screen>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.view(tc.e); got != tc.want {
