@@ -22,7 +22,7 @@ func (r *runner) proceed(ctx context.Context, n int, o proceedOptions) error {
 		if r.ended != "" || r.st.turn >= r.cfg.MaxTurns {
 			break
 		}
-		u, err := r.askUser(ctx)
+		u, err := r.askUserTurn(ctx) // turntaking.go
 		if err != nil {
 			return err
 		}

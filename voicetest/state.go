@@ -160,6 +160,9 @@ type State struct {
 	// (State.Recording).
 	segs *[]Segment
 	rate int
+
+	// view is Config.DataView (dataview.go).
+	view DataView
 }
 
 // Name returns the scenario's name.
@@ -282,6 +285,7 @@ func (s *State) clone() *State {
 		notes:       s.notes.clone(),
 		segs:        s.recordedSegments(),
 		rate:        s.rate,
+		view:        s.view,
 	}
 }
 
