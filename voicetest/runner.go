@@ -25,7 +25,10 @@ var errDeadline = errors.New("deadline")
 // handle runs only while a step waits: in pump, which waits for events,
 // deadlines and, on a virtual clock, jumps the time when the agent is idle,
 // or in poll, which takes what is already queued. Time passes for the
-// runner nowhere else.
+// runner nowhere else. Inside a synctest bubble, poll first waits until
+// every other goroutine of the bubble is blocked (catchUp): all the agent
+// did up to this virtual instant is then queued, so what the runner sees
+// at an instant is the same on every run, whatever the scheduler did.
 //
 // # The turn state machine
 //
@@ -74,7 +77,8 @@ var errDeadline = errors.New("deadline")
 //     handles them now, and the next turn starts from them.
 //
 // A turn end that carries no word and came before the user's latest
-// utterance was over is not a reply, and is ignored (handle). A hang-up
+// utterance was over is not a reply: it is ignored (handle), or, taken
+// before the user began, dropped when the user begins (dropSilentTurnEnd). A hang-up
 // ends the conversation from any state (end); flush records what the
 // agent said that no step drained.
 //

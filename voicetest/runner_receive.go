@@ -3,6 +3,7 @@ package voicetest
 import (
 	"context"
 	"sync/atomic"
+	"testing/synctest"
 	"time"
 )
 
@@ -168,11 +169,28 @@ func (r *runner) waitUntil(ctx context.Context, t time.Duration) error {
 	return err
 }
 
-// poll handles the agent events already waiting, without blocking. It
+// catchUp lets everything the agent does at this instant reach the
+// queue before the runner looks at it, so that what the runner sees is
+// decided by a rule, not by the goroutine scheduler. Inside a synctest
+// bubble it waits (synctest.Wait) until every other goroutine of the
+// bubble is durably blocked: the agent has done all it does at this
+// virtual instant, and receive has queued it and waits in Recv (or for
+// room in the queue). poll then handles all of it, on every run alike.
+// Outside a bubble it does nothing: the agent's time is real (or the
+// runner's Clock, which moves only when the agent says it is idle).
+func (r *runner) catchUp() {
+	if r.bubble {
+		synctest.Wait()
+	}
+}
+
+// poll handles the agent events already waiting, without blocking; inside
+// a synctest bubble, every event sent up to this instant (catchUp). It
 // handles at most those queued when it is called (and notices a closed
 // stream), so an agent that sends events as fast as they are handled cannot
 // keep it, and the runner's memory, growing forever.
 func (r *runner) poll() error {
+	r.catchUp()
 	for budget := len(r.events) + 1; budget > 0 && r.events != nil; budget-- {
 		select {
 		case it, ok := <-r.events:
