@@ -41,7 +41,9 @@ type hooks struct {
 // (Capabilities.SessionClock, as handler.New's agents do) runs on virtual
 // time outside a bubble too: its speech, think time and the user's pauses
 // cost no wall time, and the timeline is the one a bubble gives. Other
-// agents run on the real clock (the bubble's, inside one).
+// agents run on the real clock (the bubble's, inside one). Inside a
+// bubble, Run calls synctest.Wait (see Scenario): no other goroutine of
+// the bubble may call it while Run runs.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	logf := cfg.Logf
 	if logf == nil {
