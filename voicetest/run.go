@@ -139,7 +139,9 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		done := make(chan struct{})
 		r.events = events
 		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
-		go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, done)
+		queued := make(chan struct{}, 1)
+		r.queued = queued
+		go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, queued, done)
 		// Close even if a step panics or calls runtime.Goexit (t.FailNow
 		// in a Check): no goroutine or socket outlives the run.
 		closed := false
