@@ -140,7 +140,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		r.events = events
 		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
 		queued := make(chan struct{}, 1)
-		r.queued = queued
+		r.queued, r.received = queued, done
 		go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, queued, done)
 		// Close even if a step panics or calls runtime.Goexit (t.FailNow
 		// in a Check): no goroutine or socket outlives the run.

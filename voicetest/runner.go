@@ -113,8 +113,9 @@ type runner struct {
 	st   State
 	segs []Segment
 
-	// the agent on the virtual Clock outlasted a catchUp wait and has not
-	// been idle since
+	// for catchUp: closed when receive has returned; the agent on the
+	// virtual Clock outlasted a wait and has not been idle since
+	received    <-chan struct{}
 	agentAtWork bool
 
 	// outcome

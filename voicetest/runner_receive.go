@@ -208,6 +208,8 @@ func (r *runner) catchUp() {
 			select {
 			case <-r.clock.idleC:
 			case <-r.queued:
+			case <-r.received:
+				return // all it received is queued
 			case <-timer.C:
 				r.agentAtWork = true
 				return
