@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -24,62 +23,38 @@ func (a clockStaleEndAgent) Connect(ctx context.Context, s voicetest.Session) (v
 	if s.Clock == nil {
 		return nil, errors.New("clockStaleEndAgent needs Session.Clock")
 	}
-	c := &clockStaleEndConn{clock: s.Clock, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if a.log != "" {
-		c.queue = append(c.queue, voicetest.AgentEvent{Kind: voicetest.AgentLog, Text: a.log})
+	c, err := staleEndAgent{log: a.log}.Connect(ctx, s)
+	if err != nil {
+		return nil, err
 	}
-	c.queue = append(c.queue, voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
-	return c, nil
+	return &clockStaleEndConn{staleEndConn: c.(*staleEndConn), clock: s.Clock}, nil
 }
 
 type clockStaleEndConn struct {
+	*staleEndConn
 	clock    voicetest.Clock
-	mu       sync.Mutex
-	queue    []voicetest.AgentEvent
-	returned int64
-	wake     chan struct{}
-	done     chan struct{}
-	once     sync.Once
+	returned atomic.Int64 // events Recv has returned
 }
 
 func (c *clockStaleEndConn) Capabilities() voicetest.Capabilities {
-	return voicetest.Capabilities{Adapter: "stale-end", Text: true, StreamingTranscripts: true, TurnEnd: true, VirtualTime: true, SessionClock: true}
+	caps := c.staleEndConn.Capabilities()
+	caps.SessionClock = true
+	return caps
 }
-
-func (c *clockStaleEndConn) SendAudio(context.Context, pcm.Chunk) error {
-	return errors.New("text only")
-}
-func (c *clockStaleEndConn) EndUtterance(context.Context) error     { return nil }
-func (c *clockStaleEndConn) SendDTMF(context.Context, string) error { return errors.New("no DTMF") }
-func (c *clockStaleEndConn) Interrupt(context.Context) error        { return nil }
 
 func (c *clockStaleEndConn) SendText(ctx context.Context, text string) error {
 	c.clock.Busy()
-	evs := []voicetest.AgentEvent{
-		{Kind: voicetest.AgentTranscript, Text: "You said " + text, Final: true, Speech: time.Second},
-		{Kind: voicetest.AgentTurnEnd},
-	}
 	c.clock.AfterFunc(300*time.Millisecond, func() {
-		c.mu.Lock()
-		c.queue = append(c.queue, evs...)
-		c.mu.Unlock()
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
+		c.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: "You said " + text, Final: true, Speech: time.Second},
+			voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
 	})
-	c.idle()
-	return nil
-}
-
-// idle tells the Clock the agent has nothing to do, if its queue is empty.
-func (c *clockStaleEndConn) idle() {
 	c.mu.Lock()
-	empty, n := len(c.queue) == 0, c.returned
+	idle := len(c.queue) == 0
 	c.mu.Unlock()
-	if empty {
-		c.clock.Idle(n)
+	if idle {
+		c.clock.Idle(c.returned.Load())
 	}
+	return nil
 }
 
 func (c *clockStaleEndConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
@@ -88,27 +63,21 @@ func (c *clockStaleEndConn) Recv(ctx context.Context) (voicetest.AgentEvent, err
 		if len(c.queue) > 0 {
 			ev := c.queue[0]
 			c.queue = c.queue[1:]
-			c.returned++
+			c.returned.Add(1)
 			c.mu.Unlock()
 			return ev, nil
 		}
-		n := c.returned
 		c.mu.Unlock()
-		c.clock.Idle(n)
+		c.clock.Idle(c.returned.Load())
 		select {
 		case <-c.wake:
-			c.clock.Now()
+			c.clock.Now() // a timer fired: the agent has seen it
 		case <-c.done:
 			return voicetest.AgentEvent{}, &voicetest.TransportClosedError{Adapter: "stale-end"}
 		case <-ctx.Done():
 			return voicetest.AgentEvent{}, ctx.Err()
 		}
 	}
-}
-
-func (c *clockStaleEndConn) Close() error {
-	c.once.Do(func() { close(c.done) })
-	return nil
 }
 
 // The same on the runner's virtual Clock, outside a bubble.
