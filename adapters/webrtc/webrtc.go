@@ -1,0 +1,1104 @@
+// Package webrtc reaches a voice agent over WebRTC, signalled by one SDP
+// offer/answer exchange over HTTP, as Pipecat's SmallWebRTCTransport and
+// similar servers take it, built on github.com/pion/webrtc/v4 with Opus
+// through libopus (gopkg.in/hraban/opus.v2, cgo).
+//
+// Signalling (Pipecat src/pipecat/transports/smallwebrtc/request_handler.py,
+// SmallWebRTCRequest, and the client
+// @pipecat-ai/small-webrtc-transport's negotiate): voicetest makes an
+// offer with one sendrecv audio transceiver (Opus 48 kHz) and one ordered
+// data channel (label "chat" by default), waits for its ICE candidates to
+// be gathered, and POSTs
+//
+//	{"sdp": "<offer>", "type": "offer", "pc_id": null, "restart_pc": false, "requestData": …}
+//
+// as JSON to Agent.URL, with Agent.Header (an Authorization header, for a
+// bot behind a gateway). The server answers 200 with
+//
+//	{"sdp": "<answer>", "type": "answer", "pc_id": "<id>"}
+//
+// Trickle ICE (Pipecat's PATCH with candidates) is not used: the offer
+// holds every candidate. Connect returns once the data channel is open.
+//
+// Audio: the user's speech is resampled to 48 kHz, encoded as 20 ms Opus
+// frames (mono) and sent on the audio track, paced in real time, as a
+// microphone sends it: SendAudio blocks until each frame's time has come.
+// The agent's Opus packets are decoded, resampled to Session.Rate and
+// reported as AgentAudio, through a silence gate: a WebRTC sender keeps
+// sending packets of silence between utterances, and the runner would
+// take them for speech. Packets whose decoded audio peaks below
+// Agent.SilenceThreshold are held back, and reported only when the
+// agent's sound resumes within 400 ms (so that the pauses between its
+// words keep their length); longer silence is dropped. Packets lost on the way (gaps in the RTP sequence) are
+// counted in the wire statistics (DroppedFrames).
+//
+// The agent detects the end of the user's speech itself
+// (Capabilities.NativeVAD): EndUtterance sends EndSilence (1 s by
+// default) of silence after the speech, as a microphone would carry it.
+//
+// Data channel (Pipecat src/pipecat/transports/smallwebrtc/connection.py):
+// when it opens, voicetest sends the signalling message
+// {"type":"signalling","message":{"type":"trackStatus","receiver_index":0,"enabled":true}}
+// (its microphone is on), a keepalive "ping: <ms>" every second (Pipecat
+// takes a connection whose pings stop for 3 s as gone), and, with
+// Agent.RTVI, the RTVI client-ready message. From the agent it takes the
+// signalling messages peerLeft (the bot left: AgentHangUp) and
+// renegotiate (voicetest makes a new offer with the pc_id and posts it),
+// and transport messages: RTVI ones (with Agent.RTVI the adapter declares
+// transcripts, turn ends, tool events, text and DTMF; see
+// adapters/internal/rtvi for what each message becomes), and any other
+// JSON as AgentData named "message". A binary message, or text that is
+// not JSON, is a *wire.FrameError; the Conn stays usable.
+//
+// Barge-in is overlapping audio, which the agent's VAD hears; there is no
+// caller-side cancel (Capabilities.NativeInterrupt is false). An RTVI
+// bot's bot-interrupted is AgentInterrupted.
+//
+// The end of the call: peerLeft, the agent closing the data channel, or
+// the peer connection failing. The first two are AgentHangUp, then a
+// *voicetest.TransportClosedError; a failed connection is a
+// *voicetest.TransportClosedError that says so.
+//
+// Bounds and secrets as for the WebSocket adapters: the receive queue is
+// bounded by MaxQueueBytes; a data channel message larger than
+// MaxFrameBytes (advertised to the agent as the SDP max-message-size)
+// ends the connection with an error naming the setting; the credentials
+// of Header, of the URL and of the environment are blanked from the
+// capture, the log, errors and events.
+//
+// # Pipecat bots
+//
+// A Pipecat bot run with SmallWebRTCTransport (the development runner's
+// "-t webrtc", or an app that serves SmallWebRTCRequestHandler) is
+// reached at its offer endpoint:
+//
+//	bot := webrtc.New("http://127.0.0.1:7860/api/offer")
+//	bot.RTVI = true // the bot runs RTVI (RTVIProcessor, RTVIObserver)
+//
+// Such a bot takes audio at 16 kHz after its own resampling, hears the
+// user through its VAD, and sends RTVI messages on the data channel when
+// its pipeline has an RTVIProcessor.
+package webrtc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/pion/datachannel"
+	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
+	"github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media"
+	"github.com/voicetest-go/voicetest/adapters/internal/evqueue"
+	"github.com/voicetest-go/voicetest/adapters/internal/rtvi"
+	"github.com/voicetest-go/voicetest/adapters/wire"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/scrub"
+	"gopkg.in/hraban/opus.v2"
+)
+
+// Defaults of Agent.
+const (
+	// DefaultDataChannel is the label of the data channel, as Pipecat's
+	// client names it.
+	DefaultDataChannel = "chat"
+	// DefaultEndSilence is the silence EndUtterance sends.
+	DefaultEndSilence = time.Second
+	// DefaultBitrate is the Opus bitrate of the user's speech, in bits
+	// per second.
+	DefaultBitrate = 32000
+	// DefaultSilenceThreshold is the peak (of 32767) below which a packet
+	// of the agent's audio is silence.
+	DefaultSilenceThreshold = 100
+	// DefaultDialTimeout bounds Connect: the offer's HTTP exchange, ICE,
+	// DTLS and the data channel's opening.
+	DefaultDialTimeout = 10 * time.Second
+	// DefaultCloseTimeout bounds Close.
+	DefaultCloseTimeout = 2 * time.Second
+	// DefaultMaxFrameBytes bounds one data channel message.
+	DefaultMaxFrameBytes = 1 << 20
+	// DefaultMaxQueueBytes bounds what the connection holds of the agent's
+	// events while the runner is busy.
+	DefaultMaxQueueBytes = 32 << 20
+)
+
+// opusRate is Opus's clock rate and the rate voicetest codes at.
+const opusRate = pcm.Rate48k
+
+// frameSamples is one 20 ms Opus frame at opusRate.
+const frameSamples = opusRate / 50
+
+// maxOpusSamples is the longest Opus packet, 120 ms, at opusRate.
+const maxOpusSamples = opusRate * 120 / 1000
+
+// maxPause is the longest silence inside the agent's speech that the
+// silence gate keeps (at opusRate).
+const maxPause = opusRate * 400 / 1000
+
+// maxAnswerBytes bounds the HTTP answer to the offer.
+const maxAnswerBytes = 1 << 20
+
+// keepalive is the interval of the data channel pings.
+const keepalive = time.Second
+
+// adapterName names the adapter in errors and capabilities.
+const adapterName = "webrtc"
+
+// Agent is a voice agent reached over WebRTC. Set the fields before the
+// first Connect; an Agent may then serve parallel scenarios.
+type Agent struct {
+	// URL is the agent's offer endpoint, e.g.
+	// "http://127.0.0.1:7860/api/offer".
+	URL string
+	// Header holds extra HTTP headers of the offer request, e.g.
+	// Authorization. Their credentials are secrets.
+	Header http.Header
+	// RequestData, when not nil, is sent as the offer's requestData
+	// (Pipecat hands it to the bot).
+	RequestData any
+	// RTVI reports that the agent speaks RTVI on the data channel (a
+	// Pipecat bot with an RTVIProcessor).
+	RTVI bool
+	// DataChannel is the label of the data channel (default
+	// DefaultDataChannel).
+	DataChannel string
+	// ICEServers are STUN or TURN URLs, for an agent behind NAT; none by
+	// default. For an agent on this machine (a loopback URL) the adapter
+	// gathers loopback candidates only.
+	ICEServers []string
+	// EndSilence is the silence EndUtterance sends after the user's
+	// speech (default DefaultEndSilence; negative sends none).
+	EndSilence time.Duration
+	// Bitrate is the Opus bitrate of the user's speech (default
+	// DefaultBitrate).
+	Bitrate int
+	// SilenceThreshold is the peak below which a packet of the agent's
+	// audio is not reported (default DefaultSilenceThreshold; negative
+	// reports every packet).
+	SilenceThreshold int
+	// OnToolCall, when set, answers the functions an RTVI bot asks the
+	// client to run (llm-function-call).
+	OnToolCall wire.ToolHandler
+	// DialTimeout bounds Connect when its ctx has no earlier deadline
+	// (default DefaultDialTimeout).
+	DialTimeout time.Duration
+	// CloseTimeout bounds Close (default DefaultCloseTimeout).
+	CloseTimeout time.Duration
+	// MaxFrameBytes is the largest data channel message the agent may
+	// send (default DefaultMaxFrameBytes); a larger one ends the
+	// connection with an error naming this field.
+	MaxFrameBytes int64
+	// MaxQueueBytes bounds the agent's events queued while the runner is
+	// not reading (default DefaultMaxQueueBytes); past it the connection
+	// ends with a *voicetest.LimitError naming this field.
+	MaxQueueBytes int64
+	// RequireTLS refuses a plain-text offer URL (http://) to any host but
+	// loopback.
+	RequireTLS bool
+	// Scrub, when set, is the scrubber the connection learns its secrets
+	// into (see wire.WSOptions.Scrub).
+	Scrub *scrub.Scrubber
+	// HTTPClient posts the offer (default: a client of its own).
+	HTTPClient *http.Client
+}
+
+// New returns an agent whose offer endpoint is url.
+func New(url string) *Agent { return &Agent{URL: url} }
+
+// conn is one call.
+type conn struct {
+	rtviOn     bool
+	rate       int
+	endSilence int // samples at opusRate
+	threshold  int
+	closeWait  time.Duration
+	maxFrame   int64
+	onTool     wire.ToolHandler
+	agent      *Agent
+	header     http.Header
+	client     *http.Client
+
+	pc    *webrtc.PeerConnection
+	track *webrtc.TrackLocalStaticSample
+	sc    *scrub.Scrubber
+	cap   *wire.CaptureWriter
+	logf  func(string, ...any)
+	q     *evqueue.Queue
+	stats wire.Stats
+
+	ctx    context.Context // lives until Close or the end of the call
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// Send side, under sendMu.
+	sendMu  sync.Mutex
+	enc     *opus.Encoder
+	up      wire.Upstream
+	pending []int16 // audio at opusRate not yet sent (less than a frame)
+	spoke   bool
+	next    time.Time // when the next frame is due
+	packet  []byte
+	msgID   int
+
+	// The data channel, set once open.
+	dcMu sync.Mutex
+	dc   dcWriter
+
+	// The agent's side, under recvMu: the audio reader and the data
+	// channel reader both decode into the same turn.
+	recvMu sync.Mutex
+	down   wire.Downstream
+	rtv    rtvi.Decoder
+
+	mu      sync.Mutex
+	pcID    string
+	ended   bool  // finish ran
+	closing bool  // Close was called
+	cause   error // why the adapter itself ended the call
+	opened  chan struct{}
+}
+
+// dcWriter is the detached data channel's write side.
+type dcWriter interface {
+	WriteDataChannel(p []byte, isString bool) (int, error)
+}
+
+// Capabilities reports what the WebRTC adapter supports.
+func (c *conn) Capabilities() voicetest.Capabilities {
+	f := voicetest.AudioFormat{Encoding: "opus", Rate: opusRate}
+	return voicetest.Capabilities{
+		Adapter: adapterName, Audio: true, NativeVAD: true, InputFormat: f, OutputFormat: f,
+		StreamingTranscripts: c.rtviOn, TranscriptAhead: c.rtviOn, TurnEnd: c.rtviOn, ToolEvents: c.rtviOn,
+		Text: c.rtviOn, DTMF: c.rtviOn,
+	}
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Connect posts the offer, applies the answer and waits until the data
+// channel is open.
+func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	if s.Rate <= 0 {
+		return nil, fmt.Errorf("adapters: %s: session rate %d: %w", adapterName, s.Rate, pcm.ErrBadRate)
+	}
+	u, err := neturl.Parse(a.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("adapters: %s: Agent.URL %q is not an http:// or https:// offer endpoint", adapterName, wire.RedactURL(a.URL))
+	}
+	sc := a.Scrub
+	if sc == nil {
+		sc = scrub.New()
+	}
+	sc.AddEnv(os.Environ())
+	sc.AddHeader(a.Header)
+	sc.AddURL(a.URL)
+	if err := wire.CheckPlaintext(adapterName, a.URL, wire.WSOptions{RequireTLS: a.RequireTLS}); err != nil {
+		return nil, wire.ScrubError(sc, err)
+	}
+	c := &conn{
+		rtviOn: a.RTVI, rate: s.Rate, threshold: a.SilenceThreshold, onTool: a.OnToolCall, agent: a,
+		header: a.Header, client: a.HTTPClient, sc: sc, down: wire.Downstream{Rate: s.Rate}, opened: make(chan struct{}),
+		closeWait: a.CloseTimeout, maxFrame: a.MaxFrameBytes,
+	}
+	if c.threshold == 0 {
+		c.threshold = DefaultSilenceThreshold
+	}
+	if c.closeWait <= 0 {
+		c.closeWait = DefaultCloseTimeout
+	}
+	if c.maxFrame <= 0 {
+		c.maxFrame = DefaultMaxFrameBytes
+	}
+	if c.maxFrame > 1<<30 {
+		return nil, fmt.Errorf("adapters: %s: Agent.MaxFrameBytes %d is above the 1 GiB SCTP allows", adapterName, c.maxFrame)
+	}
+	maxQueue := a.MaxQueueBytes
+	if maxQueue <= 0 {
+		maxQueue = DefaultMaxQueueBytes
+	}
+	switch {
+	case a.EndSilence < 0:
+	case a.EndSilence == 0:
+		c.endSilence = pcm.SamplesFor(opusRate, DefaultEndSilence)
+	default:
+		c.endSilence = pcm.SamplesFor(opusRate, a.EndSilence)
+	}
+	if s.Rate != opusRate {
+		if c.up.Resampler, err = pcm.NewResampler(s.Rate, opusRate); err != nil {
+			return nil, fmt.Errorf("adapters: %s: %w", adapterName, err)
+		}
+	}
+	bitrate := a.Bitrate
+	if bitrate == 0 {
+		bitrate = DefaultBitrate
+	}
+	if c.enc, err = opus.NewEncoder(opusRate, 1, opus.AppVoIP); err != nil {
+		return nil, fmt.Errorf("adapters: %s: making the Opus encoder: %w", adapterName, err)
+	}
+	if err := c.enc.SetBitrate(bitrate); err != nil {
+		return nil, fmt.Errorf("adapters: %s: Agent.Bitrate %d: %w (Opus takes 6000 to 510000)", adapterName, bitrate, err)
+	}
+	if c.client == nil {
+		c.client = &http.Client{}
+	}
+	c.logf = wire.ScrubLogf(sc, s.Logf)
+	c.cap = wire.NewCaptureWriter(s.Capture, c.logf)
+	c.cap.SetScrubber(sc)
+	c.q = evqueue.New(maxQueue)
+	c.rtv = rtvi.Decoder{Adapter: adapterName, Down: &c.down, Logf: c.logf}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if c.onTool != nil {
+		c.rtv.Answer = func(call voicetest.ToolCall) { c.goTracked(func() { c.answerTool(call) }) }
+	}
+
+	dialTimeout := a.DialTimeout
+	if dialTimeout <= 0 {
+		dialTimeout = DefaultDialTimeout
+	}
+	dctx, dcancel := context.WithTimeout(ctx, dialTimeout)
+	defer dcancel()
+	c.cap.Note("open", sc.URL(a.URL))
+	if err := c.open(dctx, isLoopback(u.Hostname())); err != nil {
+		c.Close()
+		err = wire.ScrubError(sc, err)
+		if ctx.Err() == nil && dctx.Err() != nil {
+			return nil, &voicetest.TimeoutError{
+				Phase: voicetest.PhaseConnect, Timeout: dialTimeout,
+				Hint: sc.String(fmt.Sprintf("the WebRTC agent at %s did not complete the call's set-up (%v); check that it is running and reachable for media, or raise Agent.DialTimeout", sc.URL(a.URL), err)),
+			}
+		}
+		return nil, err
+	}
+	c.logf("%s: call open at %s (pc_id %s, RTVI %v)", adapterName, sc.URL(a.URL), c.pcID, a.RTVI)
+	return c, nil
+}
+
+// api returns the pion API of one call: Opus, the default interceptors
+// (NACK, RTCP reports), data channels read detached, and the agent's
+// largest data channel message.
+func (c *conn) api(loopback bool) (*webrtc.API, error) {
+	var me webrtc.MediaEngine
+	if err := me.RegisterCodec(webrtc.RTPCodecParameters{
+		RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: opusRate, Channels: 2, SDPFmtpLine: "minptime=10;useinbandfec=1"},
+		PayloadType:        111,
+	}, webrtc.RTPCodecTypeAudio); err != nil {
+		return nil, err
+	}
+	var ir interceptor.Registry
+	if err := webrtc.RegisterDefaultInterceptors(&me, &ir); err != nil {
+		return nil, err
+	}
+	var se webrtc.SettingEngine
+	se.DetachDataChannels()
+	se.SetSCTPMaxMessageSize(uint32(c.maxFrame))
+	if loopback {
+		// An agent on this machine: no traffic to any other address, no
+		// multicast DNS.
+		se.SetIncludeLoopbackCandidate(true)
+		se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
+		se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+		se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4, webrtc.NetworkTypeUDP6})
+	}
+	return webrtc.NewAPI(webrtc.WithMediaEngine(&me), webrtc.WithInterceptorRegistry(&ir), webrtc.WithSettingEngine(se)), nil
+}
+
+// open sets the call up: the peer connection, the offer and its answer,
+// and the data channel.
+func (c *conn) open(ctx context.Context, loopback bool) error {
+	api, err := c.api(loopback)
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	var servers []webrtc.ICEServer
+	if len(c.agent.ICEServers) > 0 {
+		servers = []webrtc.ICEServer{{URLs: c.agent.ICEServers}}
+	}
+	pc, err := api.NewPeerConnection(webrtc.Configuration{ICEServers: servers})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	c.mu.Lock()
+	c.pc = pc
+	c.mu.Unlock()
+	c.track, err = webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: opusRate, Channels: 2}, "audio", "voicetest")
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	tr, err := pc.AddTransceiverFromTrack(c.track, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendrecv})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	sender := tr.Sender()
+	c.goTracked(func() { // RTCP for the sender: read until the call ends
+		for {
+			if _, _, err := sender.ReadRTCP(); err != nil {
+				return
+			}
+		}
+	})
+	label := c.agent.DataChannel
+	if label == "" {
+		label = DefaultDataChannel
+	}
+	ordered := true
+	dc, err := pc.CreateDataChannel(label, &webrtc.DataChannelInit{Ordered: &ordered})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	dc.OnOpen(func() {
+		raw, err := dc.Detach()
+		if err != nil {
+			c.finish(&voicetest.TransportClosedError{Adapter: adapterName, Err: fmt.Errorf("data channel: %w", err)}, "")
+			return
+		}
+		c.dcMu.Lock()
+		c.dc = raw
+		c.dcMu.Unlock()
+		if !c.goTracked(func() { c.readData(raw) }) {
+			raw.Close()
+			return
+		}
+		close(c.opened)
+	})
+	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		if t.Kind() != webrtc.RTPCodecTypeAudio || !strings.EqualFold(t.Codec().MimeType, webrtc.MimeTypeOpus) {
+			c.logf("%s: ignoring the agent's %s track (%s): voicetest takes Opus audio", adapterName, t.Kind(), t.Codec().MimeType)
+			return
+		}
+		c.goTracked(func() { c.readAudio(t) })
+	})
+	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
+		switch st {
+		case webrtc.PeerConnectionStateFailed:
+			c.finish(&voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the WebRTC connection failed (ICE or DTLS): the agent's media stopped answering")}, "")
+		case webrtc.PeerConnectionStateClosed:
+			c.finish(&voicetest.TransportClosedError{Adapter: adapterName}, "the agent closed the peer connection")
+		}
+	})
+	if err := c.negotiate(ctx, false); err != nil {
+		return err
+	}
+	select {
+	case <-c.opened:
+	case <-ctx.Done():
+		return fmt.Errorf("adapters: %s: waiting for the data channel to open: %w", adapterName, ctx.Err())
+	case <-c.ctx.Done():
+		if err := c.q.Ended(); err != nil {
+			return err
+		}
+		return fmt.Errorf("adapters: %s: the call ended while it was set up", adapterName)
+	}
+	c.sendSignalling(map[string]any{"type": "trackStatus", "receiver_index": 0, "enabled": true})
+	c.goTracked(c.pingLoop)
+	if c.rtviOn {
+		if err := c.sendRTVI("client-ready", rtvi.ClientReady()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// offerRequest is the body of the offer POST (Pipecat's
+// SmallWebRTCRequest).
+type offerRequest struct {
+	SDP         string  `json:"sdp"`
+	Type        string  `json:"type"`
+	PCID        *string `json:"pc_id"`
+	RestartPC   bool    `json:"restart_pc"`
+	RequestData any     `json:"requestData,omitempty"`
+}
+
+// answer is the server's answer.
+type answer struct {
+	SDP  string `json:"sdp"`
+	Type string `json:"type"`
+	PCID string `json:"pc_id"`
+}
+
+// negotiate makes an offer, posts it and applies the answer.
+func (c *conn) negotiate(ctx context.Context, again bool) error {
+	c.mu.Lock()
+	pc := c.pc
+	var pcID *string
+	if again {
+		id := c.pcID
+		pcID = &id
+	}
+	c.mu.Unlock()
+	offer, err := pc.CreateOffer(nil)
+	if err != nil {
+		return fmt.Errorf("adapters: %s: making the offer: %w", adapterName, err)
+	}
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(offer); err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	select {
+	case <-gathered:
+	case <-ctx.Done():
+		return fmt.Errorf("adapters: %s: gathering ICE candidates: %w", adapterName, ctx.Err())
+	}
+	body, err := json.Marshal(offerRequest{SDP: pc.LocalDescription().SDP, Type: "offer", PCID: pcID, RequestData: c.agent.RequestData})
+	if err != nil {
+		return fmt.Errorf("adapters: %s: Agent.RequestData: %w", adapterName, err)
+	}
+	c.sc.AddJSON(body)
+	c.cap.Frame("send", websocket.MessageText, body)
+	c.stats.FrameOut(len(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.agent.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	for k, vs := range c.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("adapters: %s: posting the offer to %s: %w", adapterName, c.sc.URL(c.agent.URL), err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err != nil {
+		return fmt.Errorf("adapters: %s: reading the answer: %w", adapterName, err)
+	}
+	c.cap.Frame("recv", websocket.MessageText, b)
+	c.stats.FrameIn(len(b))
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("adapters: %s: the agent refused the offer with HTTP %s: check the credentials in Agent.Header", adapterName, resp.Status)
+	case resp.StatusCode/100 != 2:
+		return fmt.Errorf("adapters: %s: the agent answered the offer with HTTP %s: %s", adapterName, resp.Status, wire.Excerpt(c.sc.Bytes(b)))
+	case len(b) > maxAnswerBytes:
+		return fmt.Errorf("adapters: %s: the answer is over %d bytes", adapterName, maxAnswerBytes)
+	}
+	var ans answer
+	if err := json.Unmarshal(b, &ans); err != nil || ans.Type != "answer" || ans.SDP == "" {
+		return fmt.Errorf("adapters: %s: the answer is not {\"sdp\",\"type\":\"answer\",\"pc_id\"}: %s", adapterName, wire.Excerpt(c.sc.Bytes(b)))
+	}
+	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: ans.SDP}); err != nil {
+		return fmt.Errorf("adapters: %s: the agent's answer: %w", adapterName, err)
+	}
+	c.mu.Lock()
+	c.pcID = ans.PCID
+	c.mu.Unlock()
+	return nil
+}
+
+// goTracked runs f on a goroutine that Close waits for; it reports false,
+// running nothing, once Close has begun.
+func (c *conn) goTracked(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// push queues events (scrubbed) and an error; past MaxQueueBytes it ends
+// the call. Call with recvMu held, so that the audio and data channel
+// readers queue in the order they decoded.
+func (c *conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
+	if len(evs) == 0 && err == nil {
+		return
+	}
+	c.mu.Lock()
+	ended := c.ended
+	c.mu.Unlock()
+	if ended {
+		return
+	}
+	items := make([]evqueue.Item, 0, len(evs)+1)
+	for i := range evs {
+		wire.ScrubEvent(c.sc, &evs[i])
+		items = append(items, evqueue.Item{Ev: evs[i]})
+	}
+	if err != nil {
+		var ae wire.AgentError
+		if errors.As(err, &ae) {
+			err = wire.ScrubError(c.sc, ae.Err)
+		} else {
+			err = &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.sc.Bytes(frame)), Err: wire.ScrubError(c.sc, err)}
+		}
+		items = append(items, evqueue.Item{Err: err})
+	}
+	if c.q.Push(items...) {
+		return
+	}
+	limit := c.agent.MaxQueueBytes
+	if limit <= 0 {
+		limit = DefaultMaxQueueBytes
+	}
+	c.fail(&voicetest.LimitError{What: "the agent's events queued by the " + adapterName + " adapter while the runner was not reading",
+		Limit: limit, Unit: "bytes", Name: "Agent.MaxQueueBytes", Setting: "Agent.MaxQueueBytes"})
+}
+
+// fail ends the call for cause, which the adapter found.
+func (c *conn) fail(cause error) {
+	c.finish(&voicetest.TransportClosedError{Adapter: adapterName, Err: cause}, "")
+}
+
+// finish ends the call once: hangUp, when not empty, is queued as
+// AgentHangUp first; terminal is what Recv returns after the queue
+// drains. It closes the peer connection on a goroutine of its own (it may
+// run on one of pion's).
+func (c *conn) finish(terminal error, hangUp string) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.ended = true
+	closing := c.closing
+	pc := c.pc
+	c.mu.Unlock()
+	if closing {
+		terminal, hangUp = &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}, ""
+	}
+	if hangUp != "" {
+		c.q.Push(evqueue.Item{Ev: voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: hangUp}})
+		c.logf("%s: the agent hung up: %s", adapterName, hangUp)
+	} else if !closing {
+		c.logf("%s: %v", adapterName, terminal)
+	}
+	c.q.Close(terminal)
+	c.cap.Note("close", terminal.Error())
+	c.cancel()
+	if pc != nil && !closing {
+		c.goTracked(func() { pc.Close() }) // ends the readers
+	}
+}
+
+// readAudio decodes the agent's audio track until the call ends.
+func (c *conn) readAudio(t *webrtc.TrackRemote) {
+	dec, err := opus.NewDecoder(opusRate, 1)
+	if err != nil {
+		c.fail(fmt.Errorf("making the Opus decoder: %w", err))
+		return
+	}
+	buf := make([]int16, maxOpusSamples)
+	var last uint16
+	first := true
+	var held []int16 // silence since the agent's last sound, at most maxPause
+	speaking := false
+	for {
+		p, _, err := t.ReadRTP()
+		if err != nil {
+			return // the call ended; finish says why
+		}
+		c.stats.FrameIn(len(p.Payload))
+		c.cap.Frame("recv", websocket.MessageBinary, p.Payload)
+		if !first {
+			d := p.SequenceNumber - last
+			if d == 0 || d > 0x8000 {
+				c.stats.Dropped(1) // duplicate or late: its time has passed
+				continue
+			}
+			if d > 1 {
+				c.stats.Dropped(int(d - 1))
+			}
+		}
+		first, last = false, p.SequenceNumber
+		n, err := dec.Decode(p.Payload, buf)
+		c.recvMu.Lock()
+		if err != nil {
+			c.push(nil, fmt.Errorf("an RTP packet of %d bytes that is not Opus: %w", len(p.Payload), err), p.Payload)
+			c.recvMu.Unlock()
+			continue
+		}
+		samples := buf[:n]
+		if c.threshold >= 0 && peak(samples) < c.threshold {
+			if speaking && len(held)+n <= maxPause {
+				held = append(held, samples...)
+			} else {
+				speaking, held = false, held[:0]
+			}
+			c.recvMu.Unlock()
+			continue
+		}
+		speaking = true
+		c.rtv.Audio()
+		out := make([]int16, 0, len(held)+n)
+		out = append(append(out, held...), samples...)
+		held = held[:0]
+		evs, err := c.down.Append(nil, opusRate, out)
+		c.push(evs, err, nil)
+		c.recvMu.Unlock()
+	}
+}
+
+// peak returns the largest magnitude in samples.
+func peak(samples []int16) int {
+	m := 0
+	for _, s := range samples {
+		v := int(s)
+		if v < 0 {
+			v = -v
+		}
+		m = max(m, v)
+	}
+	return m
+}
+
+// readData reads the data channel until it closes, into one buffer of
+// MaxFrameBytes: a larger message is refused, not read.
+func (c *conn) readData(dc datachannel.ReadWriteCloser) {
+	buf := make([]byte, c.maxFrame)
+	for {
+		n, isString, err := dc.ReadDataChannel(buf)
+		if errors.Is(err, io.ErrShortBuffer) {
+			c.fail(fmt.Errorf("the agent sent a data channel message larger than %d bytes, past the max-message-size voicetest offered; raise Agent.MaxFrameBytes if that is expected", c.maxFrame))
+			return
+		}
+		if err != nil {
+			c.mu.Lock()
+			closing := c.closing
+			c.mu.Unlock()
+			if closing || c.ctx.Err() != nil {
+				return
+			}
+			c.finish(&voicetest.TransportClosedError{Adapter: adapterName}, "the agent closed the data channel")
+			return
+		}
+		data := buf[:n]
+		c.stats.FrameIn(n)
+		typ := websocket.MessageBinary
+		if isString {
+			typ = websocket.MessageText
+		}
+		c.cap.Frame("recv", typ, data)
+		c.recvMu.Lock()
+		evs, err := c.message(isString, data)
+		c.push(evs, err, data)
+		c.recvMu.Unlock()
+	}
+}
+
+// message decodes one data channel message. Call with recvMu held.
+func (c *conn) message(isString bool, data []byte) ([]voicetest.AgentEvent, error) {
+	if !isString {
+		return nil, fmt.Errorf("a binary data channel message of %d bytes; the agent's transport messages are JSON text", len(data))
+	}
+	var m struct {
+		Type    string `json:"type"`
+		Message *struct {
+			Type string `json:"type"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("a data channel message that is not JSON: %w", err)
+	}
+	if m.Type == "signalling" && m.Message != nil {
+		switch m.Message.Type {
+		case "peerLeft":
+			evs := c.down.Flush(nil)
+			c.push(evs, nil, nil)
+			c.finish(&voicetest.TransportClosedError{Adapter: adapterName}, "the agent left the call (peerLeft)")
+			return nil, nil
+		case "renegotiate":
+			c.goTracked(c.renegotiate)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("an unknown signalling message %q; Pipecat sends renegotiate and peerLeft", m.Message.Type)
+	}
+	return c.rtv.Message(data)
+}
+
+// renegotiate answers the agent's renegotiate with a new offer.
+func (c *conn) renegotiate() {
+	ctx, cancel := context.WithTimeout(c.ctx, DefaultDialTimeout)
+	defer cancel()
+	if err := c.negotiate(ctx, true); err != nil && c.ctx.Err() == nil {
+		c.fail(fmt.Errorf("renegotiating at the agent's request: %w", err))
+	}
+}
+
+// pingLoop sends Pipecat's keepalive until the call ends.
+func (c *conn) pingLoop() {
+	t := time.NewTicker(keepalive)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := c.sendData("ping: "+strconv.FormatInt(time.Now().UnixMilli(), 10), true); err != nil {
+			return
+		}
+	}
+}
+
+// sendData sends one data channel message.
+func (c *conn) sendData(msg string, text bool) error {
+	c.dcMu.Lock()
+	defer c.dcMu.Unlock()
+	if c.dc == nil {
+		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the data channel is not open")}
+	}
+	if err := c.closedErr(); err != nil {
+		return err
+	}
+	typ := websocket.MessageBinary
+	if text {
+		typ = websocket.MessageText
+		c.sc.AddJSON([]byte(msg))
+	}
+	c.cap.Frame("send", typ, []byte(msg))
+	if _, err := c.dc.WriteDataChannel([]byte(msg), text); err != nil {
+		return &voicetest.TransportClosedError{Adapter: adapterName, Err: fmt.Errorf("data channel: %w", err)}
+	}
+	c.stats.FrameOut(len(msg))
+	return nil
+}
+
+// sendSignalling sends a signalling message; a failure is logged (the
+// call goes on without it, as Pipecat's client does).
+func (c *conn) sendSignalling(msg map[string]any) {
+	b, _ := json.Marshal(map[string]any{"type": "signalling", "message": msg})
+	if err := c.sendData(string(b), true); err != nil {
+		c.logf("%s: sending %s: %v", adapterName, b, err)
+	}
+}
+
+// sendRTVI sends an RTVI client message.
+func (c *conn) sendRTVI(typ string, data any) error {
+	c.dcMu.Lock()
+	c.msgID++
+	id := c.msgID
+	c.dcMu.Unlock()
+	b, err := rtvi.ClientMessage(id, typ, data)
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	return c.sendData(string(b), true)
+}
+
+// answerTool runs OnToolCall for a client-run function and sends
+// llm-function-call-result.
+func (c *conn) answerTool(call voicetest.ToolCall) {
+	res, _ := wire.RunTool(c.ctx, c.onTool, call)
+	c.recvMu.Lock()
+	c.push([]voicetest.AgentEvent{{Kind: voicetest.AgentToolResult, Tool: &res}}, nil, nil)
+	c.recvMu.Unlock()
+	if err := c.sendRTVI("llm-function-call-result", rtvi.FunctionCallResult(call, res)); err != nil && c.ctx.Err() == nil {
+		c.logf("%s: sending the result of %s: %v", adapterName, call.Name, err)
+	}
+}
+
+// closedErr returns why nothing can be sent: the call ended or Close was
+// called.
+func (c *conn) closedErr() error {
+	c.mu.Lock()
+	closing := c.closing
+	c.mu.Unlock()
+	if closing {
+		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}
+	}
+	return c.q.Ended()
+}
+
+// sendable returns why nothing can be sent now, or nil.
+func (c *conn) sendable(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return c.closedErr()
+}
+
+// SendAudio sends user speech as 20 ms Opus frames, paced in real time.
+func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
+	if err := wire.CheckSendRate(adapterName, ch.Rate, c.rate); err != nil {
+		return err
+	}
+	if err := c.sendable(ctx); err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	c.pending = append(c.pending, c.up.Process(ch.Samples)...)
+	c.spoke = true
+	return c.sendFramesLocked(ctx, false)
+}
+
+// sendFramesLocked sends every whole frame pending; with flush, also the
+// partial last one padded with silence. Call with sendMu held.
+func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
+	if flush && len(c.pending)%frameSamples != 0 {
+		c.pending = append(c.pending, make([]int16, frameSamples-len(c.pending)%frameSamples)...)
+	}
+	n := 0
+	defer func() { c.pending = c.pending[:copy(c.pending, c.pending[n:])] }()
+	for len(c.pending)-n >= frameSamples {
+		if err := c.sendFrameLocked(ctx, c.pending[n:n+frameSamples]); err != nil {
+			return err
+		}
+		n += frameSamples
+	}
+	return nil
+}
+
+// sendFrameLocked encodes one frame and writes it when its time comes.
+// Call with sendMu held.
+func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
+	now := time.Now()
+	if c.next.Before(now) {
+		c.next = now // a pause between utterances: start again now
+	}
+	if wait := c.next.Sub(now); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-c.ctx.Done():
+			t.Stop()
+			return c.closedErr()
+		}
+	}
+	c.next = c.next.Add(20 * time.Millisecond)
+	if cap(c.packet) == 0 {
+		c.packet = make([]byte, 1500)
+	}
+	n, err := c.enc.Encode(samples, c.packet[:cap(c.packet)])
+	if err != nil {
+		return fmt.Errorf("adapters: %s: encoding Opus: %w", adapterName, err)
+	}
+	if err := c.closedErr(); err != nil {
+		return err
+	}
+	c.cap.Frame("send", websocket.MessageBinary, c.packet[:n])
+	if err := c.track.WriteSample(media.Sample{Data: c.packet[:n], Duration: 20 * time.Millisecond}); err != nil {
+		if cerr := c.closedErr(); cerr != nil {
+			return cerr
+		}
+		return &voicetest.TransportClosedError{Adapter: adapterName, Err: err}
+	}
+	c.stats.FrameOut(n)
+	return nil
+}
+
+// EndUtterance sends the rest of the speech and EndSilence of silence.
+func (c *conn) EndUtterance(ctx context.Context) error {
+	if err := c.sendable(ctx); err != nil {
+		return err
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	c.pending = append(c.pending, c.up.Flush()...)
+	if !c.spoke && len(c.pending) == 0 {
+		return nil
+	}
+	c.spoke = false
+	c.pending = append(c.pending, make([]int16, c.endSilence)...)
+	return c.sendFramesLocked(ctx, true)
+}
+
+// SendText sends an RTVI send-text message.
+func (c *conn) SendText(ctx context.Context, text string) error {
+	if !c.rtviOn {
+		return &voicetest.UnsupportedError{Adapter: adapterName, Capability: "text input",
+			Alternative: "text reaches a WebRTC agent only as RTVI send-text on the data channel (set Agent.RTVI for a bot that runs RTVI); use spoken steps (voicetest.UserSays)"}
+	}
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("adapters: %s: SendText with empty text", adapterName)
+	}
+	if err := c.sendable(ctx); err != nil {
+		return err
+	}
+	return c.sendRTVI("send-text", rtvi.SendText(text))
+}
+
+// SendDTMF sends the RTVI dtmf message.
+func (c *conn) SendDTMF(ctx context.Context, digits string) error {
+	if !c.rtviOn {
+		return &voicetest.UnsupportedError{Adapter: adapterName, Capability: "DTMF events",
+			Alternative: "key presses reach a WebRTC agent only as the RTVI dtmf message (set Agent.RTVI for a bot that runs RTVI); voicetest.DTMF sends in-band tones otherwise"}
+	}
+	if err := wire.CheckDTMF(digits); err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	data, err := rtvi.DTMF(digits)
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
+	if err := c.sendable(ctx); err != nil {
+		return err
+	}
+	return c.sendRTVI("dtmf", data)
+}
+
+// Interrupt is unsupported: barge-in over WebRTC is overlapping audio.
+func (c *conn) Interrupt(context.Context) error {
+	return &voicetest.UnsupportedError{Adapter: adapterName, Capability: "native interrupt",
+		Alternative: "a WebRTC agent has no caller-side cancel; barge in by sending user audio while it speaks (its VAD hears it)"}
+}
+
+// Recv returns the agent's next event.
+func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.Recv(ctx) }
+
+// WireStats reports what crossed the wire (voicetest.WireStatsReporter):
+// RTP packets and data channel messages each way, the offer and its
+// answer, and the agent's packets lost or late (DroppedFrames).
+func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapterName) }
+
+// Close leaves the call and releases everything. It returns nil.
+func (c *conn) Close() error {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closing = true
+	pc := c.pc
+	c.mu.Unlock()
+	c.finish(nil, "")
+	done := make(chan struct{})
+	go func() {
+		if pc != nil {
+			if err := pc.Close(); err != nil {
+				c.logf("%s: closing: %v", adapterName, err)
+			}
+		}
+		c.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(c.closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		c.logf("%s: the peer connection did not close within %v (Agent.CloseTimeout); its goroutines end in the background", adapterName, c.closeWait)
+		c.cap.Note("error", "closing: timed out")
+	}
+	c.cap.Note("closed", "closed by voicetest")
+	return nil
+}
