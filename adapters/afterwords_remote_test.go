@@ -54,7 +54,7 @@ func runAfterWords(t *testing.T, agent voicetest.Agent, n int) (*voicetest.Resul
 	return voicetest.Run(t.Context(), voicetest.Config{
 		Agent:     agent,
 		UserVoice: fixtures.FakeTTS(),
-		Logf:      t.Logf,
+		Logf:      voicetest.TestLogf(t),
 		Script:    []voicetest.Step{voicetest.Interrupt("Stop.", voicetest.AfterWords(n))},
 	})
 }

@@ -41,7 +41,7 @@ func TestFloodWhileNotReadingIsBounded(t *testing.T) {
 	frame := make([]byte, 4000) // 2000 samples of silence at 24 kHz
 	before := heapLive()
 	peer := floodpeer.New(t, floodpeer.Config{Frame: frame, Binary: true, Bytes: flood})
-	conn, err := wscodec.New(peer.URL, wscodec.RawPCM(24000)).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	conn, err := wscodec.New(peer.URL, wscodec.RawPCM(24000)).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestTwilioMarkFloodBounded(t *testing.T) {
 	}
 	send = append(send, `{"event":"clear","streamSid":"{sid}"}`)
 	bot := twiliobot.New(t, twiliobot.Config{Send: send})
-	conn, err := twilio.New(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	conn, err := twilio.New(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestRealtimeToolCallFloodBounded(t *testing.T) {
 	peer := realtimepeer.New(t, realtimepeer.Config{APIKey: "sk-x", Send: send})
 	a := realtime.New("gpt-realtime")
 	a.URL, a.APIKey = peer.URL, "sk-x"
-	conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestBadSessionRate(t *testing.T) {
 // plain-text URL before any network traffic, when asked to.
 func TestRequireTLSRefusesBeforeDialing(t *testing.T) {
 	on := wire.WSOptions{RequireTLS: true}
-	s := voicetest.Session{Name: "tls", Rate: 24000, Logf: t.Logf}
+	s := voicetest.Session{Name: "tls", Rate: 24000, Logf: voicetest.TestLogf(t)}
 	for name, a := range map[string]voicetest.Agent{
 		"twilio":     &twilio.Agent{URL: "ws://agent.example.com/media", WSOptions: on},
 		"websocket":  &wscodec.Agent{URL: "ws://agent.example.com/ws", Codec: wscodec.RawPCM(24000), WSOptions: on},

@@ -27,8 +27,11 @@ type Session struct {
 	// audio sent to the agent arrives at this rate, and audio the agent sends
 	// back must be converted to it by the adapter.
 	Rate int
-	// Logf writes a line to the scenario's log (t.Logf under Scenario). It is
-	// never nil.
+	// Logf writes a line to the scenario's log (the test's under Scenario,
+	// attributed to the test's line that called Scenario). It is never
+	// nil. A test that connects an adapter by hand sets it with
+	// TestLogf(t) rather than t.Logf, which would attribute each line to
+	// the adapter's own code.
 	Logf func(format string, args ...any)
 	// Capture, when not nil, receives the raw wire exchange of the run as
 	// JSON lines with times relative to the start of the session, for
@@ -81,7 +84,10 @@ type Conn interface {
 	Recv(ctx context.Context) (AgentEvent, error)
 
 	// Close ends the conversation and releases every goroutine and socket
-	// the Conn holds. It is safe to call more than once.
+	// the Conn holds. It is safe to call more than once. An error that
+	// matches ErrLimit (the agent went past one of the adapter's bounds)
+	// fails the scenario, even when no step read it from Recv; other
+	// errors are logged.
 	Close() error
 }
 

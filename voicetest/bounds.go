@@ -107,3 +107,69 @@ func (r *runner) undefer(it recvItem) {
 		r.deferLoad.bytes -= it.ev.Size()
 	}
 }
+
+// The runner's bounds on what it keeps of the agent's events other than
+// its speech and turn-taking (log lines, data, tool calls and results, its
+// transcripts of the user), over a whole scenario: maxTurnEvents bounds
+// the events of one turn, not the turns. Past maxSideEvents such events
+// (or maxSideBytes of them, AgentEvent.Size), the timeline and the
+// conversation items keep no more; past maxAgentLogLines, the agent's
+// log lines (and the runner's lines about single agent events) are not
+// written to the test's log. What is not kept is counted, logged at the
+// end of the run and reported in Result.EventsNotKept and the failure
+// report.
+const (
+	maxSideEvents    = 10_000
+	maxSideBytes     = 16 << 20
+	maxAgentLogLines = 1_000
+)
+
+// sideLoad is what the runner kept, and did not keep, of side events.
+type sideLoad struct {
+	kept      int
+	bytes     int64
+	notKept   int
+	logged    int
+	notLogged int
+}
+
+// keepSide reports whether the side event ev fits in the timeline, and
+// counts it when it does not.
+func (r *runner) keepSide(ev AgentEvent) bool {
+	l := &r.side
+	if size := ev.Size(); l.kept < maxSideEvents && l.bytes+size <= maxSideBytes {
+		l.kept++
+		l.bytes += size
+		return true
+	}
+	if l.notKept == 0 {
+		r.logf("voicetest: the %s agent sent more than the runner keeps of its log lines, data, tool calls and results and transcripts of the user (%d events or %d MiB per scenario): the timeline holds the first, the rest are counted", r.adapter(), maxSideEvents, maxSideBytes>>20)
+	}
+	l.notKept++
+	return false
+}
+
+// agentLogf writes a line about one agent event to the test's log, up to
+// maxAgentLogLines of them; the rest are counted.
+func (r *runner) agentLogf(format string, args ...any) {
+	l := &r.side
+	if l.logged < maxAgentLogLines {
+		l.logged++
+		r.logf(format, args...)
+		return
+	}
+	if l.notLogged == 0 {
+		r.logf("voicetest: more than %d lines about the %s agent's events; the rest are not logged, but counted", maxAgentLogLines, r.adapter())
+	}
+	l.notLogged++
+}
+
+// reportSide logs, at the end of a run, what was not kept or logged.
+func (r *runner) reportSide() {
+	l := r.side
+	if l.notKept == 0 && l.notLogged == 0 {
+		return
+	}
+	r.logf("voicetest: %d agent events not kept in the timeline (the runner keeps %d log lines, data, tool calls and results and transcripts of the user, or %d MiB of them, per scenario), %d lines about agent events not logged (%d per scenario)",
+		l.notKept, maxSideEvents, maxSideBytes>>20, l.notLogged, maxAgentLogLines)
+}

@@ -105,51 +105,85 @@ type Config struct {
 	// receive the raw wire exchange.
 	Capture io.Writer
 	// Logf receives the scenario's log lines under Run (Scenario logs to
-	// the test). Nil discards them.
+	// the test). Nil discards them. In a test, set it with TestLogf(t)
+	// rather than t.Logf, which would attribute each line to voicetest's
+	// or the adapter's code rather than to the test.
 	Logf func(format string, args ...any)
 }
 
 // Timeouts bound the runner's waits. Zero fields take the defaults named
-// on each field.
+// on each field. The defaults are what a caller on a phone would put up
+// with, so that a broken agent fails its test in seconds, not minutes,
+// while a slow but working one (a model that calls a tool, a TTS that
+// starts late) passes; each says why below.
 type Timeouts struct {
-	// Connect bounds Agent.Connect (default 30 s).
+	// Connect bounds Agent.Connect (default 30 s: a WebSocket handshake
+	// takes milliseconds, but a remote agent may start cold).
 	Connect time.Duration
 	// FirstChunk bounds the wait for the agent's first audio (or speech,
-	// or turn end) of a turn, and the longest gap between its events when
-	// the adapter marks turn ends (default 60 s).
+	// or turn end) of a turn; the longest gap between its acts on a turn
+	// (speech, a tool call, its turn end; not log lines or data) when the
+	// adapter marks turn ends; ExpectHangUp's wait after the agent's last
+	// act; and each send to the adapter (default 15 s: voice agents start
+	// replying within one to three seconds, a reply that waits on a tool
+	// call or a slow model within ten; a caller who hears fifteen seconds
+	// of dead air hangs up. It was 60 s, which made a mute agent cost a
+	// minute per turn).
 	FirstChunk time.Duration
-	// TailSilence is how long the agent must stay quiet after its audio
+	// TailSilence is how long the agent must stay quiet after its speech
 	// has played for its turn to count as over, when the adapter does not
-	// mark turn ends (default 600 ms).
+	// mark turn ends (default 600 ms: agents pause less than that between
+	// the sentences of one reply, and voice pipelines end a speaker's turn
+	// after 500 to 800 ms of silence). Only the agent's acts on its turn
+	// break the quiet: log lines and data do not.
 	TailSilence time.Duration
-	// MaxTurnAudio stops draining an agent turn once this much agent audio
-	// has arrived (default 30 s). The turn is recorded with a
-	// max_turn_audio event; the scenario fails only if
-	// FailOnMaxTurnAudio is set.
+	// MaxTurnAudio stops draining an agent turn once this much agent
+	// speech has arrived: audio, or the speech time of a text-only agent
+	// (AgentEvent.Speech) (default 30 s: a spoken reply longer than that
+	// is a monologue, and the bound keeps a turn's audio to 1.4 MB at
+	// 24 kHz). The turn is recorded with a max_turn_audio event; the
+	// scenario fails only if FailOnMaxTurnAudio is set.
 	MaxTurnAudio time.Duration
 	// FailOnMaxTurnAudio makes reaching MaxTurnAudio a failure.
 	FailOnMaxTurnAudio bool
 	// WaitForSpeech bounds the wait for the agent to start speaking before
-	// an Interrupt (default 8 s).
+	// an Interrupt (default 8 s: the agent is expected to be replying
+	// already).
 	WaitForSpeech time.Duration
-	// Engine bounds each call to Config.User, Config.Judge,
-	// Config.UserVoice and Config.AgentSTT (default 2 min).
+	// Engine bounds each call into user code (default 2 min: an LLM
+	// judge of a long transcript, with retries, takes tens of seconds):
+	// Config.User (and an Interrupter's InterruptDecision), Config.Judge,
+	// Config.UserVoice, Config.AgentSTT, a Check's function, and audio
+	// effects. A callee that has not returned by then fails the scenario
+	// with a *TimeoutError naming it and the phase, even if it ignores its
+	// context: it is left running, with a copy of the conversation. The
+	// agent's own calls have their bounds too: Connect, each send (the
+	// utterance's length plus FirstChunk for SendAudio, FirstChunk for the
+	// others) and Close (5 s).
 	Engine time.Duration
 	// Greeting is how long Proceed waits, before the first user turn, for
 	// an agent that speaks first (default 3 s). No greeting within it is
 	// not an error.
 	Greeting time.Duration
+	// MaxDuration bounds the whole conversation, in its own time (virtual
+	// under synctest): past it the scenario fails with a *TimeoutError in
+	// PhaseScenario (default 10 min: ten turns of 30 s replies fit in it
+	// with room to spare, and past it a conversation has run away, with
+	// an agent that never stops talking, never ends its turn or never
+	// hangs up; the bound also keeps the recording small enough to save).
+	MaxDuration time.Duration
 }
 
-// The default timeouts.
+// The default timeouts, explained on the Timeouts fields.
 const (
 	DefaultConnectTimeout    = 30 * time.Second
-	DefaultFirstChunkTimeout = 60 * time.Second
+	DefaultFirstChunkTimeout = 15 * time.Second
 	DefaultTailSilence       = 600 * time.Millisecond
 	DefaultMaxTurnAudio      = 30 * time.Second
 	DefaultWaitForSpeech     = 8 * time.Second
 	DefaultGreetingWait      = 3 * time.Second
 	DefaultEngineTimeout     = 2 * time.Minute
+	DefaultMaxDuration       = 10 * time.Minute
 	DefaultMaxTurns          = 10
 	DefaultWordsPerMinute    = 150
 )
@@ -259,6 +293,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		{"WaitForSpeech", &t.WaitForSpeech, DefaultWaitForSpeech},
 		{"Greeting", &t.Greeting, DefaultGreetingWait},
 		{"Engine", &t.Engine, DefaultEngineTimeout},
+		{"MaxDuration", &t.MaxDuration, DefaultMaxDuration},
 	} {
 		if *f.v < 0 {
 			return cfg, fmt.Errorf("voicetest: Config.Timeouts.%s is %v; use a positive duration or 0 for the default %v", f.name, *f.v, f.def)

@@ -18,7 +18,10 @@ var ErrUnsupported = errors.New("voicetest: unsupported capability")
 // Phase names the part of a conversation a timeout happened in.
 type Phase string
 
-// The phases a TimeoutError can name.
+// The phases a TimeoutError can name. PhaseCheck, PhaseEffects and
+// PhaseClose name calls into a Check's function, audio effects and the
+// adapter's Close; PhaseScenario the whole conversation
+// (Timeouts.MaxDuration).
 const (
 	PhaseConnect     Phase = "connect"
 	PhaseFirstChunk  Phase = "first agent audio"
@@ -31,6 +34,10 @@ const (
 	PhaseJudge       Phase = "judge"
 	PhaseInterrupted Phase = "interrupt response"
 	PhaseHangUp      Phase = "agent hang-up"
+	PhaseCheck       Phase = "check"
+	PhaseEffects     Phase = "user audio effects"
+	PhaseClose       Phase = "close"
+	PhaseScenario    Phase = "scenario"
 )
 
 // TimeoutError reports that the agent (or an engine) did not act within a
@@ -38,6 +45,10 @@ const (
 type TimeoutError struct {
 	Phase   Phase
 	Timeout time.Duration
+	// Callee names the user code or adapter method that did not return
+	// in time ("Config.Judge", "Check", "the twilio adapter's SendAudio"),
+	// or is empty when the wait was for the agent itself.
+	Callee string
 	// Turn is the user turn number (1-based) the timeout happened in; 0
 	// before the first user turn.
 	Turn int
@@ -47,6 +58,9 @@ type TimeoutError struct {
 
 func (e *TimeoutError) Error() string {
 	msg := fmt.Sprintf("voicetest: timeout in phase %q after %v (turn %d)", e.Phase, e.Timeout, e.Turn)
+	if e.Callee != "" {
+		msg += " waiting for " + e.Callee
+	}
 	if e.Hint != "" {
 		msg += ": " + e.Hint
 	}

@@ -3,6 +3,7 @@ package voicetest_test
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
@@ -92,4 +93,23 @@ func ExampleState_Expect() {
 	// tool_call book
 	// tool_result book
 	// message Your table is booked.
+}
+
+// TestLogf gives Run, or an adapter connected by hand, a log function
+// whose lines the test's output attributes to the test itself, not to
+// voicetest's or the adapter's code (as t.Logf would), from whichever
+// goroutine they come.
+func ExampleTestLogf() {
+	test := func(t *testing.T) {
+		res, err := voicetest.Run(t.Context(), voicetest.Config{
+			Agent:  fixtures.TextAgent(fixtures.Reply{Text: "Hello"}),
+			Logf:   voicetest.TestLogf(t), // lines read "my_test.go:12: ..."
+			Script: []voicetest.Step{voicetest.UserSays("Hi"), voicetest.AgentTurn()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res
+	}
+	_ = test
 }

@@ -285,10 +285,11 @@ func (e *GoldenError) Error() string {
 		b.WriteString("\n")
 		b.WriteString(strings.TrimRight(e.Detail, "\n"))
 	}
+	msg := clipMessage(b.String())
 	if e.Update != "" {
-		fmt.Fprintf(&b, "\n  if the new %s is right, update the golden file: %s", e.Kind, e.Update)
+		msg += fmt.Sprintf("\n  if the new %s is right, update the golden file: %s", e.Kind, e.Update)
 	}
-	return b.String()
+	return msg
 }
 
 // Is reports whether target is ErrGoldenMissing (for a missing file) or

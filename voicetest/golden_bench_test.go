@@ -84,3 +84,26 @@ func BenchmarkNormalizeText(b *testing.B) {
 		_ = voicetest.NormalizeText(s)
 	}
 }
+
+// BenchmarkGoldenMismatchHugeLine measures the comparison of a scenario
+// whose agent said 50 MiB in one message (and one data event) with golden
+// files whose line differs at its very end: the time, the heap allocated,
+// and the size of the mismatch message (msg-bytes).
+func BenchmarkGoldenMismatchHugeLine(b *testing.B) {
+	golden, actual := hugeLineResults(50 << 20)
+	for _, match := range []voicetest.GoldenMatch{voicetest.GoldenExact, voicetest.GoldenTolerant} {
+		b.Run(match.String(), func(b *testing.B) {
+			dir, opts := writeGoldenFor(b, golden, match)
+			b.ReportAllocs()
+			var msg int
+			for b.Loop() {
+				err := actual.CompareGolden(dir, opts)
+				if err == nil {
+					b.Fatal("no mismatch")
+				}
+				msg = len(err.Error())
+			}
+			b.ReportMetric(float64(msg), "msg-bytes")
+		})
+	}
+}

@@ -130,7 +130,9 @@ func (c *goldenComparer) file(kind, path string, actual []byte, update string,
 		ge.Detail = fmt.Sprintf("  cannot read the golden file: %v", err)
 		return ge
 	}
-	golden = bytes.ReplaceAll(golden, []byte("\r\n"), []byte("\n"))
+	if bytes.Contains(golden, []byte("\r\n")) {
+		golden = bytes.ReplaceAll(golden, []byte("\r\n"), []byte("\n"))
+	}
 	if bytes.Equal(golden, actual) {
 		return nil // what -update would write: every comparison passes
 	}
@@ -155,7 +157,9 @@ func (c *goldenComparer) file(kind, path string, actual []byte, update string,
 // lineDiff is a unified diff of the two files, at most maxDiffLines long.
 func lineDiff(golden, actual []byte) string {
 	const maxDiffLines = 60
-	d := goldie.Diff(diffEngine, string(actual), string(golden))
+	// Each line is cut first (clipLines), so that a huge line costs
+	// neither a huge diff nor a huge message.
+	d := goldie.Diff(diffEngine, clipLines(actual), clipLines(golden))
 	d = strings.Replace(d, "--- Expected", "--- golden", 1)
 	d = strings.Replace(d, "+++ Actual", "+++ actual", 1)
 	lines := strings.Split(strings.TrimRight(d, "\n"), "\n")
@@ -191,15 +195,15 @@ func (c *goldenComparer) transcriptDiffs(path string, golden, actual []byte) ([]
 		}
 		switch {
 		case !d.x.IsValid():
-			gd.Actual = am.raw
+			gd.Actual = clipValue(am.raw, false)
 		case !d.y.IsValid():
-			gd.Golden = gm.raw
+			gd.Golden = clipValue(gm.raw, false)
 		case d.field == "Role":
-			gd.Golden, gd.Actual = gm.Role, am.Role
+			gd.Golden, gd.Actual = clipPair(gm.Role, am.Role, false)
 		default:
-			gd.Golden, gd.Actual = strconv.Quote(string(gm.Text)), strconv.Quote(string(am.Text))
+			gd.Golden, gd.Actual = clipPair(string(gm.Text), string(am.Text), true)
 			if c.normalize {
-				gd.Note = fmt.Sprintf("normalised: %q vs %q", NormalizeText(string(gm.Text)), NormalizeText(string(am.Text)))
+				gd.Note = normalisedNote(string(gm.Text), string(am.Text))
 			}
 		}
 		out = append(out, gd)
@@ -243,11 +247,11 @@ func (c *goldenComparer) timelineDiffs(path string, golden, actual []byte) ([]Go
 		}
 		switch {
 		case !d.x.IsValid():
-			gd.Actual = ae.raw
+			gd.Actual = clipValue(ae.raw, false)
 		case !d.y.IsValid():
-			gd.Golden = ge.raw
+			gd.Golden = clipValue(ge.raw, false)
 		default:
-			gd.Golden, gd.Actual = ge.value(d.field), ae.value(d.field)
+			gd.Golden, gd.Actual = valuePair(ge, ae, d.field)
 			switch d.field {
 			case "Gap", "Latency":
 				if !c.exact {
@@ -255,7 +259,7 @@ func (c *goldenComparer) timelineDiffs(path string, golden, actual []byte) ([]Go
 				}
 			case "Text":
 				if c.normalize {
-					gd.Note = fmt.Sprintf("normalised: %q vs %q", NormalizeText(string(ge.Text)), NormalizeText(string(ae.Text)))
+					gd.Note = normalisedNote(string(ge.Text), string(ae.Text))
 				}
 			}
 		}
@@ -304,8 +308,52 @@ func (c *goldenComparer) sameEvents(g, a []goldenEvent) bool {
 	return true
 }
 
+// normalisedNote shows two texts as NormalizeText makes them, clipped.
+func normalisedNote(golden, actual string) string {
+	g, a := clipPair(NormalizeText(golden), NormalizeText(actual), true)
+	return "normalised: " + g + " vs " + a
+}
+
+// valuePair renders field f of the golden and the actual event as the
+// golden file writes it, each clipped around their first difference
+// (clipPair).
+func valuePair(g, a goldenEvent, f string) (string, string) {
+	switch f {
+	case "Text":
+		if g.Text == "" || a.Text == "" {
+			return clipValue(g.value(f), false), clipValue(a.value(f), false)
+		}
+		return clipPair(string(g.Text), string(a.Text), true)
+	case "Args":
+		return clipPair(string(g.Args), string(a.Args), false)
+	case "Result":
+		return clipPair(string(g.Result), string(a.Result), false)
+	case "Data":
+		return clipPair(string(g.Data), string(a.Data), false)
+	case "ArgsRaw":
+		return rawPair(g.ArgsRaw, a.ArgsRaw)
+	case "ResultRaw":
+		return rawPair(g.ResultRaw, a.ResultRaw)
+	case "DataRaw":
+		return rawPair(g.DataRaw, a.DataRaw)
+	case "Tool":
+		return clipPair(g.Tool, a.Tool, false)
+	case "Type":
+		return clipPair(string(g.Type), string(a.Type), false)
+	}
+	return g.value(f), a.value(f)
+}
+
+// rawPair is clipPair for fields written quoted when not empty.
+func rawPair(g, a string) (string, string) {
+	if g == "" || a == "" {
+		return clipValue(quoteNonEmpty(g), false), clipValue(quoteNonEmpty(a), false)
+	}
+	return clipPair(g, a, true)
+}
+
 // value renders field f of e as the golden file writes it; for the gap,
-// the offset and the gap.
+// the offset and the gap. Callers that show it clip it (valuePair).
 func (e goldenEvent) value(f string) string {
 	switch f {
 	case "Gap":

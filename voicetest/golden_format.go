@@ -134,8 +134,17 @@ func (s *scrubber) text(v string) string {
 			v = strings.ReplaceAll(v, p.from, p.to)
 		}
 	}
-	v = isoDateTime.ReplaceAllString(v, "<time>")
-	v = uuidPattern.ReplaceAllString(v, "<uuid>")
+	// Both patterns hold a '-': most texts have none, and need no regexp
+	// (slow on a long text). ReplaceAllString copies v even when nothing
+	// matches: look first.
+	if strings.IndexByte(v, '-') >= 0 {
+		if isoDateTime.MatchString(v) {
+			v = isoDateTime.ReplaceAllString(v, "<time>")
+		}
+		if uuidPattern.MatchString(v) {
+			v = uuidPattern.ReplaceAllString(v, "<uuid>")
+		}
+	}
 	if s.user != nil {
 		v = s.user(v)
 	}
@@ -243,7 +252,10 @@ func unescapeLine(s string) (string, error) {
 func renderTranscript(res *Result, sc *scrubber) []byte {
 	var b bytes.Buffer
 	for _, m := range res.Transcript {
-		fmt.Fprintf(&b, "%s: %s\n", escapeLine(sc.text(string(m.Role))), escapeLine(sc.text(m.DisplayText())))
+		b.WriteString(escapeLine(sc.text(string(m.Role))))
+		b.WriteString(": ")
+		b.WriteString(escapeLine(sc.text(m.DisplayText())))
+		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
@@ -280,7 +292,8 @@ func renderTimeline(res *Result, opts GoldenOptions, sc *scrubber) []byte {
 				b.WriteString(" error=true")
 			}
 		} else if e.Text != "" {
-			fmt.Fprintf(&b, " text=%s", strconv.Quote(sc.text(e.Text)))
+			b.WriteString(" text=")
+			b.WriteString(strconv.Quote(sc.text(e.Text)))
 		}
 		writeJSONField(&b, sc, "data", e.Data)
 		if e.Latency != 0 {
@@ -379,7 +392,7 @@ func parseTranscript(data []byte) ([]goldenMessage, error) {
 	for i, line := range parseLines(data) {
 		role, text, ok := strings.Cut(line, ": ")
 		if !ok {
-			return nil, fmt.Errorf("line %d: %q is not a \"role: text\" line", i+1, line)
+			return nil, fmt.Errorf("line %d: %s is not a \"role: text\" line", i+1, excerpt(line))
 		}
 		r, err := unescapeLine(role)
 		if err == nil {
@@ -399,7 +412,7 @@ func parseTimeline(data []byte) ([]goldenEvent, error) {
 	for i, line := range parseLines(data) {
 		e, err := parseEvent(line)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w in %q", i+1, err, line)
+			return nil, fmt.Errorf("line %d: %w in %s", i+1, err, excerpt(line))
 		}
 		e.Line = i + 1
 		e.Gap = timing(e.At - prev)
@@ -421,7 +434,7 @@ func parseEvent(line string) (goldenEvent, error) {
 	}
 	ms, err := strconv.ParseInt(m[2], 10, 64)
 	if err != nil || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-		return e, fmt.Errorf("offset %s is out of range", off)
+		return e, fmt.Errorf("offset %s is out of range", excerpt(off))
 	}
 	e.At = time.Duration(ms) * time.Millisecond
 	if m[1] == "-" {
@@ -436,7 +449,7 @@ func parseEvent(line string) (goldenEvent, error) {
 	for rest != "" {
 		key, after, ok := strings.Cut(rest, "=")
 		if !ok || key == "" || strings.Contains(key, " ") {
-			return e, fmt.Errorf("expected key=value at %q", rest)
+			return e, fmt.Errorf("expected key=value at %s", excerpt(rest))
 		}
 		if seen[key] {
 			return e, fmt.Errorf("field %s appears twice", key)
@@ -457,7 +470,7 @@ func parseEvent(line string) (goldenEvent, error) {
 		case "turn", "latency", "duration", "error":
 			val, after = plainValue(after)
 		default:
-			return e, fmt.Errorf("unknown field %q", key)
+			return e, fmt.Errorf("unknown field %s", excerpt(key))
 		}
 		if err != nil {
 			return e, fmt.Errorf("field %s: %w", key, err)
@@ -466,7 +479,7 @@ func parseEvent(line string) (goldenEvent, error) {
 			return e, fmt.Errorf("field %s: %w", key, err)
 		}
 		if after != "" && !strings.HasPrefix(after, " ") {
-			return e, fmt.Errorf("field %s: expected a space after its value, found %q", key, after)
+			return e, fmt.Errorf("field %s: expected a space after its value, found %s", key, excerpt(after))
 		}
 		rest = strings.TrimPrefix(after, " ")
 	}
@@ -480,7 +493,10 @@ func (e *goldenEvent) set(key, val string) error {
 	var err error
 	switch key {
 	case "turn":
-		e.Turn, err = strconv.Atoi(val)
+		if e.Turn, err = strconv.Atoi(val); err != nil {
+			// strconv's error quotes the whole value.
+			err = fmt.Errorf("%s is not a turn number", excerpt(val))
+		}
 	case "text":
 		e.Text = speech(val)
 	case "tool":
@@ -499,7 +515,7 @@ func (e *goldenEvent) set(key, val string) error {
 		e.DataRaw = val
 	case "error":
 		if val != "true" {
-			return fmt.Errorf("%q: only error=true is written", val)
+			return fmt.Errorf("%s: only error=true is written", excerpt(val))
 		}
 		e.IsError = true
 	case "latency", "duration":
@@ -518,11 +534,11 @@ func (e *goldenEvent) set(key, val string) error {
 func parseMillis(s string) (time.Duration, error) {
 	n, ok := strings.CutSuffix(s, "ms")
 	if !ok {
-		return 0, fmt.Errorf("%q is not a number of milliseconds such as 250ms", s)
+		return 0, fmt.Errorf("%s is not a number of milliseconds such as 250ms", excerpt(s))
 	}
 	ms, err := strconv.ParseInt(n, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number of milliseconds such as 250ms", s)
+		return 0, fmt.Errorf("%s is not a number of milliseconds such as 250ms", excerpt(s))
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

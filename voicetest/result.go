@@ -88,9 +88,20 @@ type Result struct {
 	// and Err is GoldenErr when nothing failed before.
 	GoldenErr error
 
+	// EventsNotKept counts the agent's events that the timeline does not
+	// hold: log lines, data, tool calls and results, and the agent's
+	// transcripts of the user past the runner's bound of 10 000 such
+	// events (or 16 MiB of them) per scenario, which keeps an agent that
+	// floods them from growing the result without bound.
+	EventsNotKept int
+
 	// virtualTime records that Scenario ran the scenario in a synctest
 	// bubble, so that GoldenAuto compares exactly.
 	virtualTime bool
+	// strays names the callees (user code, adapter methods) the run
+	// stopped waiting for at their bound that had not returned when it
+	// ended (see call).
+	strays []string
 }
 
 // Latency summarises response times. Per turn, latency is the time from the
@@ -425,6 +436,9 @@ func (res *Result) report() string {
 	if len(res.SkippedSteps) > 0 {
 		fmt.Fprintf(&b, "  %s\n", res.skippedLine())
 	}
+	if res.EventsNotKept > 0 {
+		fmt.Fprintf(&b, "  %d agent events not kept (the timeline holds at most %d log lines, data, tool calls and results and transcripts of the user per scenario)\n", res.EventsNotKept, maxSideEvents)
+	}
 	b.WriteString("transcript:\n")
 	if len(res.Transcript) == 0 {
 		b.WriteString("  (empty)\n")
@@ -437,7 +451,7 @@ func (res *Result) report() string {
 		if m.Interrupted {
 			b.WriteString(" (interrupted)")
 		}
-		fmt.Fprintf(&b, ": %s\n", m.DisplayText())
+		fmt.Fprintf(&b, ": %s\n", clipReportText(m.DisplayText()))
 	}
 	if n := len(res.Latency.PerTurn); n > 0 {
 		fmt.Fprintf(&b, "latency: p50 %dms, p95 %dms, mean %dms over %d turns\n",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -122,7 +123,7 @@ const closeWait = 5 * time.Second
 func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	r := &runner{cfg: cfg, clock: newVClock(), logf: h.logf, bubble: h.bubble}
+	r := &runner{cfg: cfg, clock: newVClock(), logf: h.logf, bubble: h.bubble, stray: &strays{}}
 	if !h.virtual {
 		r.clock.realize()
 	}
@@ -146,7 +147,17 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			}
 			closed = true
 			cancel()
-			if cerr := r.conn.Close(); cerr != nil {
+			r.closeSender()
+			if cerr := r.close(r.conn); cerr != nil {
+				var te *TimeoutError
+				if errors.As(cerr, &te) {
+					return cerr
+				}
+				if errors.Is(cerr, ErrLimit) {
+					// A bound the agent went past is never silent, even
+					// when no step was left to read it from Recv.
+					return fmt.Errorf("the %s adapter ended the connection: %w", r.adapter(), cerr)
+				}
 				h.logf("voicetest: closing the %s connection: %v", r.adapter(), cerr)
 			}
 			select {
@@ -160,7 +171,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		defer r.waitSTT() // after shut has cancelled ctx
 		defer shut()
 		err = r.runScript(ctx)
-		if ferr := r.flush(ctx); ferr != nil && err == nil && !errors.Is(ferr, ErrTransportClosed) {
+		if ferr := r.flush(ctx); ferr != nil && err == nil && (!errors.Is(ferr, ErrTransportClosed) || errors.Is(ferr, ErrLimit)) {
 			err = fmt.Errorf("after the script: %w", ferr)
 		}
 		if serr := r.settle(ctx); serr != nil && err == nil {
@@ -169,25 +180,51 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		if serr := shut(); serr != nil && err == nil {
 			err = serr
 		}
+		r.waitSTT()
 	}
-	return r.result(err)
+	r.reportSide()
+	res := r.result(err)
+	res.strays = r.stray.names()
+	res.EventsNotKept = r.side.notKept
+	return res
 }
 
 func (r *runner) connect(ctx context.Context, h hooks) error {
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeouts.Connect)
-	defer cancel()
 	sess := Session{Name: r.cfg.Name, Rate: r.cfg.Rate, Logf: h.logf, Capture: r.cfg.Capture}
 	if r.clock.isVirtual() {
 		sess.Clock = agentClock{r.clock}
 	}
-	conn, err := r.cfg.Agent.Connect(cctx, sess)
-	if err != nil {
-		if conn != nil {
-			_ = conn.Close()
+	c := callee{name: "Agent.Connect", phase: PhaseConnect, limit: r.cfg.Timeouts.Connect,
+		hint: "the agent did not accept the connection; check that it runs, or raise Config.Timeouts.Connect"}
+	// A Connect left running past its bound closes the Conn it returns
+	// at last: nobody else will.
+	var mu sync.Mutex
+	var conn Conn
+	gone := false
+	err := r.call(ctx, c, func(ctx context.Context) error {
+		cn, err := r.cfg.Agent.Connect(ctx, sess)
+		mu.Lock()
+		defer mu.Unlock()
+		if gone || err != nil {
+			if cn != nil {
+				_ = cn.Close()
+			}
+			return err
 		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return &TimeoutError{Phase: PhaseConnect, Timeout: r.cfg.Timeouts.Connect,
-				Hint: "the agent did not accept the connection; check that it runs, or raise Config.Timeouts.Connect"}
+		conn = cn
+		return nil
+	})
+	if err != nil {
+		mu.Lock()
+		gone = true
+		late := conn
+		mu.Unlock()
+		if late != nil {
+			_ = r.close(late)
+		}
+		var te *TimeoutError
+		if errors.As(err, &te) && te.Callee == c.name {
+			return err
 		}
 		return fmt.Errorf("connecting to the agent: %w", err)
 	}
@@ -244,6 +281,9 @@ func (r *runner) runScript(ctx context.Context) error {
 			}
 		}
 		r.step = fmt.Sprintf("step %d %s", i+1, s)
+		if r.now() >= r.cfg.Timeouts.MaxDuration {
+			return r.stepFailed(i, r.overtime())
+		}
 		var err error
 		if !s.blind {
 			err = r.settle(ctx)

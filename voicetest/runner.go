@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -63,6 +62,9 @@ type runner struct {
 	listen *atomic.Int64 // see receive
 	said   *atomic.Int64 // user utterances begun, for receive to stamp
 	timer  *time.Timer
+	stray  *strays      // callees left running at their bound (callee.go)
+	sender *audioSender // calls SendAudio (sender.go)
+	view   *State       // the copy of st callees read (snapshot)
 
 	st   State
 	segs []Segment
@@ -102,6 +104,7 @@ type runner struct {
 	turnEnds     int
 	deferred     []recvItem
 	deferLoad    deferredLoad    // what deferred holds (bounds.go)
+	side         sideLoad        // side events kept and not (bounds.go)
 	turnText     strings.Builder // deltas of the utterance being spoken
 	committed    []string        // final texts of the turn's utterances
 	hasText      bool
@@ -139,8 +142,6 @@ func (r *runner) adapter() string {
 	}
 	return r.caps.Adapter
 }
-
-func (r *runner) state() *State { return &r.st }
 
 func (r *runner) addEvent(e Event) { r.st.timeline = append(r.st.timeline, e) }
 
@@ -199,9 +200,22 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 	if virtual {
 		idle = r.clock.idleC
 	}
+	// No wait goes past the scenario's bound.
+	limit := r.cfg.Timeouts.MaxDuration
+	wait := deadline
+	deadline = func() time.Duration { return min(wait(), limit) }
 	for {
 		if stop() {
 			return nil
+		}
+		if r.now() >= limit {
+			if err := r.poll(); err != nil {
+				return err
+			}
+			if stop() {
+				return nil
+			}
+			return r.overtime()
 		}
 		d := deadline() - r.now()
 		if d <= 0 {
@@ -257,6 +271,13 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 	}
 }
 
+// overtime is the error of a scenario that went on past
+// Timeouts.MaxDuration.
+func (r *runner) overtime() error {
+	return &TimeoutError{Phase: PhaseScenario, Timeout: r.cfg.Timeouts.MaxDuration, Turn: r.st.turn,
+		Hint: "the conversation went on for longer than Config.Timeouts.MaxDuration, the bound on every scenario (an agent that never stops talking, never ends its turn or never hangs up ends here); raise Config.Timeouts.MaxDuration if the conversation really lasts that long"}
+}
+
 // quiet reports whether nothing can happen until the virtual clock moves:
 // the agent is idle, and every event it sent has been handled.
 func (r *runner) quiet() bool {
@@ -296,6 +317,24 @@ func (r *runner) poll() error {
 		}
 	}
 	return nil
+}
+
+// actsOnTurn reports whether ev is the agent acting on its turn: speech
+// (audio, a transcript with words or speech time), a tool call or result,
+// the end of its turn or of its speech, a hang-up. Only these keep a turn
+// open (Timeouts.TailSilence, FirstChunk between events, ExpectHangUp's
+// wait): log lines, data and the agent's transcripts of the user do not,
+// so that a peer that logs every 200 ms cannot hold a turn open forever.
+func actsOnTurn(ev AgentEvent) bool {
+	switch ev.Kind {
+	case AgentLog, AgentData, UserTranscript:
+		return false
+	case AgentAudio:
+		return !ev.Audio.IsEmpty()
+	case AgentTranscript:
+		return ev.Speech > 0 || strings.TrimSpace(ev.Text) != ""
+	}
+	return true
 }
 
 // maxTurnEvents bounds the events an agent may send between two recorded
@@ -338,7 +377,9 @@ func (r *runner) handle(it recvItem) error {
 		return r.deferItem(it)
 	}
 	ev, at := it.ev, it.at
-	r.lastAgentAt = max(r.lastAgentAt, at)
+	if actsOnTurn(ev) {
+		r.lastAgentAt = max(r.lastAgentAt, at)
+	}
 	turn := r.st.turn
 	r.note(ev, at)
 	switch ev.Kind {
@@ -375,14 +416,21 @@ func (r *runner) handle(it recvItem) error {
 		} else {
 			r.turnText.WriteString(ev.Text)
 		}
-		if ev.Speech > 0 {
+		if ev.Speech > 0 && r.turnAudio < r.cfg.Timeouts.MaxTurnAudio {
+			// Text-only speech counts towards MaxTurnAudio as audio
+			// does; past it, its time is not kept (its text is).
 			r.speak(at, pcm.Chunk{}, ev.Speech)
 		}
 	case UserTranscript:
-		r.addEvent(Event{At: at, Type: EventUserTranscript, Turn: turn, Role: RoleUser, Text: ev.Text})
+		if r.keepSide(ev) {
+			r.addEvent(Event{At: at, Type: EventUserTranscript, Turn: turn, Role: RoleUser, Text: ev.Text})
+		}
 	case AgentToolCall, AgentToolResult:
 		if ev.Tool == nil {
 			return fmt.Errorf("the %s adapter sent a %s event with no Tool at %s", r.adapter(), ev.Kind, fmtOffset(at))
+		}
+		if !r.keepSide(ev) {
+			return nil
 		}
 		typ := EventToolCall
 		if ev.Kind == AgentToolResult {
@@ -393,6 +441,9 @@ func (r *runner) handle(it recvItem) error {
 		r.addEvent(e)
 		r.addItem(e)
 	case AgentData:
+		if !r.keepSide(ev) {
+			return nil
+		}
 		e := Event{At: at, Type: EventData, Turn: turn, Role: RoleAgent, Text: ev.Text, Data: ev.Data}
 		r.addEvent(e)
 		r.addItem(e)
@@ -404,7 +455,7 @@ func (r *runner) handle(it recvItem) error {
 			// adapter that marks the start of a session). Counting it
 			// would end the next AgentTurn at once and record every
 			// reply in the turn after its question.
-			r.logf("voicetest: ignored the %s agent's turn end at %s (turn %d): it said nothing, before the user's utterance was over", r.adapter(), fmtOffset(at), turn)
+			r.agentLogf("voicetest: ignored the %s agent's turn end at %s (turn %d): it said nothing, before the user's utterance was over", r.adapter(), fmtOffset(at), turn)
 			return nil
 		}
 		r.turnEnds++
@@ -423,8 +474,10 @@ func (r *runner) handle(it recvItem) error {
 		r.hangUpReason, r.hangUpTurn, r.hangUpStep = ev.Text, turn, r.step
 		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
 	case AgentLog:
-		r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
-		r.logf("agent log at %s: %s", fmtOffset(at), ev.Text)
+		if r.keepSide(ev) {
+			r.addEvent(Event{At: at, Type: EventAgentLog, Turn: turn, Role: RoleAgent, Text: ev.Text})
+		}
+		r.agentLogf("agent log at %s: %s", fmtOffset(at), ev.Text)
 	case AgentTimings:
 		return r.noteTimings(ev, at)
 	case AgentHandoff:
@@ -461,8 +514,8 @@ func (r *runner) speak(at time.Duration, c pcm.Chunk, dur time.Duration) {
 		r.seg.pieces = append(r.seg.pieces, piece{at: playAt, c: c})
 		r.seg.sent = append(r.seg.sent, c)
 		r.seg.audio += dur
-		r.turnAudio += dur
 	}
+	r.turnAudio += dur
 	r.playEnd = playAt + dur
 }
 
@@ -562,16 +615,11 @@ func (r *runner) transcribe(ctx context.Context, turn int, audio pcm.Chunk, msg,
 		prev = r.stt[n-1].done
 	}
 	r.stt = append(r.stt, j)
-	stt, req, limit := r.cfg.AgentSTT, TranscriptionRequest{Audio: audio, Language: r.cfg.Language}, r.cfg.Timeouts.Engine
+	stt, req, stray := r.cfg.AgentSTT, TranscriptionRequest{Audio: audio, Language: r.cfg.Language}, r.stray
+	c := r.engine("Config.AgentSTT", PhaseTranscribe)
+	c.turn = turn
 	go func() {
 		defer close(j.done)
-		defer func() {
-			// A panicking engine fails the scenario, not the whole test
-			// binary from a goroutine no test owns.
-			if p := recover(); p != nil {
-				j.err = fmt.Errorf("transcribing the agent's turn %d: Config.AgentSTT panicked: %v\n%s", turn, p, debug.Stack())
-			}
-		}()
 		if prev != nil {
 			select {
 			case <-prev:
@@ -581,12 +629,14 @@ func (r *runner) transcribe(ctx context.Context, turn int, audio pcm.Chunk, msg,
 			}
 		}
 		var tr Transcription
-		err := boundedCall(ctx, limit, PhaseTranscribe, turn, "Config.AgentSTT", func(ctx context.Context) (err error) {
+		// A panicking engine fails the scenario (call recovers it), not
+		// the whole test binary from a goroutine no test owns.
+		err := call(ctx, c, stray, func(ctx context.Context) (err error) {
 			tr, err = stt.Transcribe(ctx, req)
 			return err
 		})
 		if err != nil {
-			j.err = fmt.Errorf("transcribing the agent's turn %d (%v of audio) with Config.AgentSTT: %w", turn, audio.Duration(), err)
+			j.err = fmt.Errorf("transcribing the agent's turn %d (%v of audio, its edge silence trimmed) with Config.AgentSTT: %w", turn, audio.Duration().Round(time.Millisecond), err)
 			return
 		}
 		j.text = strings.TrimSpace(tr.Text)
@@ -604,7 +654,7 @@ func (r *runner) settle(ctx context.Context) error {
 		select {
 		case <-j.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("voicetest: the scenario's context ended while it waited for Config.AgentSTT (phase %q, turn %d): %w", PhaseTranscribe, j.turn, context.Cause(ctx))
 		}
 		r.stt = r.stt[1:]
 		if j.err != nil {
@@ -674,16 +724,16 @@ func (r *runner) quietDeadline(since time.Duration) time.Duration {
 	return last + r.cfg.Timeouts.TailSilence
 }
 
-// listeningSince returns when the receive goroutine last began to wait in
-// Recv, or now while it holds an event not yet taken: the agent cannot be
-// called quiet for a time in which nobody was listening to it (a runner
-// slower than a flooding agent, with the event queue full).
+// listeningSince returns now while the receive goroutine holds an event
+// not yet taken, else 0: the agent cannot be called quiet for a time in
+// which nobody was listening to it (a runner slower than a flooding agent,
+// with the event queue full). While receive waits in Recv, everything the
+// agent sent before has been queued, and pump takes what is queued before
+// it calls a turn over; so what ends a turn is the time of the agent's
+// last act on it (lastAgentAt), not of its last event of any kind.
 func (r *runner) listeningSince() time.Duration {
-	if r.listen == nil {
+	if r.listen == nil || r.listen.Load() > 0 {
 		return 0
-	}
-	if v := r.listen.Load(); v > 0 {
-		return time.Duration(v - 1)
 	}
 	return r.now()
 }
@@ -725,7 +775,7 @@ func (r *runner) agentTurn(ctx context.Context, o turnOptions) error {
 	err = r.pump(ctx, over, func() time.Duration { return r.quietDeadline(begin) })
 	if err == errDeadline && r.caps.TurnEnd && r.turnEnds == 0 {
 		return &TimeoutError{Phase: PhaseTurn, Timeout: r.cfg.Timeouts.FirstChunk, Turn: r.st.turn,
-			Hint: fmt.Sprintf("the %s adapter marks turn ends but sent nothing for that long; raise Config.Timeouts.FirstChunk if the agent pauses longer", r.adapter())}
+			Hint: fmt.Sprintf("the %s adapter marks turn ends, but the agent neither spoke, called a tool nor ended its turn for that long (log lines and data do not count); raise Config.Timeouts.FirstChunk if the agent pauses longer", r.adapter())}
 	}
 	if err != nil && err != errDeadline {
 		return err
@@ -775,7 +825,7 @@ func (r *runner) expectHangUp(ctx context.Context) error {
 				return ferr
 			}
 			return &TimeoutError{Phase: PhaseHangUp, Timeout: r.cfg.Timeouts.FirstChunk, Turn: r.st.turn,
-				Hint: fmt.Sprintf("the %s agent is still on the line: ExpectHangUp waits Config.Timeouts.FirstChunk after the agent's last event for it to hang up", r.adapter())}
+				Hint: fmt.Sprintf("the %s agent is still on the line: ExpectHangUp waits Config.Timeouts.FirstChunk after the agent's last act (speech, a tool call, a turn end) for it to hang up", r.adapter())}
 		}
 		if err != nil {
 			return err
@@ -811,8 +861,9 @@ func (r *runner) askUser(ctx context.Context) (Utterance, error) {
 		return Utterance{}, err
 	}
 	var u Utterance
-	err := r.bounded(ctx, PhaseUser, "Config.User", func(ctx context.Context) (err error) {
-		u, err = r.cfg.User.NextUtterance(ctx, &r.st)
+	st := r.snapshot()
+	err := r.call(ctx, r.engine("Config.User", PhaseUser), func(ctx context.Context) (err error) {
+		u, err = r.cfg.User.NextUtterance(ctx, st)
 		return err
 	})
 	if err != nil {
@@ -886,7 +937,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		// message (a commit, a mark) has been written, which a fast agent
 		// may answer before.
 		end = r.now()
-		if err := r.conn.EndUtterance(ctx); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.call(ctx, r.line("EndUtterance"), r.conn.EndUtterance); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("ending the user's utterance", err)
 		}
 	case r.caps.Text:
@@ -905,7 +956,8 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		}
 		end = r.now()
 		if !r.hungUp {
-			if err := r.conn.SendText(ctx, u.Text); err != nil && !r.hungUpAfter(ctx, err) {
+			send := func(ctx context.Context) error { return r.conn.SendText(ctx, u.Text) }
+			if err := r.call(ctx, r.line("SendText"), send); err != nil && !r.hungUpAfter(ctx, err) {
 				return r.sendErr("sending the user's text", err)
 			}
 		}
@@ -923,24 +975,6 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 	r.st.transcript = append(r.st.transcript, m)
 	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, Audio: audio})
 	return nil
-}
-
-// bounded calls f with a context that ends after Timeouts.Engine, and
-// turns that deadline into a *TimeoutError naming phase and what.
-func (r *runner) bounded(ctx context.Context, phase Phase, what string, f func(context.Context) error) error {
-	return boundedCall(ctx, r.cfg.Timeouts.Engine, phase, r.st.turn, what, f)
-}
-
-// boundedCall is bounded for a goroutine that must not read the runner.
-func boundedCall(ctx context.Context, limit time.Duration, phase Phase, turn int, what string, f func(context.Context) error) error {
-	cctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	err := f(cctx)
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return &TimeoutError{Phase: phase, Timeout: limit, Turn: turn,
-			Hint: fmt.Sprintf("%s did not answer (%v); raise Config.Timeouts.Engine if it needs longer", what, err)}
-	}
-	return err
 }
 
 // settleWait bounds how long a failed send waits for the agent's hang-up
@@ -981,7 +1015,7 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 		if voice == "" {
 			voice = r.cfg.Voice
 		}
-		err := r.bounded(ctx, PhaseSynthesize, "Config.UserVoice", func(ctx context.Context) (err error) {
+		err := r.call(ctx, r.engine("Config.UserVoice", PhaseSynthesize), func(ctx context.Context) (err error) {
 			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Rate: r.cfg.Rate})
 			return err
 		})
@@ -1001,11 +1035,22 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 			return pcm.Chunk{}, fmt.Errorf("user audio for %s at %d Hz: %w", quote(u.Text), c.Rate, err)
 		}
 	}
-	if u.Effects != nil {
-		c = u.Effects(c)
-	}
-	if r.cfg.Effects != nil {
-		c = r.cfg.Effects(c)
+	for _, fx := range []struct {
+		name string
+		f    pcm.Effect
+	}{{"the utterance's Effects", u.Effects}, {"Config.Effects", r.cfg.Effects}} {
+		if fx.f == nil {
+			continue
+		}
+		in, out := c, pcm.Chunk{}
+		err := r.call(ctx, r.engine(fx.name, PhaseEffects), func(context.Context) error {
+			out = fx.f(in)
+			return nil
+		})
+		if err != nil {
+			return pcm.Chunk{}, fmt.Errorf("applying %s to the user's audio for %s: %w", fx.name, quote(u.Text), err)
+		}
+		c = out
 	}
 	if c.Rate != r.cfg.Rate {
 		return pcm.Chunk{}, fmt.Errorf("user audio effects changed the sample rate to %d Hz; effects must keep the rate (%d Hz)", c.Rate, r.cfg.Rate)
@@ -1017,9 +1062,9 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 // events between frames. It returns how much was sent: all of c, unless
 // the agent hung up.
 func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
-	// An adapter that stops accepting audio must not hang the scenario.
-	limit := c.Duration() + r.cfg.Timeouts.FirstChunk
-	sctx, cancel := context.WithTimeout(ctx, limit)
+	// An adapter that stops accepting audio must not hang the scenario:
+	// the utterance must be sent within its length and FirstChunk.
+	sctx, send, cancel := r.utterance(ctx, c.Duration())
 	defer cancel()
 	start := r.now()
 	var sent time.Duration
@@ -1034,13 +1079,14 @@ func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, err
 		if r.hungUp {
 			return sent, nil
 		}
-		if err := r.conn.SendAudio(sctx, f); err != nil {
+		if err := r.sendFrame(ctx, sctx, send, f); err != nil {
 			if r.hungUpAfter(ctx, err) {
 				return sent, nil
 			}
-			if ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
-				return sent, &TimeoutError{Phase: PhaseSend, Timeout: limit, Turn: r.st.turn,
-					Hint: fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, c.Duration())}
+			var te *TimeoutError
+			if errors.As(err, &te) && te.Phase == PhaseSend && te.Turn == send.turn && te.Callee == send.who() {
+				te.Hint = fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, c.Duration())
+				return sent, te
 			}
 			return sent, r.sendErr("sending user audio", err)
 		}
@@ -1085,7 +1131,8 @@ func (r *runner) dtmf(ctx context.Context, digits string) error {
 	switch {
 	case r.caps.DTMF:
 		r.addEvent(Event{At: at, Type: EventDTMF, Turn: r.st.turn, Role: RoleUser, Text: digits})
-		if err := r.conn.SendDTMF(ctx, digits); err != nil && !r.hungUpAfter(ctx, err) {
+		send := func(ctx context.Context) error { return r.conn.SendDTMF(ctx, digits) }
+		if err := r.call(ctx, r.line("SendDTMF"), send); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("sending DTMF", err)
 		}
 		return nil
@@ -1202,7 +1249,7 @@ func (r *runner) interrupt(ctx context.Context, u Utterance, when InterruptWhen)
 		r.seg.interrupted = true
 	}
 	if r.caps.NativeInterrupt {
-		if err := r.conn.Interrupt(ctx); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.call(ctx, r.line("Interrupt"), r.conn.Interrupt); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("interrupting the agent", err)
 		}
 		r.clip(at)
@@ -1356,11 +1403,11 @@ func (r *runner) judge(ctx context.Context, req JudgeRequest, step string) (Judg
 	if err := r.settle(ctx); err != nil {
 		return Judgment{}, err
 	}
-	req.State = &r.st
+	req.State = r.snapshot()
 	req.Turn = r.st.turn
 	req.MaxTurns = r.cfg.MaxTurns
 	var v Judgment
-	err := r.bounded(ctx, PhaseJudge, "Config.Judge", func(ctx context.Context) (err error) {
+	err := r.call(ctx, r.engine("Config.Judge", PhaseJudge), func(ctx context.Context) (err error) {
 		v, err = r.cfg.Judge.Evaluate(ctx, req)
 		return err
 	})
@@ -1514,7 +1561,16 @@ func (r *runner) userInterrupts(ctx context.Context) (bool, error) {
 	if err := r.settle(ctx); err != nil {
 		return false, err
 	}
-	yes, after := ir.InterruptDecision(&r.st)
+	var yes bool
+	var after time.Duration
+	st := r.snapshot()
+	err := r.call(ctx, r.engine("Config.User's InterruptDecision", PhaseUser), func(context.Context) error {
+		yes, after = ir.InterruptDecision(st)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
 	if !yes {
 		return false, nil
 	}

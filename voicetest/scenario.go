@@ -79,14 +79,29 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	run := func(tb testing.TB, ctx context.Context, clock, bubble bool) {
 		h := hooks{
 			logf:      testlog.Logf(tb, loc),
-			connected: func(c Conn) { tb.Cleanup(func() { _ = c.Close() }) },
+			connected: func(c Conn) { tb.Cleanup(func() { _ = closeWithin(c, closeWait) }) },
 			virtual:   clock,
 			bubble:    bubble,
 		}
 		res, err = runAll(ctx, cfg, h)
 	}
+	stray := ""
 	if tt, ok := t.(*testing.T); ok && vt && !alreadyBubbled {
-		synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false, true) })
+		func() {
+			// A callee that never returns (it ignores its context) keeps
+			// the bubble from ending after the scenario failed at its
+			// bound: synctest panics; say what happened instead.
+			defer func() {
+				if p := recover(); p != nil {
+					msg, ok := strayDeadlock(p, res)
+					if !ok {
+						panic(p)
+					}
+					stray = msg
+				}
+			}()
+			synctest.Test(tt, func(bt *testing.T) { run(bt, bt.Context(), false, true) })
+		}()
 		virtual = true
 	} else {
 		// A testing.B (or a TB that is not a *testing.T) cannot make a
@@ -125,6 +140,9 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		recordSummary(t, res)
 	}
 	report(t, res)
+	if stray != "" {
+		t.Error(stray)
+	}
 	return res
 }
 

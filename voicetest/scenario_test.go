@@ -100,7 +100,7 @@ func TestScenarioReportsAFailure(t *testing.T) {
 		// then the artifacts and the command to rerun.
 		var last int
 		for _, want := range []string{
-			`voicetest: scenario "booking" failed: step 4 AgentTurn(): voicetest: timeout in phase "first agent audio" after 1m0s (turn 2)`,
+			`voicetest: scenario "booking" failed: step 4 AgentTurn(): voicetest: timeout in phase "first agent audio" after 15s (turn 2)`,
 			"transcript:",
 			"[turn 1 0.000s] user: book a table",
 			"[turn 1 1.450s] agent (latency 250ms): Hello there",

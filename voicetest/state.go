@@ -132,7 +132,10 @@ type Event struct {
 
 // State is the conversation so far, as steps, checks, users and judges see
 // it. Its methods return copies that the caller may keep; the State itself
-// must not be kept after the call it was passed to returns.
+// must not be kept after the call it was passed to returns. Every call of
+// one run gets the same *State (a copy of the runner's, refreshed before
+// each call), so a User or Judge may key what it keeps of a conversation
+// on the pointer (weakly: the personas package does).
 type State struct {
 	name        string
 	description string

@@ -370,15 +370,20 @@ func Fail(reason string) Step {
 }
 
 // Check runs fn on the conversation so far; an error fails the scenario
-// with it (wrapped in a *StepError naming the step).
+// with it (wrapped in a *StepError naming the step). fn gets a copy of the
+// conversation and runs within Timeouts.Engine: one that does not return
+// by then fails the scenario with a *TimeoutError (PhaseCheck). A panic in
+// fn fails the scenario with the panic and its stack; t.FailNow (or
+// runtime.Goexit) in fn ends the test's goroutine as it would had fn run
+// on it.
 func Check(fn func(*State) error) Step {
 	s := Step{name: "Check()"}
 	if fn == nil {
 		s.err = errors.New("Check needs a function")
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		st := r.state()
-		return fn(st)
+		st := r.snapshot()
+		return r.call(ctx, r.engine("Check", PhaseCheck), func(context.Context) error { return fn(st) })
 	}
 	return s
 }

@@ -148,7 +148,7 @@ func TestAgentSTTFailures(t *testing.T) {
 			Agent: audioOnlyTwoTurns(), UserVoice: &toneTTS{}, AgentSTT: &slowSTT{delay: 10 * time.Millisecond, err: boom},
 			Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn(), voicetest.UserSays("and"), voicetest.AgentTurn()},
 		})
-		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "transcribing the agent's turn 1 (1.119958333s of audio) with Config.AgentSTT") {
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "transcribing the agent's turn 1 (1.12s of audio, its edge silence trimmed) with Config.AgentSTT") {
 			t.Fatalf("err = %v, want the STT's error naming turn 1", err)
 		}
 		if res == nil || res.Success {
@@ -181,7 +181,7 @@ func TestAgentSTTFailures(t *testing.T) {
 			Agent: audioOnlyTwoTurns(), UserVoice: &toneTTS{}, AgentSTT: stt,
 			Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},
 		})
-		if err == nil || !strings.Contains(err.Error(), "transcribing the agent's turn 1: Config.AgentSTT panicked: engine bug") {
+		if err == nil || !strings.Contains(err.Error(), "transcribing the agent's turn 1 (1.12s of audio, its edge silence trimmed) with Config.AgentSTT: Config.AgentSTT panicked: engine bug") {
 			t.Fatalf("err = %v, want the panic as an error naming turn 1", err)
 		}
 	})

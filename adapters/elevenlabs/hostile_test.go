@@ -27,7 +27,7 @@ func TestElevenLabsRefusesUndocumentedFormats(t *testing.T) {
 		peer := elevenpeer.New(t, elevenpeer.Config{InputFormat: tc.in, OutputFormat: tc.out})
 		a := elevenlabs.New("agent_test")
 		a.URL = peer.URL
-		conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+		conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 		if err == nil {
 			conn.Close()
 			t.Errorf("in %s, out %s: Connect succeeded, want an error naming %s", tc.in, tc.out, tc.bad)

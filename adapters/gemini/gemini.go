@@ -400,6 +400,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	cause   error // why the adapter itself ended the connection
+	limit   error // the queue bound the model went past, which Close reports
 	closing bool
 
 	// Reader goroutine only.
@@ -599,7 +600,9 @@ func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return 
 // the adapter sees messages, not frames' sizes.
 func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapterName) }
 
-// Close ends the session and waits for the adapter's goroutines.
+// Close ends the session and waits for the adapter's goroutines. It
+// returns an error only when the model's events went past
+// WSOptions.MaxQueueBytes while nothing read them (a *voicetest.LimitError).
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
@@ -611,7 +614,12 @@ func (c *conn) Close() error {
 		c.writeTimer.Stop()
 		c.capture.Note("closed", "closed by voicetest")
 	})
-	return nil
+	// A queue overflow is never silent, even when nothing read it from
+	// Recv. (An oversized message is an event Recv reports, as wire.Conn
+	// does: Close does not repeat it.)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit
 }
 
 // push queues events (scrubbed) and an error; past MaxQueueBytes it ends
@@ -628,8 +636,14 @@ func (c *conn) push(evs []voicetest.AgentEvent, err error) {
 	if len(items) == 0 || c.q.Push(items...) {
 		return
 	}
-	c.kill(&voicetest.LimitError{What: "the model's events queued by the " + adapterName + " adapter while the runner was not reading",
-		Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"})
+	le := &voicetest.LimitError{What: "the model's events queued by the " + adapterName + " adapter while the runner was not reading",
+		Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"}
+	c.mu.Lock()
+	if c.limit == nil {
+		c.limit = le
+	}
+	c.mu.Unlock()
+	c.kill(le)
 }
 
 // kill ends the session for cause.

@@ -30,7 +30,7 @@ type harness struct {
 func connect(t *testing.T, a voicetest.Agent, rate int) *harness {
 	t.Helper()
 	start := time.Now()
-	conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: rate, Logf: t.Logf})
+	conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: rate, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -558,7 +558,7 @@ func TestHandlerClose(t *testing.T) {
 			}
 			return nil
 		}, handler.WithSessionData(map[string]any{"k": "v"}))
-		conn, err := a.Connect(t.Context(), voicetest.Session{Rate: 16000, Logf: t.Logf})
+		conn, err := a.Connect(t.Context(), voicetest.Session{Rate: 16000, Logf: voicetest.TestLogf(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -598,7 +598,7 @@ func TestHandlerCloseStuck(t *testing.T) {
 			}
 			return nil
 		}, handler.WithStopTimeout(2*time.Second))
-		conn, err := a.Connect(t.Context(), voicetest.Session{Rate: 16000, Logf: t.Logf})
+		conn, err := a.Connect(t.Context(), voicetest.Session{Rate: 16000, Logf: voicetest.TestLogf(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -272,8 +272,10 @@ func TestPipecatScenario(t *testing.T) {
 		t.Errorf("ended %q", res.Ended)
 	}
 	// Wire statistics: frames both ways and one utterance_end mark per
-	// user line (the Twilio serializer).
-	if w := res.Metrics.Wire; w == nil || w.Adapter != "pipecat" || w.FramesIn == 0 || w.FramesOut == 0 || w.BytesIn == 0 || w.MarksSent != 2 || w.Cancels != 0 {
-		t.Errorf("wire stats %+v, want frames both ways and 2 marks sent", w)
+	// user line (the Twilio serializer). The second mark follows the last
+	// line's trailing silence, which the bot may cut short by hanging up
+	// first, so 1 or 2 marks are both right; 0 or 3 are not.
+	if w := res.Metrics.Wire; w == nil || w.Adapter != "pipecat" || w.FramesIn == 0 || w.FramesOut == 0 || w.BytesIn == 0 || w.MarksSent < 1 || w.MarksSent > 2 || w.Cancels != 0 {
+		t.Errorf("wire stats %+v, want frames both ways and 1 or 2 marks sent", w)
 	}
 }

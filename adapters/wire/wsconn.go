@@ -210,7 +210,9 @@ type Conn struct {
 	notify   chan struct{} // capacity 1: something was queued or the reader ended
 	terminal error         // set when the reader ends; returned after the queue drains
 	hungUp   bool          // an AgentHangUp was queued; later events are dropped
+	dropped  int           // events dropped after the hang-up (only the first is logged)
 	cause    error         // why the adapter itself killed the connection
+	limit    error         // the first bound the agent went past (errors.Is voicetest.ErrLimit), for Close
 	closing  bool          // Close was called
 
 	writeMu    sync.Mutex // one write at a time, so one timer bounds them
@@ -436,7 +438,9 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 	dropped := false
 	for _, ev := range evs {
 		if c.hungUp {
-			c.logf("%s: agent sent %s after hanging up; ignored", c.adapter, ev.Kind)
+			if c.dropped++; c.dropped == 1 {
+				c.logf("%s: agent sent %s after hanging up; ignored (and what it sends after it, counted at Close)", c.adapter, ev.Kind)
+			}
 			dropped = true
 			continue
 		}
@@ -449,6 +453,9 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 	if qerr != nil && !c.hungUp {
 		c.queue = append(c.queue, wsItem{err: qerr})
 		c.queued += itemSize(c.queue[len(c.queue)-1])
+		if c.limit == nil && errors.Is(qerr, voicetest.ErrLimit) {
+			c.limit = qerr
+		}
 	}
 	if dropped && frame != nil {
 		c.stats.Dropped(1)
@@ -457,6 +464,9 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 	if over {
 		c.cause = &voicetest.LimitError{What: "the agent's events queued by the " + c.adapter + " adapter while the runner was not reading",
 			Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"}
+		if c.limit == nil {
+			c.limit = c.cause
+		}
 	}
 	c.mu.Unlock()
 	if over {
@@ -679,10 +689,13 @@ func (c *Conn) ClosedErr() error {
 // the goroutines to end. before, if not nil, runs first (e.g. to send a
 // protocol's stop message). Safe to call more than once.
 //
-// It returns nil: once Close is called the conversation is over whatever
-// the peer does, and a peer that drops the connection instead of answering
-// the closing handshake (or never answers it) has not made the test fail.
-// Such a peer is logged and noted in the capture.
+// Once Close is called the conversation is over whatever the peer does: a
+// peer that drops the connection instead of answering the closing
+// handshake (or never answers it) has not made the test fail, and is only
+// logged and noted in the capture. Close returns an error only when the
+// agent went past one of the adapter's bounds (a *voicetest.LimitError,
+// such as WSOptions.MaxQueueBytes, which also ended the connection): a
+// limit hit is never silent, even when nothing read it from Recv.
 func (c *Conn) Close(before func()) error {
 	c.closeOnce.Do(func() {
 		if before != nil {
@@ -714,7 +727,15 @@ func (c *Conn) Close(before func()) error {
 			c.logf("%s: closing: %v", c.adapter, err)
 			c.capture.Note("error", "closing: "+err.Error())
 		}
+		c.mu.Lock()
+		dropped := c.dropped
+		c.mu.Unlock()
+		if dropped > 1 {
+			c.logf("%s: the agent sent %d events after hanging up; all ignored", c.adapter, dropped)
+		}
 		c.capture.Note("closed", "closed by voicetest")
 	})
-	return nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit
 }

@@ -17,7 +17,7 @@ import (
 
 func openCodec(t testing.TB, c wscodec.Codec, rate int) wscodec.CodecSession {
 	t.Helper()
-	cs, hello, err := c.Open(voicetest.Session{Name: t.Name(), Rate: rate, Logf: t.Logf})
+	cs, hello, err := c.Open(voicetest.Session{Name: t.Name(), Rate: rate, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/adapters/wscodec"
+	"github.com/voicetest-go/voicetest/internal/peers/floodpeer"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -19,7 +23,7 @@ import (
 func TestJSONCodecRefusesAmplifyingSampleRates(t *testing.T) {
 	raw := make([]byte, 4000) // 2000 samples, 5.4 KB of base64
 	audio := base64.StdEncoding.EncodeToString(raw)
-	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +60,7 @@ func TestJSONCodecRefusesAmplifyingSampleRates(t *testing.T) {
 // The rates set at the handshake are checked there, with an error naming
 // the value and the allowed set.
 func TestCodecRatesCheckedAtOpen(t *testing.T) {
-	s := voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf}
+	s := voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)}
 	for name, codec := range map[string]wscodec.Codec{
 		"RawPCM(1)":              wscodec.RawPCM(1),
 		"RawPCM(1000000)":        wscodec.RawPCM(1000000),
@@ -77,7 +81,7 @@ func TestCodecRatesCheckedAtOpen(t *testing.T) {
 // AgentRates narrows the set: a rate outside it is refused even when it
 // is a standard one.
 func TestJSONCodecAgentRates(t *testing.T) {
-	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{AgentRates: []int{16000}}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+	sess, _, err := wscodec.JSONBase64(wscodec.JSONOptions{AgentRates: []int{16000}}).Open(voicetest.Session{Name: t.Name(), Rate: 24000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,4 +91,64 @@ func TestJSONCodecAgentRates(t *testing.T) {
 	if _, err := sess.Decode(nil, wscodec.Frame{Data: []byte(`{"type":"audio","audio":"AAAAAA==","sample_rate":48000}`)}); err == nil || !strings.Contains(err.Error(), "allowed: 16000 ") {
 		t.Errorf("48000 with AgentRates {16000}: %v", err)
 	}
+}
+
+// Found merging issue #15 items 1-4: an agent that floods the line while
+// the last step runs user code (a Check) fills the adapter's queue, which
+// ends the connection with a *voicetest.LimitError; with no step left
+// that listens, nobody read it and the scenario passed. A limit hit is
+// never silent: the scenario fails with the LimitError naming the bound.
+func TestLimitHitAfterTheLastListeningStepFails(t *testing.T) {
+	peer := floodpeer.New(t, floodpeer.Config{Frame: make([]byte, 4000), Binary: true, Bytes: 16 << 20})
+	agent := wscodec.New(peer.URL, wscodec.RawPCM(24000))
+	agent.MaxQueueBytes = 4 << 20
+	busy := voicetest.Check(func(*voicetest.State) error {
+		select { // user code that takes its time while the agent floods
+		case <-peer.Done():
+		case <-time.After(time.Minute):
+		}
+		return nil
+	})
+	res, err := voicetest.Run(t.Context(), voicetest.Config{Agent: agent, Pacing: voicetest.PaceFast,
+		Script: []voicetest.Step{voicetest.AgentTurn(), busy}})
+	t.Logf("flooded %d MiB; err = %v", peer.Sent()>>20, err)
+	var le *voicetest.LimitError
+	if !errors.As(err, &le) || le.Name != "WSOptions.MaxQueueBytes" || res.Success {
+		t.Errorf("err = %v, success %v; want the scenario failed with a *voicetest.LimitError naming WSOptions.MaxQueueBytes", err, res != nil && res.Success)
+	}
+}
+
+// An agent that hangs up and goes on sending made the adapter log a line
+// for each event it ignored: 10 000 events, 10 000 lines. It logs the
+// first, and the count at Close.
+func TestEventsAfterHangUpAreCountedNotLogged(t *testing.T) {
+	const n = 10_000
+	peer := floodpeer.New(t, floodpeer.Config{Greeting: []string{`{"type":"hangup","reason":"bye"}`},
+		Frame: []byte(`{"type":"transcript","text":"still here"}`), Bytes: n * int64(len(`{"type":"transcript","text":"still here"}`))})
+	var mu sync.Mutex
+	var lines []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	conn, err := wscodec.New(peer.URL, wscodec.JSONBase64(wscodec.JSONOptions{})).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-peer.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the flood did not end")
+	}
+	if err := conn.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(lines, "\n")
+	if len(lines) > 5 || !regexp.MustCompile(`the agent sent \d+ events after hanging up; all ignored`).MatchString(all) {
+		t.Errorf("%d lines logged, want a few, one of them counting the events ignored:\n%s", len(lines), strings.Join(lines[:min(len(lines), 10)], "\n"))
+	}
+	t.Logf("logged:\n%s", all)
 }

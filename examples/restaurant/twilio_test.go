@@ -53,7 +53,7 @@ func startBot(t *testing.T) *bot {
 		// The agent must not take that for the caller's silence, or the
 		// recorded conversation would not be the one that replays.
 		SilenceTimeout: silenceTimeout,
-		Logf:           t.Logf,
+		Logf:           voicetest.TestLogf(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -187,9 +187,11 @@ func (s *SyncBuffer) Bytes() []byte {
 	return append([]byte(nil), s.b.Bytes()...)
 }
 
-// Session returns a Session at rate that logs to t.
+// Session returns a Session at rate that logs to t, each line attributed
+// to the test's line that called Session (voicetest.TestLogf).
 func Session(t testing.TB, rate int) voicetest.Session {
-	return voicetest.Session{Name: t.Name(), Rate: rate, Logf: t.Logf}
+	t.Helper()
+	return voicetest.Session{Name: t.Name(), Rate: rate, Logf: voicetest.TestLogf(t)}
 }
 
 // Tone returns d of a sine at freq Hz and amplitude amp, at rate.

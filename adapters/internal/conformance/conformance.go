@@ -516,7 +516,15 @@ func testBoundedMemory(t *testing.T, s Subject) {
 		if err != nil {
 			t.Fatalf("Connect: %v", err)
 		}
-		adaptertest.CloseConn(t, conn)
+		// A limit hit is never silent: Close reports it (every time).
+		t.Cleanup(func() {
+			for i := range 2 {
+				if err := conn.Close(); !errors.Is(err, voicetest.ErrLimit) {
+					t.Errorf("Close #%d after the flood: %v, want the *voicetest.LimitError", i+1, err)
+				}
+			}
+			adaptertest.CheckNoLeak(t)
+		})
 		// Nobody reads: wait for the adapter to end the connection, which
 		// it must do once the queue is full.
 		silence := pcm.Silence(s.Rate, 20*time.Millisecond)
