@@ -20,21 +20,24 @@
 // Trickle ICE (Pipecat's PATCH with candidates) is not used: the offer
 // holds every candidate. Connect returns once the data channel is open.
 //
-// Audio: the user's speech is resampled to 48 kHz, encoded as 20 ms Opus
-// frames (mono) and sent on the audio track, paced in real time, as a
-// microphone sends it: SendAudio blocks until each frame's time has come.
+// Audio: from the moment the call opens, the adapter sends one 20 ms Opus
+// frame (mono, 48 kHz) every 20 ms on the audio track, as a browser's
+// microphone does: the user's speech when some is queued, silence
+// otherwise. SendAudio resamples the speech and queues it, blocking while
+// more than 100 ms is queued, so that it returns about as fast as a
+// microphone captures; EndUtterance returns once the last of it is sent.
 // The agent's Opus packets are decoded, resampled to Session.Rate and
 // reported as AgentAudio, through a silence gate: a WebRTC sender keeps
 // sending packets of silence between utterances, and the runner would
 // take them for speech. Packets whose decoded audio peaks below
 // Agent.SilenceThreshold are held back, and reported only when the
 // agent's sound resumes within 400 ms (so that the pauses between its
-// words keep their length); longer silence is dropped. Packets lost on the way (gaps in the RTP sequence) are
-// counted in the wire statistics (DroppedFrames).
+// words keep their length); longer silence is dropped. Packets lost on
+// the way (gaps in the RTP sequence) are counted in the wire statistics
+// (DroppedFrames).
 //
 // The agent detects the end of the user's speech itself
-// (Capabilities.NativeVAD): EndUtterance sends EndSilence (1 s by
-// default) of silence after the speech, as a microphone would carry it.
+// (Capabilities.NativeVAD), from the silence that follows it.
 //
 // Data channel (Pipecat src/pipecat/transports/smallwebrtc/connection.py):
 // when it opens, voicetest sends the signalling message
@@ -116,8 +119,6 @@ const (
 	// DefaultDataChannel is the label of the data channel, as Pipecat's
 	// client names it.
 	DefaultDataChannel = "chat"
-	// DefaultEndSilence is the silence EndUtterance sends.
-	DefaultEndSilence = time.Second
 	// DefaultBitrate is the Opus bitrate of the user's speech, in bits
 	// per second.
 	DefaultBitrate = 32000
@@ -144,6 +145,10 @@ const frameSamples = opusRate / 50
 
 // maxOpusSamples is the longest Opus packet, 120 ms, at opusRate.
 const maxOpusSamples = opusRate * 120 / 1000
+
+// maxAhead bounds the user's speech queued for the pacer (100 ms at
+// opusRate): SendAudio waits past it.
+const maxAhead = opusRate / 10
 
 // maxPause is the longest silence inside the agent's speech that the
 // silence gate keeps (at opusRate).
@@ -180,9 +185,6 @@ type Agent struct {
 	// default. For an agent on this machine (a loopback URL) the adapter
 	// gathers loopback candidates only.
 	ICEServers []string
-	// EndSilence is the silence EndUtterance sends after the user's
-	// speech (default DefaultEndSilence; negative sends none).
-	EndSilence time.Duration
 	// Bitrate is the Opus bitrate of the user's speech (default
 	// DefaultBitrate).
 	Bitrate int
@@ -221,16 +223,15 @@ func New(url string) *Agent { return &Agent{URL: url} }
 
 // conn is one call.
 type conn struct {
-	rtviOn     bool
-	rate       int
-	endSilence int // samples at opusRate
-	threshold  int
-	closeWait  time.Duration
-	maxFrame   int64
-	onTool     wire.ToolHandler
-	agent      *Agent
-	header     http.Header
-	client     *http.Client
+	rtviOn    bool
+	rate      int
+	threshold int
+	closeWait time.Duration
+	maxFrame  int64
+	onTool    wire.ToolHandler
+	agent     *Agent
+	header    http.Header
+	client    *http.Client
 
 	pc    *webrtc.PeerConnection
 	track *webrtc.TrackLocalStaticSample
@@ -244,15 +245,16 @@ type conn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	// Send side, under sendMu.
+	// Send side: userMu serializes SendAudio and EndUtterance (and the
+	// resampler, up); sendMu guards what they share with the pacer.
+	userMu  sync.Mutex
 	sendMu  sync.Mutex
-	enc     *opus.Encoder
+	flush   bool          // send the partial last frame
+	sent    chan struct{} // capacity 1: the pacer took a frame
+	enc     *opus.Encoder // the pacer's
 	up      wire.Upstream
-	pending []int16 // audio at opusRate not yet sent (less than a frame)
-	spoke   bool
-	next    time.Time // when the next frame is due
-	packet  []byte
-	msgID   int
+	pending []int16 // speech at opusRate not yet sent, at most maxAhead
+	msgID   int     // under dcMu
 
 	// The data channel, set once open.
 	dcMu sync.Mutex
@@ -268,7 +270,7 @@ type conn struct {
 	pcID    string
 	ended   bool  // finish ran
 	closing bool  // Close was called
-	cause   error // why the adapter itself ended the call
+	limit   error // the queue bound the agent went past, which Close reports
 	opened  chan struct{}
 }
 
@@ -318,7 +320,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	}
 	c := &conn{
 		rtviOn: a.RTVI, rate: s.Rate, threshold: a.SilenceThreshold, onTool: a.OnToolCall, agent: a,
-		header: a.Header, client: a.HTTPClient, sc: sc, down: wire.Downstream{Rate: s.Rate}, opened: make(chan struct{}),
+		header: a.Header, client: a.HTTPClient, sc: sc, down: wire.Downstream{Rate: s.Rate}, opened: make(chan struct{}), sent: make(chan struct{}, 1),
 		closeWait: a.CloseTimeout, maxFrame: a.MaxFrameBytes,
 	}
 	if c.threshold == 0 {
@@ -336,13 +338,6 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	maxQueue := a.MaxQueueBytes
 	if maxQueue <= 0 {
 		maxQueue = DefaultMaxQueueBytes
-	}
-	switch {
-	case a.EndSilence < 0:
-	case a.EndSilence == 0:
-		c.endSilence = pcm.SamplesFor(opusRate, DefaultEndSilence)
-	default:
-		c.endSilence = pcm.SamplesFor(opusRate, a.EndSilence)
 	}
 	if s.Rate != opusRate {
 		if c.up.Resampler, err = pcm.NewResampler(s.Rate, opusRate); err != nil {
@@ -511,6 +506,7 @@ func (c *conn) open(ctx context.Context, loopback bool) error {
 	}
 	c.sendSignalling(map[string]any{"type": "trackStatus", "receiver_index": 0, "enabled": true})
 	c.goTracked(c.pingLoop)
+	c.goTracked(c.pace)
 	if c.rtviOn {
 		if err := c.sendRTVI("client-ready", rtvi.ClientReady()); err != nil {
 			return err
@@ -656,8 +652,14 @@ func (c *conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 	if limit <= 0 {
 		limit = DefaultMaxQueueBytes
 	}
-	c.fail(&voicetest.LimitError{What: "the agent's events queued by the " + adapterName + " adapter while the runner was not reading",
-		Limit: limit, Unit: "bytes", Name: "Agent.MaxQueueBytes", Setting: "Agent.MaxQueueBytes"})
+	le := &voicetest.LimitError{What: "the agent's events queued by the " + adapterName + " adapter while the runner was not reading",
+		Limit: limit, Unit: "bytes", Name: "Agent.MaxQueueBytes", Setting: "Agent.MaxQueueBytes"}
+	c.mu.Lock()
+	if c.limit == nil {
+		c.limit = le
+	}
+	c.mu.Unlock()
+	c.fail(le)
 }
 
 // fail ends the call for cause, which the adapter found.
@@ -933,7 +935,10 @@ func (c *conn) sendable(ctx context.Context) error {
 	return c.closedErr()
 }
 
-// SendAudio sends user speech as 20 ms Opus frames, paced in real time.
+// SendAudio queues user speech for the pacer, which sends it as 20 ms
+// Opus frames in real time; it blocks while more than maxAhead is queued,
+// so that it returns about as fast as a microphone would have captured
+// the speech.
 func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if err := wire.CheckSendRate(adapterName, ch.Rate, c.rate); err != nil {
 		return err
@@ -941,85 +946,132 @@ func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if err := c.sendable(ctx); err != nil {
 		return err
 	}
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	c.pending = append(c.pending, c.up.Process(ch.Samples)...)
-	c.spoke = true
-	return c.sendFramesLocked(ctx, false)
+	c.userMu.Lock()
+	defer c.userMu.Unlock()
+	return c.queueLocked(ctx, c.up.Process(ch.Samples))
 }
 
-// sendFramesLocked sends every whole frame pending; with flush, also the
-// partial last one padded with silence. Call with sendMu held.
-func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
-	if flush && len(c.pending)%frameSamples != 0 {
-		c.pending = append(c.pending, make([]int16, frameSamples-len(c.pending)%frameSamples)...)
-	}
-	n := 0
-	defer func() { c.pending = c.pending[:copy(c.pending, c.pending[n:])] }()
-	for len(c.pending)-n >= frameSamples {
-		if err := c.sendFrameLocked(ctx, c.pending[n:n+frameSamples]); err != nil {
+// queueLocked appends samples (at opusRate) to what the pacer sends,
+// waiting for room past maxAhead. Call with userMu held.
+func (c *conn) queueLocked(ctx context.Context, samples []int16) error {
+	for {
+		c.sendMu.Lock()
+		n := min(len(samples), maxAhead-len(c.pending))
+		if n > 0 {
+			c.pending = append(c.pending, samples[:n]...)
+			samples = samples[n:]
+		}
+		c.sendMu.Unlock()
+		if len(samples) == 0 {
+			return nil
+		}
+		if err := c.waitSent(ctx); err != nil {
 			return err
 		}
-		n += frameSamples
 	}
-	return nil
 }
 
-// sendFrameLocked encodes one frame and writes it when its time comes.
-// Call with sendMu held.
-func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
-	now := time.Now()
-	if c.next.Before(now) {
-		c.next = now // a pause between utterances: start again now
+// waitSent waits until the pacer has taken a frame, ctx ends or the call
+// ends.
+func (c *conn) waitSent(ctx context.Context) error {
+	select {
+	case <-c.sent:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return c.closedErr()
 	}
-	if wait := c.next.Sub(now); wait > 0 {
-		t := time.NewTimer(wait)
+}
+
+// pace sends a 20 ms Opus frame every 20 ms until the call ends, as a
+// browser's microphone track does: the user's queued speech, or silence.
+// Speech starts once three frames are queued (a jitter buffer for a
+// caller that sends in real time) or EndUtterance flushes it.
+func (c *conn) pace() {
+	silence := make([]int16, frameSamples)
+	frame := make([]int16, frameSamples)
+	packet := make([]byte, 1500)
+	speaking := false
+	next := time.Now()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
 		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
 		case <-c.ctx.Done():
-			t.Stop()
-			return c.closedErr()
+			return
+		case <-t.C:
 		}
-	}
-	c.next = c.next.Add(20 * time.Millisecond)
-	if cap(c.packet) == 0 {
-		c.packet = make([]byte, 1500)
-	}
-	n, err := c.enc.Encode(samples, c.packet[:cap(c.packet)])
-	if err != nil {
-		return fmt.Errorf("adapters: %s: encoding Opus: %w", adapterName, err)
-	}
-	if err := c.closedErr(); err != nil {
-		return err
-	}
-	c.cap.Frame("send", websocket.MessageBinary, c.packet[:n])
-	if err := c.track.WriteSample(media.Sample{Data: c.packet[:n], Duration: 20 * time.Millisecond}); err != nil {
-		if cerr := c.closedErr(); cerr != nil {
-			return cerr
+		f := silence
+		c.sendMu.Lock()
+		n := len(c.pending)
+		if n >= frameSamples && (speaking || n >= 3*frameSamples) || c.flush && n > 0 {
+			k := copy(frame, c.pending)
+			clear(frame[k:])
+			c.pending = c.pending[:copy(c.pending, c.pending[k:])]
+			f, speaking = frame, true
+		} else {
+			speaking = false // nothing queued, or an underrun
 		}
-		return &voicetest.TransportClosedError{Adapter: adapterName, Err: err}
+		if len(c.pending) == 0 {
+			c.flush = false
+		}
+		c.sendMu.Unlock()
+		select {
+		case c.sent <- struct{}{}:
+		default:
+		}
+		k, err := c.enc.Encode(f, packet)
+		if err != nil {
+			c.fail(fmt.Errorf("encoding Opus: %w", err))
+			return
+		}
+		if c.closedErr() != nil {
+			return
+		}
+		c.cap.Frame("send", websocket.MessageBinary, packet[:k])
+		if err := c.track.WriteSample(media.Sample{Data: packet[:k], Duration: 20 * time.Millisecond}); err != nil {
+			if c.closedErr() == nil {
+				c.fail(fmt.Errorf("sending audio: %w", err))
+			}
+			return
+		}
+		c.stats.FrameOut(k)
+		next = next.Add(20 * time.Millisecond)
+		now := time.Now()
+		if now.Sub(next) > 200*time.Millisecond {
+			next = now // the machine stalled: do not send a burst to catch up
+		}
+		t.Reset(next.Sub(now))
 	}
-	c.stats.FrameOut(n)
-	return nil
 }
 
-// EndUtterance sends the rest of the speech and EndSilence of silence.
+// EndUtterance sends the rest of the speech, padded to a whole frame, and
+// returns once the pacer has sent it; silence follows, as from a
+// microphone, for the agent's VAD to hear the end of the turn.
 func (c *conn) EndUtterance(ctx context.Context) error {
 	if err := c.sendable(ctx); err != nil {
 		return err
 	}
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	c.pending = append(c.pending, c.up.Flush()...)
-	if !c.spoke && len(c.pending) == 0 {
-		return nil
+	c.userMu.Lock()
+	defer c.userMu.Unlock()
+	if err := c.queueLocked(ctx, c.up.Flush()); err != nil {
+		return err
 	}
-	c.spoke = false
-	c.pending = append(c.pending, make([]int16, c.endSilence)...)
-	return c.sendFramesLocked(ctx, true)
+	for {
+		c.sendMu.Lock()
+		left := len(c.pending)
+		if left > 0 {
+			c.flush = true
+		}
+		c.sendMu.Unlock()
+		if left == 0 {
+			return nil
+		}
+		if err := c.waitSent(ctx); err != nil {
+			return err
+		}
+	}
 }
 
 // SendText sends an RTVI send-text message.
@@ -1070,12 +1122,14 @@ func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return 
 // answer, and the agent's packets lost or late (DroppedFrames).
 func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapterName) }
 
-// Close leaves the call and releases everything. It returns nil.
+// Close leaves the call and releases everything. It returns an error
+// only when the agent's events went past Agent.MaxQueueBytes while
+// nothing read them (a *voicetest.LimitError), every time it is called.
 func (c *conn) Close() error {
 	c.mu.Lock()
 	if c.closing {
-		c.mu.Unlock()
-		return nil
+		defer c.mu.Unlock()
+		return c.limit
 	}
 	c.closing = true
 	pc := c.pc
@@ -1100,5 +1154,7 @@ func (c *conn) Close() error {
 		c.cap.Note("error", "closing: timed out")
 	}
 	c.cap.Note("closed", "closed by voicetest")
-	return nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit
 }
