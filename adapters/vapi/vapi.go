@@ -26,7 +26,8 @@
 //     deltas, and the final one is the whole utterance (Final). Role user
 //     (final only): a UserTranscript.
 //   - "speech-update" role assistant status "stopped": AgentTurnEnd (the
-//     assistant finished speaking); the others are consumed.
+//     assistant finished speaking), unless the user cut that speech (then
+//     user-interrupted ended it); the others are consumed.
 //   - "user-interrupted": AgentInterrupted (Vapi heard the user over the
 //     assistant and stopped it).
 //   - "tool-calls": one AgentToolCall per function of toolCallList.
@@ -297,6 +298,7 @@ type conn struct {
 	// Reader goroutine only.
 	down    wire.Downstream
 	partial string // the assistant's partial transcript so far
+	cut     bool   // user-interrupted came since the assistant last started speaking
 }
 
 // Capabilities reports what the Vapi adapter supports.
@@ -445,13 +447,23 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 		if m.Role == nil || (*m.Role != "assistant" && *m.Role != "user") || (m.Status != "started" && m.Status != "stopped") {
 			return nil, errors.New(`a speech-update needs role "assistant" or "user" and status "started" or "stopped"`)
 		}
-		if *m.Role == "assistant" && m.Status == "stopped" {
-			c.partial = ""
-			return append(c.down.Flush(nil), voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd}), nil
+		if *m.Role != "assistant" {
+			return nil, nil
 		}
-		return nil, nil
-	case "user-interrupted":
+		if m.Status == "started" {
+			c.cut = false
+			return nil, nil
+		}
 		c.partial = ""
+		if c.cut {
+			// The end of the speech the user cut: AgentInterrupted
+			// already ended that turn, and the runner is in the next.
+			c.cut = false
+			return nil, nil
+		}
+		return append(c.down.Flush(nil), voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd}), nil
+	case "user-interrupted":
+		c.partial, c.cut = "", true
 		c.down.Reset()
 		return []voicetest.AgentEvent{{Kind: voicetest.AgentInterrupted}}, nil
 	case "tool-calls":
