@@ -94,6 +94,7 @@ import (
 	"net/http"
 	neturl "net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,6 +108,7 @@ import (
 	"github.com/pion/webrtc/v4/pkg/media"
 	"github.com/voicetest-go/voicetest/adapters/internal/evqueue"
 	"github.com/voicetest-go/voicetest/adapters/internal/rtvi"
+	"github.com/voicetest-go/voicetest/adapters/internal/silencegate"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -708,8 +710,7 @@ func (c *conn) readAudio(t *webrtc.TrackRemote) {
 	buf := make([]int16, maxOpusSamples)
 	var last uint16
 	first := true
-	var held []int16 // silence since the agent's last sound, at most maxPause
-	speaking := false
+	gate := silencegate.Gate{Threshold: c.threshold, MaxPause: maxPause}
 	for {
 		p, _, err := t.ReadRTP()
 		if err != nil {
@@ -735,38 +736,16 @@ func (c *conn) readAudio(t *webrtc.TrackRemote) {
 			c.recvMu.Unlock()
 			continue
 		}
-		samples := buf[:n]
-		if c.threshold >= 0 && peak(samples) < c.threshold {
-			if speaking && len(held)+n <= maxPause {
-				held = append(held, samples...)
-			} else {
-				speaking, held = false, held[:0]
-			}
+		out := gate.Process(buf[:n])
+		if out == nil {
 			c.recvMu.Unlock()
 			continue
 		}
-		speaking = true
 		c.rtv.Audio()
-		out := make([]int16, 0, len(held)+n)
-		out = append(append(out, held...), samples...)
-		held = held[:0]
-		evs, err := c.down.Append(nil, opusRate, out)
+		evs, err := c.down.Append(nil, opusRate, slices.Clone(out))
 		c.push(evs, err, nil)
 		c.recvMu.Unlock()
 	}
-}
-
-// peak returns the largest magnitude in samples.
-func peak(samples []int16) int {
-	m := 0
-	for _, s := range samples {
-		v := int(s)
-		if v < 0 {
-			v = -v
-		}
-		m = max(m, v)
-	}
-	return m
 }
 
 // readData reads the data channel until it closes, into one buffer of
