@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -116,8 +117,14 @@ func subject(rtviOn bool) conformance.Subject {
 }
 
 // TestConformance runs the wire adapters' shared suite against the
-// loopback WebRTC bot, with and without RTVI on its data channel.
+// loopback WebRTC bot with RTVI on its data channel. (The suite runs in
+// real time, 25 s a run; a bot without RTVI differs only in what the data
+// channel adds, which TestPlainBot covers, and the media path, which
+// TestOpusBothWays covers. VOICETEST_WEBRTC_PLAIN=1 runs the suite against
+// the plain bot too.)
 func TestConformance(t *testing.T) {
 	t.Run("rtvi", func(t *testing.T) { conformance.Run(t, subject(true)) })
-	t.Run("plain", func(t *testing.T) { conformance.Run(t, subject(false)) })
+	if os.Getenv("VOICETEST_WEBRTC_PLAIN") != "" {
+		t.Run("plain", func(t *testing.T) { conformance.Run(t, subject(false)) })
+	}
 }

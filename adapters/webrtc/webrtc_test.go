@@ -232,3 +232,30 @@ func TestWireStats(t *testing.T) {
 		t.Errorf("%d packets lost on loopback", ws.DroppedFrames)
 	}
 }
+
+// TestPlainBot: without RTVI the adapter declares only audio: no
+// transcripts, turn ends, text, DTMF or tools, and the methods that need
+// them say so with an *UnsupportedError naming the alternative; the
+// bot's data channel JSON still arrives as AgentData.
+func TestPlainBot(t *testing.T) {
+	bot := webrtcpeer.New(t, webrtcpeer.Config{Send: []webrtcpeer.Message{{Data: []byte(`{"hello":"there"}`)}}})
+	conn, err := webrtc.New(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 16000, Logf: voicetest.TestLogf(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adaptertest.CloseConn(t, conn)
+	caps := conn.Capabilities()
+	if caps.StreamingTranscripts || caps.TurnEnd || caps.Text || caps.DTMF || caps.ToolEvents || caps.NativeInterrupt || !caps.NativeVAD {
+		t.Errorf("Capabilities() = %+v: a plain bot gives audio only, and detects the end of speech itself", caps)
+	}
+	for name, err := range map[string]error{"SendText": conn.SendText(t.Context(), "hi"), "SendDTMF": conn.SendDTMF(t.Context(), "1"), "Interrupt": conn.Interrupt(t.Context())} {
+		var ue *voicetest.UnsupportedError
+		if !errors.As(err, &ue) || ue.Adapter != "webrtc" || ue.Alternative == "" {
+			t.Errorf("%s: %v, want an *UnsupportedError with an alternative", name, err)
+		}
+	}
+	r := adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentData))
+	if ev := r.Events[len(r.Events)-1]; string(ev.Data) != `{"hello":"there"}` {
+		t.Errorf("the bot's message arrived as %+v", ev)
+	}
+}
