@@ -290,21 +290,13 @@ type conn struct {
 	ws  *websocket.Conn
 	ctx context.Context
 
+	replies *peerkit.Replier
+
 	// The reader only.
 	utter  []int16
 	userOn bool
 	silent int
 	turn   int
-
-	mu    sync.Mutex
-	reply *reply
-}
-
-// reply is one reply's goroutine.
-type reply struct {
-	cancel    context.CancelFunc
-	done      chan struct{}
-	completed bool
 }
 
 func (s *Server) transport(w http.ResponseWriter, r *http.Request) {
@@ -331,10 +323,10 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	c := &conn{s: s, rec: rec, ws: ws, ctx: ctx}
+	c := &conn{s: s, rec: rec, ws: ws, ctx: ctx, replies: peerkit.NewReplier(&s.wg)}
 	s.calls.Update(rec, func(cl *Call) { cl.Connected = true })
 	defer func() {
-		c.stopReply()
+		c.replies.Cut()
 		ws.CloseNow()
 		s.calls.Update(rec, func(cl *Call) { cl.Ended = true })
 	}()
@@ -374,7 +366,7 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request) {
 		switch m.Type {
 		case "hangup":
 			s.calls.Update(rec, func(cl *Call) { cl.HangUp = true })
-			c.stopReply()
+			c.replies.Cut()
 			c.send(map[string]any{"type": "status-update", "status": "ended", "endedReason": "customer-ended-call"})
 			ws.Close(websocket.StatusNormalClosure, "")
 			return
@@ -434,18 +426,10 @@ func (c *conn) audio(samples []int16) {
 	}
 }
 
-// bargeIn cuts the reply in progress.
+// bargeIn cuts the reply in progress, as Vapi does when it hears the
+// user over the assistant.
 func (c *conn) bargeIn() {
-	c.mu.Lock()
-	r := c.reply
-	c.reply = nil
-	c.mu.Unlock()
-	if r == nil {
-		return
-	}
-	r.cancel()
-	<-r.done
-	if r.completed {
+	if !c.replies.Cut() {
 		return
 	}
 	c.s.calls.Update(c.rec, func(cl *Call) { cl.Interruptions++ })
@@ -456,22 +440,8 @@ func (c *conn) bargeIn() {
 // startReply starts a reply on its own goroutine.
 func (c *conn) startReply(t Turn, heard string) {
 	c.bargeIn()
-	ctx, cancel := context.WithCancel(c.ctx)
-	r := &reply{cancel: cancel, done: make(chan struct{})}
-	c.mu.Lock()
-	c.reply = r
-	c.mu.Unlock()
 	n := c.turn
-	c.s.wg.Add(1)
-	go func() {
-		defer c.s.wg.Done()
-		defer close(r.done)
-		r.completed = c.speak(ctx, n, t, heard)
-		cancel()
-		if r.completed {
-			c.afterReply()
-		}
-	}()
+	c.replies.Start(c.ctx, func(ctx context.Context) bool { return c.speak(ctx, n, t, heard) }, c.afterReply)
 }
 
 // speak runs one reply in real time; it reports whether it ran to its
@@ -532,16 +502,5 @@ func (c *conn) afterReply() {
 		if err := c.ws.Close(websocket.StatusNormalClosure, ""); err != nil && !errors.Is(err, context.Canceled) {
 			c.ws.CloseNow()
 		}
-	}
-}
-
-// stopReply cancels the reply in progress and waits for it.
-func (c *conn) stopReply() {
-	c.mu.Lock()
-	r := c.reply
-	c.mu.Unlock()
-	if r != nil {
-		r.cancel()
-		<-r.done
 	}
 }

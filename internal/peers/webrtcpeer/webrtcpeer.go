@@ -324,21 +324,13 @@ type conn struct {
 	encMu sync.Mutex
 	enc   *opus.Encoder
 
+	replies *peerkit.Replier
+
 	// The track reader only.
 	utter  []int16
 	userOn bool
 	silent int
 	turn   int
-
-	mu    sync.Mutex
-	reply *reply
-}
-
-// reply is one reply's goroutine.
-type reply struct {
-	cancel    context.CancelFunc
-	done      chan struct{}
-	completed bool
 }
 
 var idSeq struct {
@@ -367,7 +359,7 @@ func (s *Server) newConn(in offerIn) (*conn, error) {
 	}
 	rec := s.calls.Add(func(int) *Call { return &Call{PCID: id, RequestData: string(rd)} })
 	ctx, cancel := s.srv.CallContext()
-	c := &conn{s: s, id: id, pc: pc, rec: rec, ctx: ctx, cancel: cancel, enc: enc}
+	c := &conn{s: s, id: id, pc: pc, rec: rec, ctx: ctx, cancel: cancel, enc: enc, replies: peerkit.NewReplier(&s.wg)}
 	pc.OnDataChannel(c.onDataChannel)
 	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		s.wg.Add(1)
@@ -431,7 +423,7 @@ func (c *conn) answer(sdp string) (string, error) {
 func (c *conn) end() {
 	c.endOnce.Do(func() {
 		c.cancel()
-		c.stopReply()
+		c.replies.Cut()
 		c.pc.Close()
 		c.s.mu.Lock()
 		delete(c.s.conns, c.id)
@@ -690,16 +682,7 @@ func (c *conn) userTurn(heard string) {
 
 // bargeIn cuts the reply in progress.
 func (c *conn) bargeIn() {
-	c.mu.Lock()
-	r := c.reply
-	c.reply = nil
-	c.mu.Unlock()
-	if r == nil {
-		return
-	}
-	r.cancel()
-	<-r.done
-	if r.completed {
+	if !c.replies.Cut() {
 		return
 	}
 	c.s.calls.Update(c.rec, func(cl *Call) { cl.Interruptions++ })
@@ -710,22 +693,8 @@ func (c *conn) bargeIn() {
 // startReply starts a reply on its own goroutine, after the one before.
 func (c *conn) startReply(t Turn, heard string) {
 	c.bargeIn()
-	ctx, cancel := context.WithCancel(c.ctx)
-	r := &reply{cancel: cancel, done: make(chan struct{})}
-	c.mu.Lock()
-	c.reply = r
-	c.mu.Unlock()
 	n := c.turn
-	c.s.wg.Add(1)
-	go func() {
-		defer c.s.wg.Done()
-		defer close(r.done)
-		r.completed = c.speak(ctx, n, t, heard)
-		cancel()
-		if r.completed {
-			c.afterReply()
-		}
-	}()
+	c.replies.Start(c.ctx, func(ctx context.Context) bool { return c.speak(ctx, n, t, heard) }, c.afterReply)
 }
 
 // speak runs one reply in real time; it reports whether it ran to its
@@ -794,16 +763,5 @@ func (c *conn) flushData() {
 	c.dcMu.Unlock()
 	for i := 0; dc != nil && dc.BufferedAmount() > 0 && i < 100; i++ {
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// stopReply cancels the reply in progress and waits for it.
-func (c *conn) stopReply() {
-	c.mu.Lock()
-	r := c.reply
-	c.mu.Unlock()
-	if r != nil {
-		r.cancel()
-		<-r.done
 	}
 }
