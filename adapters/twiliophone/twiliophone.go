@@ -883,7 +883,7 @@ func (c *conn) streamEnded(st *stream, err error) {
 	case closing || redirect:
 		return
 	case errors.Is(err, websocket.ErrMessageTooBig):
-		c.fail(fmt.Errorf("Twilio sent a stream message larger than %d bytes; raise Agent.MaxFrameBytes if that is expected: %w", c.maxFrame, err))
+		c.fail(fmt.Errorf("the stream sent a message larger than %d bytes; raise Agent.MaxFrameBytes if that is expected: %w", c.maxFrame, err))
 	default:
 		c.push(c.down.Flush(nil), nil, nil)
 		c.finish(&voicetest.TransportClosedError{Adapter: adapterName}, "the call ended (Twilio stopped its stream)")
@@ -1060,7 +1060,6 @@ func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
 				t.Stop()
 				return c.closedErr()
 			}
-			now = time.Now()
 		}
 		payload := base64.StdEncoding.EncodeToString(c.pending[n : n+frameBytes])
 		st, err := c.current(ctx)

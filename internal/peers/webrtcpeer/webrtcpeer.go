@@ -3,7 +3,12 @@
 // SmallWebRTCTransport serves one, built on github.com/pion/webrtc/v4 and
 // libopus (gopkg.in/hraban/opus.v2).
 //
-// What it follows:
+// What it follows (Pipecat's documentation of the transport,
+// docs.pipecat.ai/server/services/transport/small-webrtc and
+// docs.pipecat.ai/client/js/transports/small-webrtc, and its code in
+// github.com/pipecat-ai/pipecat, src/pipecat/transports/smallwebrtc/, and
+// github.com/pipecat-ai/pipecat-client-web-transports,
+// transports/small-webrtc-transport):
 //
 //   - Signalling: pipecat src/pipecat/transports/smallwebrtc/request_handler.py
 //     (SmallWebRTCRequest {sdp, type, pc_id, restart_pc, request_data |
