@@ -293,10 +293,8 @@ type conn struct {
 	replies *peerkit.Replier
 
 	// The reader only.
-	utter  []int16
-	userOn bool
-	silent int
-	turn   int
+	ear  peerkit.Ear
+	turn int
 }
 
 func (s *Server) transport(w http.ResponseWriter, r *http.Request) {
@@ -323,7 +321,8 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	ctx, cancel := s.srv.CallContext()
 	defer cancel()
-	c := &conn{s: s, rec: rec, ws: ws, ctx: ctx, replies: peerkit.NewReplier(&s.wg)}
+	c := &conn{s: s, rec: rec, ws: ws, ctx: ctx, replies: peerkit.NewReplier(&s.wg),
+		ear: peerkit.Ear{Rate: rec.SampleRate, Threshold: s.cfg.Threshold, EndSilence: s.cfg.EndSilence}}
 	s.calls.Update(rec, func(cl *Call) { cl.Connected = true })
 	defer func() {
 		c.replies.Cut()
@@ -385,45 +384,27 @@ func (c *conn) send(v any) error { return peerkit.WriteJSON(c.ctx, c.ws, v) }
 
 // audio takes the user's audio.
 func (c *conn) audio(samples []int16) {
-	var sum float64
-	for _, v := range samples {
-		sum += float64(v) * float64(v)
-	}
-	voiced := len(samples) > 0 && math.Sqrt(sum/float64(len(samples))) > c.s.cfg.Threshold
-	switch {
-	case voiced && !c.userOn:
-		c.userOn, c.silent = true, 0
+	started, utterance := c.ear.Hear(samples)
+	if started {
 		c.send(map[string]any{"type": "speech-update", "role": "user", "status": "started", "turn": c.turn})
 		c.bargeIn()
-	case voiced:
-		c.silent = 0
-	case c.userOn:
-		c.silent += len(samples)
 	}
-	if c.userOn {
-		c.utter = append(c.utter, samples...)
+	if utterance == nil {
+		return
 	}
-	if c.userOn && pcm.DurationOf(c.silent, c.rec.SampleRate) >= c.s.cfg.EndSilence {
-		c.userOn = false
-		audio := pcm.Chunk{Rate: c.rec.SampleRate, Samples: c.utter}
-		c.utter = nil
-		c.send(map[string]any{"type": "speech-update", "role": "user", "status": "stopped", "turn": c.turn})
-		heard := fmt.Sprintf("(%v of audio)", audio.Duration())
-		if tr, err := fixtures.FakeSTT().Transcribe(c.ctx, voicetest.TranscriptionRequest{Audio: audio}); err == nil {
-			heard = tr.Text
-		}
-		c.send(map[string]any{"type": "transcript", "role": "user", "transcriptType": "final", "transcript": heard})
-		c.s.calls.Update(c.rec, func(cl *Call) { cl.Heard = append(cl.Heard, heard) })
-		c.turn++
-		var t Turn
-		if c.turn <= len(c.s.cfg.Turns) {
-			t = c.s.cfg.Turns[c.turn-1]
-		}
-		if t.Reply == "" {
-			t.Reply = fmt.Sprintf("Reply %d.", c.turn)
-		}
-		c.startReply(t, heard)
+	c.send(map[string]any{"type": "speech-update", "role": "user", "status": "stopped", "turn": c.turn})
+	heard := peerkit.Transcribe(c.ctx, c.rec.SampleRate, utterance)
+	c.send(map[string]any{"type": "transcript", "role": "user", "transcriptType": "final", "transcript": heard})
+	c.s.calls.Update(c.rec, func(cl *Call) { cl.Heard = append(cl.Heard, heard) })
+	c.turn++
+	var t Turn
+	if c.turn <= len(c.s.cfg.Turns) {
+		t = c.s.cfg.Turns[c.turn-1]
 	}
+	if t.Reply == "" {
+		t.Reply = fmt.Sprintf("Reply %d.", c.turn)
+	}
+	c.startReply(t, heard)
 }
 
 // bargeIn cuts the reply in progress, as Vapi does when it hears the

@@ -48,7 +48,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"regexp"
@@ -332,10 +331,8 @@ type conn struct {
 	replies *peerkit.Replier
 
 	// The track reader only.
-	utter  []int16
-	userOn bool
-	silent int
-	turn   int
+	ear  peerkit.Ear
+	turn int
 }
 
 var idSeq struct {
@@ -364,7 +361,8 @@ func (s *Server) newConn(in offerIn) (*conn, error) {
 	}
 	rec := s.calls.Add(func(int) *Call { return &Call{PCID: id, RequestData: string(rd)} })
 	ctx, cancel := s.srv.CallContext()
-	c := &conn{s: s, id: id, pc: pc, rec: rec, ctx: ctx, cancel: cancel, enc: enc, replies: peerkit.NewReplier(&s.wg)}
+	c := &conn{s: s, id: id, pc: pc, rec: rec, ctx: ctx, cancel: cancel, enc: enc, replies: peerkit.NewReplier(&s.wg),
+		ear: peerkit.Ear{Rate: Rate, Threshold: s.cfg.Threshold, EndSilence: s.cfg.EndSilence}}
 	pc.OnDataChannel(c.onDataChannel)
 	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		s.wg.Add(1)
@@ -443,10 +441,13 @@ func (c *conn) errorf(format string, args ...any) {
 
 func (c *conn) onDataChannel(dc *webrtc.DataChannel) {
 	c.s.calls.Update(c.rec, func(cl *Call) { cl.Label = dc.Label() })
+	// The channel is the bot's to send on from now: pion may deliver the
+	// client's first message before it runs OnOpen, and the answer to it
+	// must not be lost.
+	c.dcMu.Lock()
+	c.dc = dc
+	c.dcMu.Unlock()
 	dc.OnOpen(func() {
-		c.dcMu.Lock()
-		c.dc = dc
-		c.dcMu.Unlock()
 		if c.s.cfg.Fault == Mute {
 			return
 		}
@@ -637,35 +638,14 @@ func (c *conn) readAudio(t *webrtc.TrackRemote) {
 
 // audio takes 48 kHz user audio.
 func (c *conn) audio(samples []int16) {
-	var sum float64
-	for _, v := range samples {
-		sum += float64(v) * float64(v)
-	}
-	voiced := len(samples) > 0 && math.Sqrt(sum/float64(len(samples))) > c.s.cfg.Threshold
-	switch {
-	case voiced && !c.userOn:
-		c.userOn, c.silent = true, 0
+	started, utterance := c.ear.Hear(samples)
+	if started {
 		c.rtvi("user-started-speaking", nil)
 		c.bargeIn()
-	case voiced:
-		c.silent = 0
-	case c.userOn:
-		c.silent += len(samples)
 	}
-	if c.userOn {
-		c.utter = append(c.utter, samples...)
-	}
-	if c.userOn && pcm.DurationOf(c.silent, Rate) >= c.s.cfg.EndSilence {
-		c.userOn = false
-		audio := pcm.Chunk{Rate: Rate, Samples: c.utter}
-		c.utter = nil
+	if utterance != nil {
 		c.rtvi("user-stopped-speaking", nil)
-		heard := ""
-		if tr, err := fixtures.FakeSTT().Transcribe(c.ctx, voicetest.TranscriptionRequest{Audio: audio}); err == nil {
-			heard = tr.Text
-		} else {
-			heard = fmt.Sprintf("(%v of audio)", audio.Duration())
-		}
+		heard := peerkit.Transcribe(c.ctx, Rate, utterance)
 		c.rtvi("user-transcription", map[string]any{"text": heard, "user_id": "", "timestamp": time.Now().UTC().Format(time.RFC3339), "final": true})
 		c.userTurn(heard)
 	}
