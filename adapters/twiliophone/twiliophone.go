@@ -230,7 +230,7 @@ type conn struct {
 	sc       *scrub.Scrubber
 	cap      *wire.CaptureWriter
 	logf     func(string, ...any)
-	q        *evqueue.Queue
+	call     *evqueue.Call
 	stats    wire.Stats
 	maxAhead time.Duration
 	maxQueue int64
@@ -249,10 +249,7 @@ type conn struct {
 	ready      chan struct{} // closed when a stream has started; replaced by a redirect
 	setupErr   error         // why the call could not be set up (a bad webhook)
 	setupFail  chan struct{}
-	redirect   bool // voicetest asked for a new stream (SendDTMF)
-	ended      bool
-	closing    bool
-	limit      error
+	redirect   bool          // voicetest asked for a new stream (SendDTMF)
 	markWaiter string        // the utterance mark EndUtterance waits for
 	markEcho   chan struct{} // closed when it is echoed
 
@@ -317,8 +314,16 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	if c.gate.Threshold == 0 {
 		c.gate.Threshold = DefaultSilenceThreshold
 	}
-	c.q = evqueue.New(c.maxQueue)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.call = evqueue.NewCall(adapterName, c.maxQueue, "Agent.MaxQueueBytes", sc, logf, capture, func(bool) {
+		c.cancel()
+		c.mu.Lock()
+		st := c.cur
+		c.mu.Unlock()
+		if st != nil {
+			st.ws.CloseNow()
+		}
+	})
 	var err error
 	if s.Rate != lineRate {
 		if c.up.Resampler, err = pcm.NewResampler(s.Rate, lineRate); err != nil {
@@ -410,7 +415,7 @@ func (c *conn) setUp(ctx context.Context, ring time.Duration, dial bool) error {
 		defer c.mu.Unlock()
 		return c.setupErr
 	case <-c.ctx.Done():
-		if err := c.q.Ended(); err != nil {
+		if err := c.call.ClosedErr(); err != nil {
 			return err
 		}
 		return fmt.Errorf("adapters: %s: the call ended while it was set up", adapterName)
@@ -756,11 +761,10 @@ func (c *conn) serve(ws *websocket.Conn) {
 			return
 		}
 	}
-	c.mu.Lock()
-	if c.ended || c.closing {
-		c.mu.Unlock()
+	if c.call.Ended() || c.call.Closing() {
 		return
 	}
+	c.mu.Lock()
 	c.cur, c.redirect = st, false
 	close(c.ready)
 	c.mu.Unlock()
@@ -873,7 +877,7 @@ func (c *conn) streamEnded(st *stream, err error) {
 	if c.cur == st {
 		c.cur = nil
 	}
-	redirect, closing := c.redirect, c.closing
+	redirect, closing := c.redirect, c.call.Closing()
 	if c.markWaiter != "" { // the stream's audio was cut: nothing to wait for
 		close(c.markEcho)
 		c.markWaiter = ""
@@ -883,90 +887,21 @@ func (c *conn) streamEnded(st *stream, err error) {
 	case closing || redirect:
 		return
 	case errors.Is(err, websocket.ErrMessageTooBig):
-		c.fail(fmt.Errorf("the stream sent a message larger than %d bytes; raise Agent.MaxFrameBytes if that is expected: %w", c.maxFrame, err))
+		c.call.Fail(fmt.Errorf("the stream sent a message larger than %d bytes; raise Agent.MaxFrameBytes if that is expected: %w", c.maxFrame, err))
 	default:
 		c.push(c.down.Flush(nil), nil, nil)
-		c.finish(&voicetest.TransportClosedError{Adapter: adapterName}, "the call ended (Twilio stopped its stream)")
+		c.call.Finish(&voicetest.TransportClosedError{Adapter: adapterName}, "the call ended (Twilio stopped its stream)")
 	}
 }
 
-// push queues events (scrubbed) and an error; past MaxQueueBytes it ends
-// the call.
+// push queues events and an error about frame (see evqueue.Call.Deliver).
 func (c *conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
-	if len(evs) == 0 && err == nil {
-		return
-	}
-	c.mu.Lock()
-	ended := c.ended
-	c.mu.Unlock()
-	if ended {
-		return
-	}
-	items := make([]evqueue.Item, 0, len(evs)+1)
-	for i := range evs {
-		wire.ScrubEvent(c.sc, &evs[i])
-		items = append(items, evqueue.Item{Ev: evs[i]})
-	}
-	if err != nil {
-		items = append(items, evqueue.Item{Err: &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.sc.Bytes(frame)), Err: wire.ScrubError(c.sc, err)}})
-	}
-	if c.q.Push(items...) {
-		return
-	}
-	le := &voicetest.LimitError{What: "the agent's events queued by the " + adapterName + " adapter while the runner was not reading",
-		Limit: c.maxQueue, Unit: "bytes", Name: "Agent.MaxQueueBytes", Setting: "Agent.MaxQueueBytes"}
-	c.mu.Lock()
-	if c.limit == nil {
-		c.limit = le
-	}
-	c.mu.Unlock()
-	c.fail(le)
-}
-
-// fail ends the call for cause, which the adapter found.
-func (c *conn) fail(cause error) {
-	c.finish(&voicetest.TransportClosedError{Adapter: adapterName, Err: cause}, "")
-}
-
-// finish ends the call once: hangUp, when not empty, is queued as
-// AgentHangUp first; terminal is what Recv returns after the queue drains.
-func (c *conn) finish(terminal error, hangUp string) {
-	c.mu.Lock()
-	if c.ended {
-		c.mu.Unlock()
-		return
-	}
-	c.ended = true
-	closing, st := c.closing, c.cur
-	c.mu.Unlock()
-	if closing {
-		terminal, hangUp = &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}, ""
-	}
-	if hangUp != "" {
-		c.q.Push(evqueue.Item{Ev: voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: hangUp}})
-		c.logf("%s: the agent hung up: %s", adapterName, hangUp)
-	} else if !closing {
-		c.logf("%s: %v", adapterName, wire.ScrubError(c.sc, terminal))
-	}
-	c.q.Close(wire.ScrubError(c.sc, terminal))
-	c.cap.Note("close", c.sc.String(terminal.Error()))
-	c.cancel()
-	if st != nil {
-		st.ws.CloseNow()
-	}
+	c.call.Deliver(evs, err, frame)
 }
 
 // closedErr returns why nothing can be sent: the call ended or Close was
 // called.
-func (c *conn) closedErr() error {
-	c.mu.Lock()
-	closing := c.closing
-	c.mu.Unlock()
-	if closing {
-		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}
-	}
-	return c.q.Ended()
-}
+func (c *conn) closedErr() error { return c.call.ClosedErr() }
 
 // current waits for a started stream (after a redirect) and returns it.
 func (c *conn) current(ctx context.Context) (*stream, error) {
@@ -1154,7 +1089,7 @@ func (c *conn) Interrupt(context.Context) error {
 }
 
 // Recv returns the agent's next event.
-func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.Recv(ctx) }
+func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.call.Recv(ctx) }
 
 // WireStats reports the stream messages and REST exchanges
 // (voicetest.WireStatsReporter).
@@ -1165,13 +1100,12 @@ func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapter
 // went past MaxQueueBytes (a *voicetest.LimitError), every time, or when
 // the number's voice URL could not be restored.
 func (c *conn) Close() error {
-	c.mu.Lock()
-	if c.closing {
-		defer c.mu.Unlock()
-		return c.limit
+	if !c.call.BeginClose() {
+		return c.call.Limit()
 	}
-	c.closing = true
-	ended, sid, st := c.ended, c.callSid, c.cur
+	ended := c.call.Ended()
+	c.mu.Lock()
+	sid, st := c.callSid, c.cur
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), c.reqWait)
 	defer cancel()
@@ -1190,7 +1124,7 @@ func (c *conn) Close() error {
 	} else if c.a.WaitOn != "" {
 		c.unwait()
 	}
-	c.finish(nil, "")
+	c.call.Finish(nil, "")
 	if st != nil {
 		st.ws.Close(websocket.StatusNormalClosure, "")
 		<-st.done
@@ -1200,9 +1134,7 @@ func (c *conn) Close() error {
 	c.srv.mu.Unlock()
 	c.a.release()
 	c.cap.Note("closed", "closed by voicetest")
-	c.mu.Lock()
-	limit := c.limit
-	c.mu.Unlock()
+	limit := c.call.Limit()
 	if limit != nil && len(errs) == 0 {
 		return limit
 	}

@@ -24,15 +24,16 @@ func BenchmarkMedia(b *testing.B) {
 	}
 	msg := []byte(`{"event":"media","sequenceNumber":"3","streamSid":"MZ1","media":{"track":"inbound","chunk":"1","timestamp":"20","payload":"` +
 		base64.StdEncoding.EncodeToString(pcm.EncodeMulaw(nil, tone)) + `"}}`)
-	c := &conn{sc: scrub.New(), q: evqueue.New(1 << 30), down: wire.Downstream{Rate: 24000},
-		gate: silencegate.Gate{Threshold: DefaultSilenceThreshold, MaxPause: maxPause}}
+	sc := scrub.New()
+	c := &conn{sc: sc, call: evqueue.NewCall(adapterName, 1<<30, "Agent.MaxQueueBytes", sc, func(string, ...any) {}, wire.NewCaptureWriter(nil, nil), nil),
+		down: wire.Downstream{Rate: 24000}, gate: silencegate.Gate{Threshold: DefaultSilenceThreshold, MaxPause: maxPause}}
 	st := &stream{streamSid: "MZ1"}
 	ctx := context.Background()
 	b.SetBytes(int64(len(msg)))
 	b.ReportAllocs()
 	for b.Loop() {
 		c.message(st, websocket.MessageText, msg)
-		if _, err := c.q.Recv(ctx); err != nil {
+		if _, err := c.call.Recv(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -240,7 +240,7 @@ type conn struct {
 	sc    *scrub.Scrubber
 	cap   *wire.CaptureWriter
 	logf  func(string, ...any)
-	q     *evqueue.Queue
+	call  *evqueue.Call
 	stats wire.Stats
 
 	ctx    context.Context // lives until Close or the end of the call
@@ -268,12 +268,9 @@ type conn struct {
 	down   wire.Downstream
 	rtv    rtvi.Decoder
 
-	mu      sync.Mutex
-	pcID    string
-	ended   bool  // finish ran
-	closing bool  // Close was called
-	limit   error // the queue bound the agent went past, which Close reports
-	opened  chan struct{}
+	mu     sync.Mutex
+	pcID   string
+	opened chan struct{}
 }
 
 // dcWriter is the detached data channel's write side.
@@ -362,7 +359,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	c.logf = wire.ScrubLogf(sc, s.Logf)
 	c.cap = wire.NewCaptureWriter(s.Capture, c.logf)
 	c.cap.SetScrubber(sc)
-	c.q = evqueue.New(maxQueue)
+	c.call = evqueue.NewCall(adapterName, maxQueue, "Agent.MaxQueueBytes", sc, c.logf, c.cap, c.ended)
 	c.rtv = rtvi.Decoder{Adapter: adapterName, Down: &c.down, Logf: c.logf}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if c.onTool != nil {
@@ -501,7 +498,7 @@ func (c *conn) open(ctx context.Context, loopback bool) error {
 	case <-ctx.Done():
 		return fmt.Errorf("adapters: %s: waiting for the data channel to open: %w", adapterName, ctx.Err())
 	case <-c.ctx.Done():
-		if err := c.q.Ended(); err != nil {
+		if err := c.call.ClosedErr(); err != nil {
 			return err
 		}
 		return fmt.Errorf("adapters: %s: the call ended while it was set up", adapterName)
@@ -606,95 +603,29 @@ func (c *conn) negotiate(ctx context.Context, again bool) error {
 
 // goTracked runs f on a goroutine that Close waits for; it reports false,
 // running nothing, once Close has begun.
-func (c *conn) goTracked(f func()) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closing {
-		return false
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
-	return true
-}
+func (c *conn) goTracked(f func()) bool { return c.call.Go(&c.wg, f) }
 
-// push queues events (scrubbed) and an error; past MaxQueueBytes it ends
-// the call. Call with recvMu held, so that the audio and data channel
-// readers queue in the order they decoded.
+// push queues events and an error about frame (see evqueue.Call.Deliver).
+// Call with recvMu held, so that the audio and data channel readers queue
+// in the order they decoded.
 func (c *conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
-	if len(evs) == 0 && err == nil {
-		return
-	}
-	c.mu.Lock()
-	ended := c.ended
-	c.mu.Unlock()
-	if ended {
-		return
-	}
-	items := make([]evqueue.Item, 0, len(evs)+1)
-	for i := range evs {
-		wire.ScrubEvent(c.sc, &evs[i])
-		items = append(items, evqueue.Item{Ev: evs[i]})
-	}
-	if err != nil {
-		var ae wire.AgentError
-		if errors.As(err, &ae) {
-			err = wire.ScrubError(c.sc, ae.Err)
-		} else {
-			err = &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.sc.Bytes(frame)), Err: wire.ScrubError(c.sc, err)}
-		}
-		items = append(items, evqueue.Item{Err: err})
-	}
-	if c.q.Push(items...) {
-		return
-	}
-	limit := c.agent.MaxQueueBytes
-	if limit <= 0 {
-		limit = DefaultMaxQueueBytes
-	}
-	le := &voicetest.LimitError{What: "the agent's events queued by the " + adapterName + " adapter while the runner was not reading",
-		Limit: limit, Unit: "bytes", Name: "Agent.MaxQueueBytes", Setting: "Agent.MaxQueueBytes"}
-	c.mu.Lock()
-	if c.limit == nil {
-		c.limit = le
-	}
-	c.mu.Unlock()
-	c.fail(le)
+	c.call.Deliver(evs, err, frame)
 }
 
 // fail ends the call for cause, which the adapter found.
-func (c *conn) fail(cause error) {
-	c.finish(&voicetest.TransportClosedError{Adapter: adapterName, Err: cause}, "")
-}
+func (c *conn) fail(cause error) { c.call.Fail(cause) }
 
-// finish ends the call once: hangUp, when not empty, is queued as
-// AgentHangUp first; terminal is what Recv returns after the queue
-// drains. It closes the peer connection on a goroutine of its own (it may
-// run on one of pion's).
-func (c *conn) finish(terminal error, hangUp string) {
+// finish ends the call once (see evqueue.Call.Finish); the peer
+// connection is closed on a goroutine of its own (finish may run on one
+// of pion's).
+func (c *conn) finish(terminal error, hangUp string) { c.call.Finish(terminal, hangUp) }
+
+// ended releases the call's transport when it ends.
+func (c *conn) ended(closing bool) {
+	c.cancel()
 	c.mu.Lock()
-	if c.ended {
-		c.mu.Unlock()
-		return
-	}
-	c.ended = true
-	closing := c.closing
 	pc := c.pc
 	c.mu.Unlock()
-	if closing {
-		terminal, hangUp = &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}, ""
-	}
-	if hangUp != "" {
-		c.q.Push(evqueue.Item{Ev: voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: hangUp}})
-		c.logf("%s: the agent hung up: %s", adapterName, hangUp)
-	} else if !closing {
-		c.logf("%s: %v", adapterName, terminal)
-	}
-	c.q.Close(terminal)
-	c.cap.Note("close", terminal.Error())
-	c.cancel()
 	if pc != nil && !closing {
 		c.goTracked(func() { pc.Close() }) // ends the readers
 	}
@@ -759,10 +690,7 @@ func (c *conn) readData(dc datachannel.ReadWriteCloser) {
 			return
 		}
 		if err != nil {
-			c.mu.Lock()
-			closing := c.closing
-			c.mu.Unlock()
-			if closing || c.ctx.Err() != nil {
+			if c.call.Closing() || c.ctx.Err() != nil {
 				return
 			}
 			c.finish(&voicetest.TransportClosedError{Adapter: adapterName}, "the agent closed the data channel")
@@ -896,15 +824,7 @@ func (c *conn) answerTool(call voicetest.ToolCall) {
 
 // closedErr returns why nothing can be sent: the call ended or Close was
 // called.
-func (c *conn) closedErr() error {
-	c.mu.Lock()
-	closing := c.closing
-	c.mu.Unlock()
-	if closing {
-		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}
-	}
-	return c.q.Ended()
-}
+func (c *conn) closedErr() error { return c.call.ClosedErr() }
 
 // sendable returns why nothing can be sent now, or nil.
 func (c *conn) sendable(ctx context.Context) error {
@@ -1094,7 +1014,7 @@ func (c *conn) Interrupt(context.Context) error {
 }
 
 // Recv returns the agent's next event.
-func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.Recv(ctx) }
+func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.call.Recv(ctx) }
 
 // WireStats reports what crossed the wire (voicetest.WireStatsReporter):
 // RTP packets and data channel messages each way, the offer and its
@@ -1105,12 +1025,10 @@ func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapter
 // only when the agent's events went past Agent.MaxQueueBytes while
 // nothing read them (a *voicetest.LimitError), every time it is called.
 func (c *conn) Close() error {
-	c.mu.Lock()
-	if c.closing {
-		defer c.mu.Unlock()
-		return c.limit
+	if !c.call.BeginClose() {
+		return c.call.Limit()
 	}
-	c.closing = true
+	c.mu.Lock()
 	pc := c.pc
 	c.mu.Unlock()
 	c.finish(nil, "")
@@ -1133,7 +1051,5 @@ func (c *conn) Close() error {
 		c.cap.Note("error", "closing: timed out")
 	}
 	c.cap.Note("closed", "closed by voicetest")
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.limit
+	return c.call.Limit()
 }
