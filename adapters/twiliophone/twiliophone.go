@@ -296,6 +296,9 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	case (a.APIKeySid == "") != (a.APIKeySecret == ""):
 		return nil, fmt.Errorf("adapters: %s: set both APIKeySid and APIKeySecret, or neither", adapterName)
 	}
+	if a.PublicURL == "" && !loopbackURL(a.apiBase()) {
+		return nil, fmt.Errorf("adapters: %s: set Agent.PublicURL to the https address at which Twilio reaches the webhook server (a tunnel such as ngrok to Agent.Listen): Twilio cannot call back to this machine's loopback address", adapterName)
+	}
 	sc := a.Scrub
 	if sc == nil {
 		sc = scrub.New()
@@ -359,6 +362,19 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	}
 	logf("%s: call %s in progress (%s)", adapterName, c.callSid, map[bool]string{true: "placed", false: "taken"}[dial])
 	return c, nil
+}
+
+// loopbackURL reports whether raw is a URL of this machine.
+func loopbackURL(raw string) bool {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(u.Hostname(), "localhost") {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 // cmp returns v, or def when v is not positive.

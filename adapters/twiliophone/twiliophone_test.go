@@ -127,6 +127,32 @@ func TestBadSignature(t *testing.T) {
 	}
 }
 
+// TestConfigErrors: settings that cannot work fail Connect with what to
+// set, before any request.
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		a    *twiliophone.Agent
+		want string
+	}{
+		{&twiliophone.Agent{AccountSid: "AC1", From: "+15550100001", To: "+15550199999"}, "AuthToken"},
+		{&twiliophone.Agent{AccountSid: "AC1", AuthToken: "t", From: "+15550100001"}, "both From"},
+		{&twiliophone.Agent{AccountSid: "AC1", AuthToken: "t", From: "+1", To: "+2", WaitOn: "+3"}, "not both"},
+		{&twiliophone.Agent{AccountSid: "AC1", AuthToken: "t"}, "WaitOn"},
+		{&twiliophone.Agent{AccountSid: "AC1", AuthToken: "t", From: "+1", To: "+2"}, "Agent.PublicURL"},
+		{&twiliophone.Agent{AccountSid: "AC1", AuthToken: "t", From: "+1", To: "+2", APIBase: "http://127.0.0.1:1", APIKeySid: "SK1"}, "APIKeySecret"},
+	} {
+		conn, err := tc.a.Connect(t.Context(), adaptertest.Session(t, 16000))
+		if err == nil {
+			conn.Close()
+			t.Errorf("Connect succeeded, want an error naming %q", tc.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Connect: %v, want it to name %q", err, tc.want)
+		}
+	}
+}
+
 // TestNumbersRedacted: the phone numbers, the Auth Token and the Account
 // SID reach neither the capture nor the log, in any encoding.
 func TestNumbersRedacted(t *testing.T) {
