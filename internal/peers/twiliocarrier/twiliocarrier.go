@@ -646,7 +646,9 @@ func (c *call) stream(u string, params map[string]string) bool {
 	c.mu.Unlock()
 	c.s.calls.Update(c.rec, func(cl *Call) { cl.Streams++ })
 	for _, m := range c.s.cfg.Send {
-		l.write([]byte(strings.ReplaceAll(m, "{sid}", l.streamSid)))
+		if l.write([]byte(strings.ReplaceAll(m, "{sid}", l.streamSid))) != nil {
+			break // the app is gone: the rest would go nowhere
+		}
 	}
 	defer func() {
 		c.mu.Lock()
@@ -754,10 +756,10 @@ func (l *leg) send(m map[string]any) {
 	l.write(b)
 }
 
-func (l *leg) write(b []byte) {
+func (l *leg) write(b []byte) error {
 	ctx, cancel := context.WithTimeout(l.c.ctx, 5*time.Second)
 	defer cancel()
-	l.ws.Write(ctx, websocket.MessageText, b)
+	return l.ws.Write(ctx, websocket.MessageText, b)
 }
 
 // media sends one 20 ms frame of the call's audio (silence for nil).
