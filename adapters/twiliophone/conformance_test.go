@@ -89,8 +89,15 @@ func mediaTone(n int) conformance.Frame {
 
 // TestConformance runs the wire adapters' shared suite against an agent
 // on a line of the loopback carrier.
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.Subject{
+func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
+
+// FuzzMediaStreamMessage fuzzes the adapter's decoding of the media stream's messages, as
+// the carrier sends them, with the shared fuzz target.
+func FuzzMediaStreamMessage(f *testing.F) { conformance.Fuzz(f, subject()) }
+
+// subject describes the adapter and its loopback double to the suite.
+func subject() conformance.Subject {
+	return conformance.Subject{
 		Adapter:   "twiliophone",
 		Handshake: true, // the call must be answered and its stream opened
 		ChecksKey: true, // the REST API refuses a wrong Auth Token
@@ -107,5 +114,5 @@ func TestConformance(t *testing.T) {
 			conformance.Text(`{"event":"media","streamSid":"MZ0000000000000000000000000000dead","media":{"payload":"AAAA"}}`),
 			conformance.Text(`{"event":"start","streamSid":"{sid}"}`),
 		},
-	})
+	}
 }

@@ -59,8 +59,15 @@ func message(fields map[string]any) conformance.Frame {
 
 // TestConformance runs the wire adapters' shared suite against the
 // loopback Vapi double.
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.Subject{
+func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
+
+// FuzzServerMessage fuzzes the adapter's decoding of the call WebSocket's frames (Vapi's
+// JSON messages and raw PCM) with the shared fuzz target.
+func FuzzServerMessage(f *testing.F) { conformance.Fuzz(f, subject()) }
+
+// subject describes the adapter and its loopback double to the suite.
+func subject() conformance.Subject {
+	return conformance.Subject{
 		Adapter:    "vapi",
 		Handshake:  true, // POST /call
 		ChecksKey:  true,
@@ -80,5 +87,5 @@ func TestConformance(t *testing.T) {
 			message(map[string]any{"type": "speech-update", "role": "robot", "status": "started"}),
 			message(map[string]any{"type": "tool-calls", "toolCallList": "none"}),
 		},
-	})
+	}
 }

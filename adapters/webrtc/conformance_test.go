@@ -128,3 +128,7 @@ func TestConformance(t *testing.T) {
 		t.Run("plain", func(t *testing.T) { conformance.Run(t, subject(false)) })
 	}
 }
+
+// FuzzDataChannelMessage fuzzes the adapter's decoding of what the bot
+// sends on the data channel (RTVI messages) with the shared fuzz target.
+func FuzzDataChannelMessage(f *testing.F) { conformance.Fuzz(f, subject(true)) }
