@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -79,6 +80,8 @@ type CriteriaJudge struct {
 	noDescription bool
 	timeline      bool
 	audio         *audioInput // nil: the judge does not listen
+	temperature   *float64
+	system        string
 }
 
 var _ voicetest.Judge = (*CriteriaJudge)(nil)
@@ -165,6 +168,25 @@ func (j *CriteriaJudge) WithInstructions(text string) *CriteriaJudge {
 	return c
 }
 
+// WithTemperature returns a copy of the judge that samples at t (0 to 2;
+// the default is 0, for verdicts that repeat).
+func (j *CriteriaJudge) WithTemperature(t float64) *CriteriaJudge {
+	c := j.clone()
+	c.temperature = &t
+	return c
+}
+
+// WithSystemPrompt returns a copy of the judge whose system prompt starts
+// with text instead of the built-in rules (how to read an STT transcript,
+// what pass, fail and inconclusive mean). The rule for the decision asked
+// (continue or decide; decide now) and WithInstructions still follow it,
+// and the verdict tool still fixes the answer's form.
+func (j *CriteriaJudge) WithSystemPrompt(text string) *CriteriaJudge {
+	c := j.clone()
+	c.system = text
+	return c
+}
+
 // Criteria returns the judge's own criteria.
 func (j *CriteriaJudge) Criteria() []string { return append([]string(nil), j.criteria...) }
 
@@ -181,6 +203,9 @@ func (j *CriteriaJudge) Evaluate(ctx context.Context, req voicetest.JudgeRequest
 	}
 	if req.State == nil {
 		return voicetest.Judgment{}, errors.New("judges: criteria judge: JudgeRequest.State is nil; the runner passes the conversation in it")
+	}
+	if t := j.temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 2) {
+		return voicetest.Judgment{}, fmt.Errorf("judges: criteria judge: WithTemperature(%v): use 0 to 2", *t)
 	}
 	if j.llm == nil {
 		return voicetest.Judgment{}, errors.New("judges: the criteria judge has no LLM: use judges.ForTest(t, criteria...) in a test, or .WithLLM(client) with an *llm.Client")
@@ -240,6 +265,9 @@ const continuousRule = `The conversation is still going on. Set decision to "fin
 // request builds the chat request for criteria.
 func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, forced bool) (voicetest.ChatRequest, error) {
 	sys := systemRules
+	if strings.TrimSpace(j.system) != "" {
+		sys = strings.TrimSpace(j.system)
+	}
 	if j.timeline {
 		sys += "\n" + timelineRule
 	}
@@ -292,6 +320,9 @@ func (j *CriteriaJudge) request(req voicetest.JudgeRequest, criteria []string, f
 		fmt.Fprintf(&u, "\nThe conversation is at user turn %d of at most %d.", req.Turn, req.MaxTurns)
 	}
 	temp := 0.0
+	if j.temperature != nil {
+		temp = *j.temperature
+	}
 	seed := int64(Seed)
 	return voicetest.ChatRequest{
 		Model: j.model,

@@ -315,55 +315,15 @@ func PacketLoss(rate float64, frame time.Duration, seed uint64) Effect {
 		frame = 20 * time.Millisecond
 	}
 	return func(c Chunk) Chunk {
-		out := Chunk{Rate: c.Rate, Samples: make([]int16, len(c.Samples))}
-		copy(out.Samples, c.Samples)
 		if c.Rate <= 0 || rate == 0 {
-			return out
+			return c.Clone()
 		}
 		rng := newRNG(seed)
 		n := max(SamplesFor(c.Rate, frame), 1)
-		hold := SamplesFor(c.Rate, plcHold)
-		fadeEnd := max(SamplesFor(c.Rate, plcFadeOut), hold+1)
-		merge := min(SamplesFor(c.Rate, plcMerge), n)
-		s := out.Samples
-		var last []int16 // the last received packet, as output
-		burst := 0       // samples concealed so far in the current burst
-		conceal := func(d int) float64 {
-			if len(last) == 0 || d >= fadeEnd {
-				return 0
-			}
-			// Ping-pong through last: backwards from its end, then forwards.
-			m := len(last)
-			k := d % (2 * m)
-			var v float64
-			if k < m {
-				v = float64(last[m-1-k])
-			} else {
-				v = float64(last[k-m])
-			}
-			if d > hold {
-				v *= float64(fadeEnd-d) / float64(fadeEnd-hold)
-			}
-			return v
+		lost := make([]bool, (len(c.Samples)+n-1)/n)
+		for f := range lost {
+			lost[f] = rng.Float64() < rate
 		}
-		for start := 0; start < len(s); start += n {
-			f := s[start:min(start+n, len(s))]
-			if rng.Float64() < rate {
-				for i := range f {
-					f[i] = roundClamp(conceal(burst + i))
-				}
-				burst += len(f)
-				continue
-			}
-			if burst > 0 {
-				for i := 0; i < merge && i < len(f); i++ {
-					w := float64(i+1) / float64(merge+1)
-					f[i] = roundClamp(w*float64(f[i]) + (1-w)*conceal(burst+i))
-				}
-				burst = 0
-			}
-			last = f
-		}
-		return out
+		return concealFrames(c, n, lost)
 	}
 }

@@ -272,6 +272,18 @@ func (v *VAD) Rate() int { return v.rate }
 // SpeechStart has been reported and its SpeechEnd has not.
 func (v *VAD) Speaking() bool { return v.speaking }
 
+// OpenSpeech reports the speech the detector is inside (Speaking): the
+// sample at which it starts, and the end of the speech heard so far (its
+// last active frame and the tail frames after it that still stand out
+// from the background), before the hangover has run out and SpeechEnd is
+// reported. ok is false when the detector is not inside speech.
+func (v *VAD) OpenSpeech() (start, end int64, ok bool) {
+	if !v.speaking {
+		return 0, 0, false
+	}
+	return v.segStart, v.tailEnd, true
+}
+
 // NoiseFloorDBFS returns the current noise-floor estimate in dB relative to
 // a full-scale sine, or −Inf before the first frame or in digital silence.
 func (v *VAD) NoiseFloorDBFS() float64 {

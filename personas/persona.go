@@ -34,9 +34,14 @@ type Persona struct {
 	// the package documentation.
 	Speed float64
 	// Effects transform the caller's audio after TTS: background noise, a
-	// telephone band, packet loss. Nil means clean audio. The library's
-	// effects are deterministic (fixed seeds).
+	// telephone band, packet loss (pcm's effects and presets, e.g.
+	// pcm.NoisyCafeOnCellPhone(1).Effect(2)). Nil means clean audio. The
+	// library's effects are deterministic (fixed seeds).
 	Effects pcm.Effect
+	// Instructions steer the TTS delivery of every line ("hesitant,
+	// elderly, a little hard of hearing") on engines that take them
+	// (OpenAI's gpt-4o-mini-tts); others ignore them.
+	Instructions string
 	// Interrupt is how the caller barges in on the agent; the zero value
 	// never does.
 	Interrupt Interruption

@@ -40,6 +40,9 @@ func (s sound) apply(u *voicetest.Utterance) {
 	if u.Effects == nil {
 		u.Effects = s.persona.Effects
 	}
+	if u.Instructions == "" {
+		u.Instructions = s.persona.Instructions
+	}
 }
 
 // ScriptedUser says fixed lines, one per user turn; see Scripted.

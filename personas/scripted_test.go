@@ -262,3 +262,15 @@ func TestFilesFFmpegRejectsNonAudio(t *testing.T) {
 	_, err := personas.ReadAudioFile(context.Background(), p)
 	require.ErrorContains(t, err, "decoding "+p+" with ffmpeg failed")
 }
+
+// TestPersonaInstructions: a persona's TTS instructions reach every line.
+func TestPersonaInstructions(t *testing.T) {
+	p := personas.Elderly
+	p.Instructions = "slow and hesitant, a little hard of hearing"
+	u, err := personas.Scripted("Hello, dear.").As(p).NextUtterance(t.Context(), &voicetest.State{})
+	require.NoError(t, err)
+	assert.Equal(t, p.Instructions, u.Instructions)
+	u, err = personas.Scripted("Hello.").As(personas.Rushed).NextUtterance(t.Context(), &voicetest.State{})
+	require.NoError(t, err)
+	assert.Empty(t, u.Instructions, "Rushed has no instructions")
+}

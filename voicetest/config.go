@@ -36,6 +36,16 @@ type Config struct {
 	// (default 10). On the last allowed turn the judge must decide.
 	MaxTurns int
 
+	// DataView turns what the agent shows rather than says (data
+	// payloads, tool calls and results) into the text the simulated
+	// caller sees of it: State.Shown, and what an LLM persona is shown.
+	// Nil means DefaultDataView (data payloads as XML under <data>).
+	DataView DataView
+	// TurnTaking is when the simulated caller takes its turn after the
+	// agent has spoken; the zero value speaks at the agent's turn end.
+	// See TurnTaking.
+	TurnTaking TurnTaking
+
 	// UserVoice speaks the user's text when the agent takes audio. It is
 	// required for text utterances sent to an audio agent.
 	UserVoice TTS
@@ -59,7 +69,14 @@ type Config struct {
 	// Checkpoint, Verdict, the Result) waits for the text. A failed
 	// transcription fails the scenario at the first such reader.
 	AgentSTT STT
-	// Language is passed to AgentSTT ("" for the engine's default).
+	// UserSTT transcribes recorded user speech that comes without its
+	// text (UserAudio of a file, a personas.Files caller without
+	// transcripts), for the transcript, the judge, a persona and a
+	// text-only agent. Nil uses AgentSTT; with neither the message reads
+	// "(audio only)". It hears the recording itself, before effects.
+	UserSTT STT
+	// Language is passed to AgentSTT and UserSTT ("" for the engine's
+	// default).
 	Language string
 	// MeasureAgentWER also transcribes, with AgentSTT, the audio of the
 	// agent's messages whose words its adapter streamed as text, and
@@ -72,6 +89,11 @@ type Config struct {
 	// Effects apply to every piece of user audio, after TTS and after the
 	// utterance's own effects: noise, telephone band, packet loss.
 	Effects pcm.Effect
+	// Background is where the caller is: a scene heard for the whole
+	// call (under speech, through Silence and between turns) and the
+	// channel that carries it; see Background. The zero value is a quiet
+	// room on a clean line.
+	Background Background
 
 	// Rate is the sample rate of the audio exchanged with the agent
 	// (default pcm.DefaultRate, 24 kHz).
@@ -275,6 +297,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("voicetest: Config.Repeat.MinPassRate is %v; use a fraction in [0, 1]", cfg.Repeat.MinPassRate)
 	}
 	if err := cfg.Golden.validate(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Background.validate(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.TurnTaking.validate(); err != nil {
 		return cfg, err
 	}
 	if cfg.Repeat.MinPassRate == 0 {

@@ -50,11 +50,19 @@ const (
 // would be package state, and parsing costs little next to encoding the
 // audio.
 func parseReportTemplate() (*template.Template, error) {
-	return template.New("report").Parse(reportTemplateText)
+	t, err := template.New("report").Parse(reportTemplateText)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := addSectionsTemplate(t); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // htmlReport is the data of the report template.
 type htmlReport struct {
+	Sections    []ReportSection // report_sections.go
 	Name        string
 	Description string
 	Status      string
@@ -215,6 +223,7 @@ func wavURL(c pcm.Chunk) (template.URL, int, error) {
 
 func (res *Result) htmlData() (*htmlReport, error) {
 	rep := &htmlReport{
+		Sections:    res.Sections,
 		Name:        res.Name,
 		Status:      string(res.Status),
 		StatusClass: statusClass(res.Status),
@@ -450,7 +459,7 @@ func eventDetail(e Event) string {
 // eventClass groups event types for colour.
 func eventClass(t EventType) string {
 	switch t {
-	case EventUserStartSpeaking, EventUserStopSpeaking, EventUserTranscript, EventDTMF, EventSilence, EventSleep:
+	case EventUserStartSpeaking, EventUserStopSpeaking, EventUserTranscript, EventDTMF, EventSilence, EventSleep, EventUserWait, EventUserWaitLimit:
 		return "user"
 	case EventAgentStartSpeaking, EventAgentStopSpeaking, EventAgentLog:
 		return "agent"

@@ -81,6 +81,10 @@ type Result struct {
 	// PassRate is the fraction of runs that passed (1 or 0 for one run).
 	PassRate float64
 
+	// Sections are the report's extra sections from the User and the
+	// Judge (a red-team attacker's attempts); see SectionReporter.
+	Sections []ReportSection
+
 	// GoldenErr is the golden comparison's failure under Scenario: a
 	// *GoldenError, or several joined (errors.Is ErrGoldenMismatch or
 	// ErrGoldenMissing); nil when the golden files matched or were not

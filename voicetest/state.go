@@ -32,14 +32,19 @@ type Message struct {
 	End time.Duration `json:"end"`
 	// Interrupted marks agent speech cut short by a barge-in.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// AudioOnly marks an agent message whose words are unknown: the agent
-	// sent audio without a transcript and no Config.AgentSTT was set. Text
-	// is then empty and renderings show "(audio only)".
+	// AudioOnly marks a message whose words are unknown: the agent sent
+	// audio without a transcript and no Config.AgentSTT was set, or the
+	// user played a recording without its text and no Config.UserSTT (or
+	// AgentSTT) was set. Text is then empty and renderings show "(audio
+	// only)".
 	AudioOnly bool `json:"audio_only,omitempty"`
 	// Latency is, on the first agent message of a turn, the time from the
 	// end of the user's speech to the agent's first audio (or first spoken
 	// text for text-only agents); zero when not measured.
 	Latency time.Duration `json:"latency,omitempty"`
+	// Injected marks a message put into the history by Inject, not said
+	// on the line.
+	Injected bool `json:"injected,omitempty"`
 	// NothingHeard marks an agent message whose audio Config.AgentSTT
 	// transcribed to no words at all (a mumble, noise, a language the
 	// engine does not know): Text is empty and renderings show "(STT heard
@@ -98,6 +103,8 @@ const (
 	// EventHandoff marks the conversation passing to another agent: Text
 	// names it, Data holds the handoff's details (see HandoffEvent).
 	EventHandoff EventType = "handoff"
+	// EventHistory is a message injected into the history (Inject).
+	EventHistory EventType = "history"
 	// EventMessage is a whole message; it appears in State.Events, not in
 	// the timeline.
 	EventMessage EventType = "message"
@@ -153,6 +160,9 @@ type State struct {
 	// (State.Recording).
 	segs *[]Segment
 	rate int
+
+	// view is Config.DataView (dataview.go).
+	view DataView
 }
 
 // Name returns the scenario's name.
@@ -275,6 +285,7 @@ func (s *State) clone() *State {
 		notes:       s.notes.clone(),
 		segs:        s.recordedSegments(),
 		rate:        s.rate,
+		view:        s.view,
 	}
 }
 

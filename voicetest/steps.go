@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/voicetest-go/voicetest/pcm"
 )
 
 // Step is one step of a scenario's script. Build steps with the functions
@@ -74,23 +76,28 @@ func quote(s string) string {
 }
 
 // UserSays makes the user say text: spoken through Config.UserVoice to an
-// audio agent, sent as text to a text-only agent.
-func UserSays(text string) Step {
-	s := Step{name: "UserSays(" + quote(text) + ")", blind: true, line: true}
+// audio agent, sent as text to a text-only agent. Options change how
+// this utterance is spoken (WithVoice, WithSpeed, WithEffects,
+// WithInstructions). For recorded speech use UserAudio.
+func UserSays(text string, opts ...SayOption) Step {
+	u := Utterance{Text: text}
+	names, err := sayOptions(&u, opts)
+	s := Step{name: "UserSays(" + quote(text) + names + ")", blind: true, line: true, err: err}
 	if strings.TrimSpace(text) == "" {
 		s.err = errors.New("UserSays needs text; use Silence or Sleep for a pause")
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		return r.userTurn(ctx, Utterance{Text: text}, false)
+		return r.userTurn(ctx, u, false)
 	}
 	return s
 }
 
 // UserTurn asks Config.User for the user's next utterance and says it.
-// A user that is Done hangs up, which ends the script.
+// A user that is Done hangs up, which ends the script. Under
+// Config.TurnTaking the user first waits for the agent to be done.
 func UserTurn() Step {
 	return Step{name: "UserTurn()", line: true, run: func(ctx context.Context, r *runner) error {
-		u, err := r.askUser(ctx)
+		u, err := r.askUserTurn(ctx)
 		if err != nil {
 			return err
 		}
@@ -98,21 +105,29 @@ func UserTurn() Step {
 	}}
 }
 
-// UserAudio plays a recorded audio file as the user's next utterance: a
-// WAV file (any rate, any channels, mixed to mono), or MP3, Ogg, FLAC and
-// other formats through ffmpeg (Debian package ffmpeg); see
-// pcm.ReadAudioFile.
-func UserAudio(path string) Step {
-	s := Step{name: "UserAudio(" + quote(path) + ")", blind: true, line: true}
-	if path == "" {
-		s.err = errors.New("UserAudio needs the path of an audio file")
+// UserAudio plays recorded speech as the user's next utterance: the
+// path of an audio file (a WAV file of any rate and channels, or MP3,
+// Ogg, FLAC and anything else ffmpeg reads; see pcm.ReadAudioFile), a
+// pcm.Chunk, or an Audio (AudioFile, AudioChunk, MuLawAudio, ALawAudio,
+// with Says for its known text). The transcript shows its text: the
+// known text, else what Config.UserSTT (or Config.AgentSTT) hears in it,
+// else "(audio only)". Config.Effects and Config.Background apply to it
+// as to spoken text.
+func UserAudio[S AudioSource](src S) Step {
+	a := audioOf(src)
+	s := Step{name: "UserAudio(" + a.String() + ")", blind: true, line: true, err: a.validate()}
+	if a.kind == audioFile {
+		s.name = "UserAudio(" + quote(a.path) + ")"
+		if a.text != "" {
+			s.name = "UserAudio(" + a.String() + ")"
+		}
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		c, err := readUserAudio(ctx, path, r.cfg.Rate)
+		u, err := r.recorded(ctx, a)
 		if err != nil {
-			return err
+			return fmt.Errorf("UserAudio: %w", err)
 		}
-		return r.userTurn(ctx, Utterance{Audio: c}, false)
+		return r.userTurn(ctx, u, false)
 	}
 	return s
 }
@@ -255,16 +270,50 @@ func After(d time.Duration) InterruptWhen {
 // user's audio overlaps the agent's and the agent's own VAD must react.
 // The timeline records user_interrupt and, when the agent's audio stops,
 // agent_stop_speaking with the interrupt response time.
-func Interrupt(content string, when InterruptWhen) Step {
-	s := Step{name: fmt.Sprintf("Interrupt(%s, %v)", quote(content), when), blind: true, line: true}
+//
+// content is text to speak (a string, through Config.UserVoice, with
+// opts as for UserSays) or recorded speech (a pcm.Chunk or an Audio, as
+// for UserAudio; a string is always text, so play a file with
+// AudioFile(path)).
+func Interrupt[C Content](content C, when InterruptWhen, opts ...SayOption) Step {
+	var u Utterance
+	var a Audio
+	recorded := false
+	label := ""
+	switch v := any(content).(type) {
+	case pcm.Chunk:
+		a, recorded = AudioChunk(v), true
+	case Audio:
+		a, recorded = v, true
+	default:
+		u.Text = fmt.Sprint(v)
+		label = quote(u.Text)
+	}
+	if recorded {
+		label = a.String()
+	}
+	names, err := sayOptions(&u, opts)
+	s := Step{name: fmt.Sprintf("Interrupt(%s, %v%s)", label, when, names), blind: true, line: true, err: err}
 	switch {
 	case when.err != nil:
 		s.err = when.err
-	case strings.TrimSpace(content) == "":
-		s.err = errors.New("Interrupt needs the text the user barges in with")
+	case recorded:
+		if verr := a.validate(); verr != nil {
+			s.err = fmt.Errorf("Interrupt: %w", verr)
+		}
+	case strings.TrimSpace(u.Text) == "":
+		s.err = errors.New("Interrupt needs the text the user barges in with, or recorded audio (AudioFile, AudioChunk)")
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		return r.interrupt(ctx, Utterance{Text: content}, when)
+		if !recorded {
+			return r.interrupt(ctx, u, when)
+		}
+		ru, err := r.recorded(ctx, a)
+		if err != nil {
+			return fmt.Errorf("Interrupt: %w", err)
+		}
+		ru.Effects = u.Effects
+		return r.interrupt(ctx, ru, when)
 	}
 	return s
 }
@@ -344,12 +393,26 @@ func Verdict() Step {
 // reply; if so its next utterance interrupts the reply (as Interrupt with
 // After does) and the agent's answer to it ends the turn, so that turn
 // takes two user turns.
-func Proceed(n int) Step {
-	s := Step{name: fmt.Sprintf("Proceed(%d)", n), line: true}
+//
+// Options add callbacks after each turn (OnTurn) and each step (OnStep)
+// of the loop, and a stop condition (Until).
+func Proceed(n int, opts ...ProceedOption) Step {
+	var o proceedOptions
+	name := fmt.Sprintf("Proceed(%d", n)
+	var err error
+	for _, opt := range opts {
+		if opt.apply == nil {
+			err = errors.New("Proceed: a zero ProceedOption; build options with OnTurn, OnStep or Until")
+			continue
+		}
+		opt.apply(&o)
+		name += ", " + opt.name
+	}
+	s := Step{name: name + ")", line: true, err: err}
 	if n < 0 {
 		s.err = fmt.Errorf("Proceed(%d): use a positive number of turns, or 0 for until the verdict or MaxTurns", n)
 	}
-	s.run = func(ctx context.Context, r *runner) error { return r.proceed(ctx, n) }
+	s.run = func(ctx context.Context, r *runner) error { return r.proceed(ctx, n, o) }
 	return s
 }
 

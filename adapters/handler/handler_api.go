@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -36,8 +38,8 @@ type Func func(ctx context.Context, ev Event, c *Call) error
 type TaskFunc func(ctx context.Context, c *Call) error
 
 // Event is an input event for a Func: one of StartEvent, TextEvent,
-// TimeoutEvent, DTMFEvent, CustomEvent, InterruptEvent or StopEvent. Use a
-// type switch.
+// TimeoutEvent, DTMFEvent, CustomEvent, InterruptEvent, HistoryEvent or
+// StopEvent. Use a type switch.
 type Event interface {
 	handlerEvent()
 }
@@ -101,6 +103,17 @@ type InterruptEvent struct {
 	Task string
 }
 
+// HistoryEvent is a message the test put into the conversation's history
+// as if it had been said (voicetest.Inject): add it to whatever context
+// the agent keeps (an LLM's messages). It is not user input: a call that
+// handles it and says nothing ends no turn.
+type HistoryEvent struct {
+	// Role is voicetest.RoleUser or voicetest.RoleAgent.
+	Role voicetest.Role
+	// Text is what was "said".
+	Text string
+}
+
 // StopEvent is the last event of every conversation, delivered when the
 // runner closes the Conn (after a hang-up too). Outputs made while handling
 // it are not sent anywhere (the caller is gone); they are written to the
@@ -113,6 +126,7 @@ func (TimeoutEvent) handlerEvent()   {}
 func (DTMFEvent) handlerEvent()      {}
 func (CustomEvent) handlerEvent()    {}
 func (InterruptEvent) handlerEvent() {}
+func (HistoryEvent) handlerEvent()   {}
 func (StopEvent) handlerEvent()      {}
 
 // eventName names ev in errors.
@@ -130,6 +144,8 @@ func eventName(ev Event) string {
 		return "CustomEvent"
 	case InterruptEvent:
 		return "InterruptEvent"
+	case HistoryEvent:
+		return "HistoryEvent"
 	case StopEvent:
 		return "StopEvent"
 	}
@@ -199,6 +215,8 @@ type handlerConfig struct {
 	think       time.Duration
 	stopTimeout time.Duration
 	data        map[string]any
+	vad         *pcm.VADConfig
+	ab          abConfig
 	errs        []error
 }
 
@@ -234,6 +252,34 @@ func AudioMode(tts voicetest.TTS, stt voicetest.STT) Option {
 			return
 		}
 		c.audio, c.tts, c.stt = true, tts, stt
+	}
+}
+
+// vadLeadIn is how much audio before the detected start of speech
+// WithVAD's transcription keeps (the detector places the start where the
+// speech rises out of the noise, after its quiet onset).
+const vadLeadIn = 100 * time.Millisecond
+
+// WithVAD makes an audio-mode agent find the user's speech with pcm's
+// energy voice activity detector (pcm.NewVAD with cfg), which learns the
+// line's noise floor, instead of the default level threshold (any 20 ms
+// louder than −44 dBFS is speech). Use it when the caller has a
+// background (voicetest.Config.Background): a cafe's babble, played
+// between turns, then does not barge in on the agent, while the caller's
+// speech over it still does. Speech is reported once the detector has
+// confirmed it (cfg.MinSpeech after it began), so a barge-in comes that
+// much later than with the level threshold; and EndUtterance transcribes
+// the speech the detector found (from 100 ms before it to 100 ms after
+// it), not the background around it. Start from pcm.DefaultVADConfig() (for
+// babble, a cafe, raise ThresholdDB to 12 and MinLevelDBFS above the
+// background's level); an invalid cfg is reported by Connect.
+func WithVAD(cfg pcm.VADConfig) Option {
+	return func(c *handlerConfig) {
+		if err := cfg.Validate(); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("WithVAD: %w", err))
+			return
+		}
+		c.vad = &cfg
 	}
 }
 
@@ -349,6 +395,9 @@ func New(fn Func, opts ...Option) voicetest.Agent {
 type handlerAgent struct {
 	fn  Func
 	cfg handlerConfig
+	// runs counts the conversations started, so that a seeded A/B
+	// choice differs from run to run under voicetest's Repeat.
+	runs atomic.Int64
 }
 
 // VirtualTime reports that the agent runs in process on channels and timers
@@ -366,8 +415,17 @@ func (a *handlerAgent) Connect(ctx context.Context, s voicetest.Session) (voicet
 	if a.cfg.audio && s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: handler agent in audio mode needs Session.Rate > 0, got %d", s.Rate)
 	}
+	var vad *pcm.VAD
+	if a.cfg.audio && a.cfg.vad != nil {
+		var err error
+		if vad, err = pcm.NewVAD(s.Rate, *a.cfg.vad); err != nil {
+			return nil, fmt.Errorf("adapters: handler agent: WithVAD at the session rate: %w", err)
+		}
+	}
 	if s.Logf == nil {
 		s.Logf = func(string, ...any) {}
 	}
-	return newHandlerConn(a, s), nil
+	c := newHandlerConn(a, s)
+	c.vad, c.speechFrom = vad, -1
+	return c, nil
 }

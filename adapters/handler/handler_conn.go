@@ -164,6 +164,7 @@ type handlerConn struct {
 
 	dataMu sync.Mutex
 	data   map[string]any
+	ab     *abState // A/B tests, outcomes and variables (handler_ab.go)
 
 	toolSeq   atomic.Int64
 	toolNames sync.Map
@@ -171,6 +172,12 @@ type handlerConn struct {
 	// Owned by the runner's sending goroutine.
 	userAudio  []int16
 	userVoiced bool
+	vad        *pcm.VAD // WithVAD's detector, nil for the level threshold
+	vadEvents  []pcm.VADEvent
+	vadFed     int64 // samples given to vad
+	bufStart   int64 // the vad sample at which userAudio starts
+	speechFrom int64 // the vad sample at which the buffered speech starts, or -1
+	speechTo   int64 // the vad sample at which the buffered speech last ended
 }
 
 func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
@@ -187,6 +194,7 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 	for k, v := range a.cfg.data {
 		c.data[k] = v
 	}
+	c.ab = newABState(a.cfg.ab, s.Name, a.runs.Add(1)-1)
 	c.caps = voicetest.Capabilities{
 		Adapter:              "handler",
 		Text:                 !a.cfg.audio,
@@ -292,7 +300,30 @@ func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	default:
 	}
 	c.userAudio = append(c.userAudio, ch.Samples...)
-	if !isVoiced(ch.Samples) {
+	if c.vad != nil {
+		c.vadEvents = c.vad.Process(c.vadEvents[:0], ch.Samples)
+		c.vadFed += int64(len(ch.Samples))
+		started := false
+		for _, e := range c.vadEvents {
+			switch e.Type {
+			case pcm.SpeechStart:
+				started = true
+				if c.speechFrom < 0 {
+					c.speechFrom = e.Sample
+				}
+			case pcm.SpeechEnd:
+				c.speechTo = e.Sample
+			}
+		}
+		if c.vad.Speaking() {
+			c.userVoiced = true
+		}
+		if !started {
+			// Only the start of speech barges in: the detector's
+			// hangover after the user stopped is not new speech.
+			return nil
+		}
+	} else if !isVoiced(ch.Samples) {
 		return nil
 	}
 	c.userVoiced = true
@@ -305,6 +336,24 @@ func (c *handlerConn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 func (c *handlerConn) EndUtterance(ctx context.Context) error {
 	audio, voiced := c.userAudio, c.userVoiced
 	c.userAudio, c.userVoiced = nil, false
+	if c.vad != nil {
+		// Only the speech the detector found is transcribed, from a
+		// little before it began: not the caller's background between
+		// turns.
+		lead := int64(pcm.SamplesFor(c.sess.Rate, vadLeadIn))
+		if c.speechFrom >= 0 {
+			to := c.speechTo
+			if _, end, ok := c.vad.OpenSpeech(); ok {
+				to = end
+			}
+			to = min(to-c.bufStart+lead, int64(len(audio)))
+			from := max(c.speechFrom-c.bufStart-lead, 0)
+			if from < to {
+				audio = audio[from:to]
+			}
+		}
+		c.bufStart, c.speechFrom = c.vadFed, -1
+	}
 	if !c.cfg.audio || !voiced {
 		return nil
 	}
@@ -339,6 +388,13 @@ func (c *handlerConn) SendDTMF(ctx context.Context, digits string) error {
 		}
 	}
 	return c.input(ctx, message{kind: msgInput, user: true, ev: DTMFEvent{Digits: digits}})
+}
+
+var _ voicetest.HistoryInjector = (*handlerConn)(nil)
+
+// InjectHistory delivers a HistoryEvent (voicetest.Inject).
+func (c *handlerConn) InjectHistory(ctx context.Context, role voicetest.Role, text string) error {
+	return c.input(ctx, message{kind: msgInput, ev: HistoryEvent{Role: role, Text: text}})
 }
 
 // Interrupt cuts the agent's current response short: interruptible speech

@@ -7,6 +7,7 @@ import (
 
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
 
 // WidebandRate is the rate TelephoneSTT hands audio to its engine at:
@@ -59,23 +60,15 @@ func (p *telephoneSTT) Transcribe(ctx context.Context, req voicetest.Transcripti
 	return tr, nil
 }
 
-// Widen returns narrowband audio at WidebandRate, each output sample
-// holding the input sample at its time (a zero-order hold): the speech
-// spectrum below 4 kHz is mirrored, attenuated, above it, which a wideband
-// recognizer takes far better than an empty upper band. The result depends
-// only on the input. Audio already at WidebandRate or above is returned as
-// it is.
+// Widen returns narrowband audio at WidebandRate by a zero-order hold:
+// speech.Widen, which pocketsphinx now applies itself to telephone audio
+// (speech.Pocketsphinx with speech.WithPhrases transcribes an 8 kHz call
+// as TelephoneSTT does, with the same cache keys). Audio already at
+// WidebandRate or above is returned as it is.
 func Widen(a pcm.Chunk) (pcm.Chunk, error) {
-	if err := a.Validate(); err != nil {
+	w, err := speech.Widen(a, WidebandRate)
+	if err != nil {
 		return pcm.Chunk{}, fmt.Errorf("restaurant: telephone audio: %w", err)
 	}
-	if a.Rate >= WidebandRate {
-		return a, nil
-	}
-	n := int(int64(len(a.Samples)) * WidebandRate / int64(a.Rate))
-	out := make([]int16, n)
-	for i := range out {
-		out[i] = a.Samples[int64(i)*int64(a.Rate)/WidebandRate]
-	}
-	return pcm.Chunk{Rate: WidebandRate, Samples: out}, nil
+	return w, nil
 }

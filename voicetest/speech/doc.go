@@ -21,9 +21,11 @@
 //
 // A local engine that is not installed fails with a *NotInstalledError
 // (errors.Is ErrNotInstalled) naming the Debian package to install; tests
-// call SkipIfNotInstalled to skip with that message. pocketsphinx refuses
-// audio below 16 kHz (ErrNarrowband) instead of returning garbage, and
-// takes TranscriptionRequest.Phrases as a JSGF grammar of expected phrases.
+// call SkipIfNotInstalled to skip with that message. pocketsphinx widens
+// telephone audio below 16 kHz (Widen; StrictWideband refuses it with
+// ErrNarrowband), and takes TranscriptionRequest.Phrases, or WithPhrases,
+// as a JSGF grammar of expected phrases: with them it transcribes 8 kHz
+// phone calls. Narrowband adapts any other wideband engine.
 //
 // # Cache
 //

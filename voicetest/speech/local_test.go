@@ -143,9 +143,13 @@ func TestMissingEngineNamesDebianPackage(t *testing.T) {
 func TestPocketsphinxRefusesNarrowbandAndBadInput(t *testing.T) {
 	p := Pocketsphinx(WithProgram("/nonexistent/pocketsphinx_continuous"))
 	ctx := t.Context()
-	_, err := p.Transcribe(ctx, voicetest.TranscriptionRequest{Audio: pcm.Silence(pcm.Rate8k, 5e8)})
+	_, err := Pocketsphinx(WithProgram("/nonexistent/pocketsphinx_continuous"), StrictWideband()).Transcribe(ctx, voicetest.TranscriptionRequest{Audio: pcm.Silence(pcm.Rate8k, 5e8)})
 	require.ErrorIs(t, err, ErrNarrowband)
 	assert.Contains(t, err.Error(), "8000 Hz")
+	// Without StrictWideband, 8 kHz audio is widened and decoded: here
+	// the missing program is the error.
+	_, err = p.Transcribe(ctx, voicetest.TranscriptionRequest{Audio: pcm.Silence(pcm.Rate8k, 5e8)})
+	require.ErrorIs(t, err, ErrNotInstalled)
 
 	_, err = p.Transcribe(ctx, voicetest.TranscriptionRequest{Audio: pcm.Silence(pcm.Rate16k, 5e8), Language: "fr-FR"})
 	require.ErrorContains(t, err, "US English")

@@ -43,6 +43,7 @@ type openaiConn struct {
 	baseURL  string
 	keySet   bool
 	cache    *cache.Cache
+	phrases  []string // WithPhrases
 }
 
 func newOpenAIConn(cfg config, modelEnv, defaultModel string) (*openaiConn, error) {
@@ -77,6 +78,7 @@ func newOpenAIConn(cfg config, modelEnv, defaultModel string) (*openaiConn, erro
 		baseURL:  baseURL,
 		keySet:   key != "",
 		cache:    cfg.cache,
+		phrases:  cfg.phrases,
 	}, nil
 }
 
@@ -203,6 +205,9 @@ func (o *OpenAISTT) Transcribe(ctx context.Context, req voicetest.TranscriptionR
 		return voicetest.Transcription{}, fmt.Errorf("speech: openai stt: %w", err)
 	}
 	prompt := req.Prompt
+	if len(req.Phrases) == 0 {
+		req.Phrases = o.c.phrases
+	}
 	if prompt == "" && len(req.Phrases) > 0 {
 		prompt = strings.Join(req.Phrases, " ")
 	}

@@ -41,6 +41,8 @@ type config struct {
 	maxRetries                       int
 	program                          string
 	modelDir                         string
+	phrases                          []string
+	strictWideband                   bool
 	getenv                           func(string) string
 	lookPath                         func(string) (string, error)
 }
@@ -91,6 +93,21 @@ func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = max(
 // WithProgram sets the path of a local engine's program instead of looking
 // its usual name up in PATH.
 func WithProgram(path string) Option { return func(c *config) { c.program = path } }
+
+// WithPhrases gives a recognizer the phrases its speaker is expected to
+// say, used for every request whose TranscriptionRequest.Phrases is
+// empty: pocketsphinx decodes with a grammar of any sequence of them,
+// which makes telephone audio far more recognizable (and can only answer
+// those phrases); OpenAI gets them as a prompt. Other engines ignore it.
+func WithPhrases(phrases ...string) Option {
+	p := append([]string(nil), phrases...)
+	return func(c *config) { c.phrases = p }
+}
+
+// StrictWideband makes pocketsphinx refuse audio below 16 kHz with
+// ErrNarrowband, as it did before it widened telephone audio itself
+// (see Pocketsphinx).
+func StrictWideband() Option { return func(c *config) { c.strictWideband = true } }
 
 // WithModelDir sets pocketsphinx's acoustic model directory (default
 // /usr/share/pocketsphinx/model/en-us, from the pocketsphinx-en-us package).

@@ -26,7 +26,8 @@ const defaultModelDir = "/usr/share/pocketsphinx/model/en-us"
 const PocketsphinxRate = pcm.Rate16k
 
 // ErrNarrowband reports audio sampled below 16 kHz, which pocketsphinx's
-// wideband model cannot transcribe.
+// wideband model cannot transcribe as it is; with StrictWideband,
+// pocketsphinx returns it rather than widening the audio.
 var ErrNarrowband = errors.New("speech: pocketsphinx needs wideband audio (16 kHz or more)")
 
 // PocketsphinxSTT is the pocketsphinx speech recognizer (Debian's
@@ -60,14 +61,17 @@ type sttAnswer struct {
 	Engine   string `json:"engine,omitempty"`
 }
 
-// Transcribe recognizes req.Audio. Audio below 16 kHz is refused with
-// ErrNarrowband: upsampled telephone audio gives garbage, not a
-// transcript. Higher rates are resampled to 16 kHz. Only English
-// (Language "", "en" or "en-*") is supported. With req.Phrases the decoder
-// uses a grammar of exactly those phrases (normalised as NormalizeWords
-// does; every word must be in the model's dictionary), which is far more
-// accurate when the speaker is known to say one of them, and can only
-// answer one of them. Prompt is ignored.
+// Transcribe recognizes req.Audio. Audio below 16 kHz (8 kHz telephone
+// audio) is widened to 16 kHz by Widen first, so telephone agents
+// transcribe out of the box; StrictWideband refuses it with
+// ErrNarrowband instead. Higher rates are resampled to 16 kHz. Only
+// English (Language "", "en" or "en-*") is supported. With req.Phrases
+// (or, when it is empty, WithPhrases) the decoder uses a grammar of any
+// sequence of those phrases (normalised as NormalizeWords does; every
+// word must be in the model's dictionary), which is far more accurate
+// when the speaker is known to say them, and can only answer them: on
+// telephone audio, give the phrases. Prompt is ignored. The cache key
+// holds the audio as decoded (widened) and the phrases.
 func (p *PocketsphinxSTT) Transcribe(ctx context.Context, req voicetest.TranscriptionRequest) (voicetest.Transcription, error) {
 	a := req.Audio
 	if err := a.Validate(); err != nil {
@@ -77,12 +81,22 @@ func (p *PocketsphinxSTT) Transcribe(ctx context.Context, req voicetest.Transcri
 		return voicetest.Transcription{}, errors.New("speech: pocketsphinx: the audio is empty; send at least some speech")
 	}
 	if a.Rate < PocketsphinxRate {
-		return voicetest.Transcription{}, fmt.Errorf("%w: this audio is %d Hz, and upsampling narrowband (telephone) audio only gives garbage transcripts; transcribe the audio before it is band-limited, or use an engine that takes 8 kHz such as openai", ErrNarrowband, a.Rate)
+		if p.cfg.strictWideband {
+			return voicetest.Transcription{}, fmt.Errorf("%w: this audio is %d Hz; without StrictWideband pocketsphinx widens it (speech.Widen), or use an engine that takes 8 kHz such as openai", ErrNarrowband, a.Rate)
+		}
+		w, err := Widen(a, PocketsphinxRate)
+		if err != nil {
+			return voicetest.Transcription{}, fmt.Errorf("speech: pocketsphinx: %w", err)
+		}
+		a = w
 	}
 	if l := strings.ToLower(req.Language); l != "" && l != "en" && !strings.HasPrefix(l, "en-") {
 		return voicetest.Transcription{}, fmt.Errorf("speech: pocketsphinx: language %q is not supported: the installed model is US English; leave Language empty or \"en\"", req.Language)
 	}
 	var phrases []string
+	if len(req.Phrases) == 0 {
+		req.Phrases = p.cfg.phrases
+	}
 	for _, ph := range req.Phrases {
 		if w := NormalizeWords(ph); len(w) > 0 {
 			phrases = append(phrases, strings.Join(w, " "))
