@@ -67,8 +67,33 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 
 // TestConformance runs the wire adapters' shared suite against the Go
 // agent double, through a real livekit-server on loopback.
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.Subject{
+func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
+
+// FuzzAgentMessage fuzzes what the adapter decodes of the agent's
+// messages through the room with the shared fuzz target: a binary input
+// is sent as an agent session message (protobuf), a text input as the
+// double's message when it is one (a text stream, say), and otherwise as
+// the raw bytes of a data packet. Each input starts a livekit-server.
+func FuzzAgentMessage(f *testing.F) {
+	s := subject()
+	start := s.Start
+	s.Start = func(t *testing.T, p conformance.Peer) voicetest.Agent {
+		if len(p.Send) > 0 && !p.Send[0].Binary {
+			var m lkagent.Message
+			if json.Unmarshal(p.Send[0].Data, &m) != nil {
+				b, _ := json.Marshal(lkagent.Message{Packet: p.Send[0].Data})
+				p.Send = append([]conformance.Frame{{Data: b}}, p.Send[1:]...)
+			}
+		}
+		return start(t, p)
+	}
+	conformance.Fuzz(f, s)
+}
+
+// subject describes the adapter, the server and the agent double to the
+// suite.
+func subject() conformance.Subject {
+	return conformance.Subject{
 		Adapter:   "livekit",
 		Handshake: true, // the agent joins and subscribes
 		ChecksKey: true, // the server refuses a token signed with a wrong secret
@@ -123,7 +148,9 @@ func TestConformance(t *testing.T) {
 			return message(lkagent.Message{Session: audioOutput(make([]byte, 2*n), 48000, uint32(n))})
 		},
 		Echo: func(s string) conformance.Frame {
-			return message(transcription(s, map[string]string{"lk.transcription_final": "true", "lk.segment_id": "SG_echo"}))
+			// One segment per text: a final segment repeated under its id is
+			// the same line again, which the adapter reports once.
+			return message(transcription(s, map[string]string{"lk.transcription_final": "true", "lk.segment_id": "SG_echo_" + s}))
 		},
 		Malformed: []conformance.Frame{
 			{Data: []byte{0xff, 0xff, 0xff}, Binary: true},
@@ -135,5 +162,5 @@ func TestConformance(t *testing.T) {
 			message(packet(&lkproto.DataPacket{Value: &lkproto.DataPacket_SipDtmf{SipDtmf: &lkproto.SipDTMF{Code: 99, Digit: "x"}}})),
 		},
 		Pacing: voicetest.PaceFast,
-	})
+	}
 }

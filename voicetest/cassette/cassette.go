@@ -160,12 +160,14 @@ func (a *Agent) command() string { return rerecordCommand(a.dir, a.test) }
 // otherwise the agent's own, recorded unless the mode is off.
 func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if a.replay {
-		return a.connectReplay(s)
+		return a.connectReplay(ctx, s)
 	}
 	if a.inner == nil {
 		return nil, fmt.Errorf("voicetest/cassette: %s must be recorded (mode %s), but New was given no agent to record", a.path, a.mode)
 	}
+	start := time.Now()
 	conn, err := a.inner.Connect(ctx, s)
+	took := time.Since(start)
 	if err != nil || a.mode == cache.Off {
 		if err != nil && a.mode != cache.Off {
 			err = fmt.Errorf("recording the cassette %s (the agent must be reachable): %w", a.path, err)
@@ -173,6 +175,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 		return conn, err
 	}
 	rec := newRecording(s, conn.Capabilities(), a.scrub)
+	rec.conv.Connect = millis(took)
 	a.mu.Lock()
 	a.recs = append(a.recs, rec)
 	a.mu.Unlock()
@@ -181,7 +184,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 }
 
 // connectReplay serves the next conversation of the cassette.
-func (a *Agent) connectReplay(s voicetest.Session) (voicetest.Conn, error) {
+func (a *Agent) connectReplay(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ix == nil && a.err == nil {
@@ -211,6 +214,19 @@ func (a *Agent) connectReplay(s voicetest.Session) (voicetest.Conn, error) {
 	}
 	logf(s, "voicetest/cassette: replaying conversation %d of %s (recorded %s, %d caller turns, adapter %s) on virtual time",
 		n+1, a.path, a.ix.Recorded, len(c.Turns)-1, c.Capabilities.Adapter)
+	// The connection takes as long as it did (virtual time in a bubble).
+	if d := time.Duration(c.Connect); d > 0 {
+		a.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			a.mu.Lock()
+			return nil, ctx.Err()
+		}
+		a.mu.Lock()
+	}
 	return newReplayConn(a, n, c, s.Logf), nil
 }
 

@@ -296,3 +296,55 @@ func runIn(t *testing.T, cfg voicetest.Config) (res *voicetest.Result, err error
 	synctest.Test(t, func(t *testing.T) { res, err = voicetest.Run(t.Context(), cfg) })
 	return res, err
 }
+
+// slowConnect is an agent whose Connect takes a while, as joining a room
+// and waiting for the agent to be dispatched does.
+type slowConnect struct {
+	voicetest.Agent
+	took time.Duration
+}
+
+func (s slowConnect) Connect(ctx context.Context, sess voicetest.Session) (voicetest.Conn, error) {
+	time.Sleep(s.took)
+	return s.Agent.Connect(ctx, sess)
+}
+
+// TestReplayTakesTheConnectTime: a connection that took 700 ms to open
+// takes 700 ms again in replay, so the replayed timeline starts where the
+// recorded one did (it started 700 ms early before: the user's first line
+// at 0 instead of 700 ms).
+func TestReplayTakesTheConnectTime(t *testing.T) {
+	dir := t.TempDir()
+	first := func(res *voicetest.Result) time.Duration {
+		for _, e := range res.Timeline {
+			if e.Type == voicetest.EventUserStartSpeaking {
+				return e.At
+			}
+		}
+		t.Fatalf("no user speech in\n%s", res.TimelineText())
+		return 0
+	}
+	cfg := voicetest.Config{UserVoice: fixtures.FakeTTS(), Script: []voicetest.Step{voicetest.UserSays("hello"), voicetest.AgentTurn()}}
+	agent := fixtures.Fake(fixtures.FakeConfig{Name: "fake-remote", Replies: []fixtures.Reply{{Text: "hi", Latency: 200 * time.Millisecond}}})
+	var rec, rep *voicetest.Result
+	t.Run("record", func(t *testing.T) {
+		res, _, err := run(t, dir, cache.Record, slowConnect{Agent: agent, took: 700 * time.Millisecond}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec = res
+	})
+	t.Run("replay", func(t *testing.T) {
+		res, _, err := run(t, dir, cache.Replay, dialFails{}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep = res
+	})
+	if rec == nil || rep == nil {
+		t.FailNow()
+	}
+	if r, p := first(rec), first(rep); r != 700*time.Millisecond || p != r {
+		t.Errorf("the user's first line at %v recorded and %v replayed, want 700ms both", r, p)
+	}
+}

@@ -77,7 +77,11 @@ type conversation struct {
 	Rate int `json:"rate"`
 	// Capabilities are the adapter's.
 	Capabilities voicetest.Capabilities `json:"capabilities"`
-	Turns        []turn                 `json:"turns"`
+	// Connect is how long the adapter's Connect took (a room to join, an
+	// agent to dispatch), which replay takes again on virtual time so
+	// that the timeline starts where it did.
+	Connect millis `json:"connect_ms,omitzero"`
+	Turns   []turn `json:"turns"`
 }
 
 // turn is one thing the caller did (turn 0 is the connection), and the
