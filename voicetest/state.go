@@ -129,9 +129,11 @@ type Event struct {
 	// Data is the payload of data events.
 	Data json.RawMessage `json:"data,omitempty"`
 	// Latency is set on agent_start_speaking: first agent audio minus the
-	// end of the user's audio. On agent_interrupted and on the
-	// agent_stop_speaking of an interrupted turn it holds the interrupt
-	// response time.
+	// end of the user's audio. The interrupt response time of a barge-in
+	// (the user's interrupt to the agent stopping) is on one event: the
+	// agent_interrupted event when the agent reports that it stopped (the
+	// interrupted turn's agent_stop_speaking then has none), otherwise the
+	// interrupted turn's agent_stop_speaking.
 	Latency time.Duration `json:"latency,omitempty"`
 	// Duration is set on silence and sleep events.
 	Duration time.Duration `json:"duration,omitempty"`

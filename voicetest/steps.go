@@ -264,11 +264,17 @@ func After(d time.Duration) InterruptWhen {
 // Interrupt barges in on the agent's reply: it waits (at most
 // Timeouts.WaitForSpeech) for the agent to start speaking, then until
 // when holds, and then says content. An adapter with NativeInterrupt gets
-// Conn.Interrupt first (Twilio clear, Realtime response.cancel), which
-// also discards agent audio still buffered for playback; otherwise the
-// user's audio overlaps the agent's and the agent's own VAD must react.
-// The timeline records user_interrupt and, when the agent's audio stops,
-// agent_stop_speaking with the interrupt response time.
+// Conn.Interrupt first (Realtime response.cancel, a protobuf Pipecat
+// bot's InterruptionFrame, an in-process handler's cancel), which also
+// discards agent audio still buffered for playback; otherwise (Twilio,
+// ElevenLabs, LayerCode) the user's audio overlaps the agent's and the agent
+// must hear it and stop (a Twilio bot then sends "clear", which the
+// adapter reports as AgentInterrupted). The timeline records
+// user_interrupt, the interrupted turn's agent_stop_speaking, and the
+// interrupt response time (the user's barge-in to the agent stopping) on
+// exactly one event: the agent_interrupted event when the agent reports
+// that it stopped, otherwise that agent_stop_speaking (see Event.Latency;
+// Result.Latency.InterruptResponse lists it either way).
 //
 // content is text to speak (a string, through Config.UserVoice, with
 // opts as for UserSays) or recorded speech (a pcm.Chunk or an Audio, as
