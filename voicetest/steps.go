@@ -193,9 +193,12 @@ var ErrSilentTurn = errors.New("voicetest: the agent's turn ended with no speech
 // conversation: it passes when the agent has hung up (during an earlier
 // step or now, after any last words, which are recorded as its turn),
 // and fails with a *TimeoutError (PhaseHangUp) when the agent is still
-// on the line after Timeouts.FirstChunk. Only steps that read the
-// conversation (Check, Checkpoint, Verdict, Sleep, Succeed, Fail) may
-// follow it; a step that needs the line after it is a script error.
+// on the line Timeouts.FirstChunk after the agent's last act (speech, a
+// tool call, a turn end). Only steps that do not need the line (Check,
+// Checkpoint, Verdict, Sleep, Succeed, Fail, Inject, Do) may follow it; a
+// step that needs the line after it (UserSays, UserTurn, UserAudio,
+// AgentTurn, Interrupt, Silence, DTMF, Proceed) is a script error that
+// Run reports before the call starts.
 //
 // Without ExpectHangUp a hang-up is still the normal end of a call:
 // steps that read the conversation run on the final state, and the next
