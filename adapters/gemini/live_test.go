@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/voicetest-go/voicetest/adapters/gemini"
-	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
 
@@ -22,23 +22,5 @@ func TestLive(t *testing.T) {
 	}
 	speech.SkipIfNotInstalled(t, "flite")
 	agent := gemini.New(cmp.Or(os.Getenv("VOICETEST_GEMINI_MODEL"), gemini.DefaultModel))
-	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     agent,
-		UserVoice: speech.Flite(),
-		Golden:    voicetest.GoldenOptions{Disable: true},
-		Script:    []voicetest.Step{voicetest.UserSays("Hello, are you open tonight?"), voicetest.AgentTurn()},
-	})
-	if !res.Success {
-		t.Fatalf("the live scenario failed: %v", res.Err)
-	}
-	spoke := false
-	for _, m := range res.Transcript {
-		if m.Role == voicetest.RoleAgent && (m.Text != "" || m.AudioOnly) {
-			spoke = true
-		}
-	}
-	if !spoke {
-		t.Fatalf("the agent said nothing:\n%s", res.TranscriptText())
-	}
-	t.Logf("the live agent answered:\n%s", res.TranscriptText())
+	adaptertest.Live(t, agent, speech.Flite(), 0, false)
 }

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
-	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
 
@@ -29,23 +29,5 @@ func TestLive(t *testing.T) {
 	if tok := os.Getenv("LAYERCODE_AUTHORIZE_TOKEN"); tok != "" {
 		agent.AuthorizeHeader = http.Header{"Authorization": {"Bearer " + tok}}
 	}
-	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     agent,
-		UserVoice: speech.Flite(),
-		Golden:    voicetest.GoldenOptions{Disable: true},
-		Script:    []voicetest.Step{voicetest.AgentTurn(voicetest.AllowSilence()), voicetest.UserSays("Hello, can you hear me?"), voicetest.AgentTurn()},
-	})
-	if !res.Success {
-		t.Fatalf("the live scenario failed: %v", res.Err)
-	}
-	spoke := false
-	for _, m := range res.Transcript {
-		if m.Role == voicetest.RoleAgent && (m.Text != "" || m.AudioOnly) {
-			spoke = true
-		}
-	}
-	if !spoke {
-		t.Fatalf("the agent said nothing:\n%s", res.TranscriptText())
-	}
-	t.Logf("the live agent answered:\n%s", res.TranscriptText())
+	adaptertest.Live(t, agent, speech.Flite(), 0, true)
 }

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/realtime"
-	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
 
@@ -24,23 +24,5 @@ func TestLive(t *testing.T) {
 	speech.SkipIfNotInstalled(t, "flite")
 	agent := realtime.New(cmp.Or(os.Getenv("VOICETEST_REALTIME_MODEL"), realtime.DefaultModel))
 	agent.Instructions = "You answer phone calls for a restaurant. Answer in one short sentence."
-	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     agent,
-		UserVoice: speech.Flite(),
-		Golden:    voicetest.GoldenOptions{Disable: true},
-		Script:    []voicetest.Step{voicetest.UserSays("Hello, are you open tonight?"), voicetest.AgentTurn()},
-	})
-	if !res.Success {
-		t.Fatalf("the live scenario failed: %v", res.Err)
-	}
-	spoke := false
-	for _, m := range res.Transcript {
-		if m.Role == voicetest.RoleAgent && (m.Text != "" || m.AudioOnly) {
-			spoke = true
-		}
-	}
-	if !spoke {
-		t.Fatalf("the agent said nothing:\n%s", res.TranscriptText())
-	}
-	t.Logf("the live agent answered:\n%s", res.TranscriptText())
+	adaptertest.Live(t, agent, speech.Flite(), 0, false)
 }
