@@ -2,6 +2,7 @@ package voicetest_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -93,5 +94,38 @@ func TestInterruptResponseTimeIsOnOneEvent(t *testing.T) {
 					got[0], got[1], want[0], want[1], res.TimelineText())
 			}
 		})
+	}
+}
+
+// TestResultStateTimelineIsInTheFixedOrder backs State.Timeline's doc: a
+// Result's State gives the same timeline as Result.Timeline, whose events
+// at one instant follow the fixed order (here the barge-in and the agent's
+// stop at the same instant: user_interrupt first, then agent_stop_speaking,
+// then the user's speech starting the next turn).
+func TestResultStateTimelineIsInTheFixedOrder(t *testing.T) {
+	res, err := runVirtual(t, voicetest.Config{
+		Agent:     fixtures.Fake(fixtures.FakeConfig{NativeInterrupt: true, Replies: interruptReplies()}),
+		UserVoice: &toneTTS{},
+		Script: []voicetest.Step{
+			voicetest.UserSays("hi"),
+			voicetest.Interrupt("stop please", voicetest.After(500*time.Millisecond)),
+			voicetest.AgentTurn(),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.State.Timeline(), res.Timeline) {
+		t.Errorf("State.Timeline() differs from Result.Timeline")
+	}
+	var at []voicetest.EventType
+	for _, e := range res.Timeline {
+		if e.At == res.Timeline[3].At {
+			at = append(at, e.Type)
+		}
+	}
+	want := []voicetest.EventType{voicetest.EventUserInterrupt, voicetest.EventAgentStopSpeaking, voicetest.EventUserStartSpeaking, voicetest.EventAgentInterrupted}
+	if !reflect.DeepEqual(at, want) {
+		t.Errorf("events at %v: %v, want %v\n%s", res.Timeline[3].At, at, want, res.TimelineText())
 	}
 }

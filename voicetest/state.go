@@ -192,8 +192,13 @@ func (s *State) Transcript() []Message {
 	return out
 }
 
-// Timeline returns the events so far, ordered by time (events at the same
-// time keep the order they were recorded in).
+// Timeline returns the events so far, ordered by time. While the
+// scenario runs, events at the same time keep the order they were
+// recorded in; in a Result's State (as in Result.Timeline), events at one
+// instant are in a fixed order, by turn and then in the order a turn
+// unfolds (the agent stops before the user barges in, the user speaks
+// before the agent answers), whichever goroutine recorded its event
+// first, so that a timeline reads the same on every run.
 func (s *State) Timeline() []Event {
 	out := slices.Clone(s.timeline)
 	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })
