@@ -2,16 +2,15 @@ package adapters_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
+	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/adapters/realtime"
 	"github.com/voicetest-go/voicetest/adapters/twilio"
-	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
@@ -28,57 +27,15 @@ import (
 
 const fuzzRate = 24000
 
-// drainFuzz reads conn until the sentinel, a hang-up or a closed transport.
+// drainFuzz reads conn until the sentinel, a hang-up or a closed
+// transport, with the checks every adapter's fuzz target makes.
 func drainFuzz(t *testing.T, conn voicetest.Conn, sentinel func(voicetest.AgentEvent) bool) {
 	t.Helper()
 	// An input that is itself valid may make the agent speak, or wait;
 	// the bound only stops the read, it is not a timing assertion.
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	for {
-		ev, err := conn.Recv(ctx)
-		if err != nil {
-			var fe *wire.FrameError
-			switch {
-			case errors.As(err, &fe):
-				if strings.Contains(err.Error(), "panicked") {
-					t.Fatalf("the decoder panicked: %v", err)
-				}
-				if fe.Adapter == "" || fe.Err == nil {
-					t.Fatalf("frame error without adapter or cause: %#v", fe)
-				}
-				continue
-			case ctx.Err() != nil, errors.Is(err, voicetest.ErrTransportClosed):
-				return
-			default:
-				// An agent-reported error (Realtime "error" events) passes
-				// through and leaves the Conn usable.
-				if err.Error() == "" {
-					t.Fatal("an error with no message")
-				}
-				continue
-			}
-		}
-		switch ev.Kind {
-		case voicetest.AgentAudio:
-			if ev.Audio.Rate != fuzzRate || ev.Audio.Validate() != nil {
-				t.Fatalf("agent audio at %d Hz (session %d): %v", ev.Audio.Rate, fuzzRate, ev.Audio.Validate())
-			}
-		case voicetest.AgentToolCall, voicetest.AgentToolResult:
-			if ev.Tool == nil {
-				t.Fatalf("%s event without Tool", ev.Kind)
-			}
-		case voicetest.AgentHangUp:
-			return
-		case voicetest.AgentTranscript, voicetest.UserTranscript, voicetest.AgentData, voicetest.AgentTurnEnd,
-			voicetest.AgentInterrupted, voicetest.AgentLog:
-		default:
-			t.Fatalf("event of unknown kind %d", ev.Kind)
-		}
-		if sentinel(ev) {
-			return
-		}
-	}
+	_ = conformance.Drain(t, ctx, conn, fuzzRate, "", sentinel) // a read that timed out has checked all it read
 }
 
 func isUserTranscript(text string) func(voicetest.AgentEvent) bool {

@@ -20,14 +20,21 @@
 // trained to speak as the assistant; this keeps them from drifting into
 // helping). The agent's tool calls, tool results and data payloads, where the
 // adapter exposes them, appear among the agent's turns as bracketed lines
-// (RenderPayload; Payloads changes or hides them). Each turn the model calls
-// one of three tools:
+// (RenderPayload; Payloads changes or hides them), or, when the scenario
+// sets voicetest.Config.DataView (such as voicetest.XMLView("screen")),
+// as that view shows them, with a line in the system prompt telling the
+// model it can see them on its screen. Each turn the model calls one of
+// three tools:
 //
 //   - say(text): the next line, short and spoken;
 //   - wait(seconds, reason): stay silent while the agent works ("one
 //     moment"), the seconds clamped to [1 s, MaxWait]; after MaxWaits waits
 //     in a row the wait tool is withdrawn, so the caller must speak or hang up;
 //   - hang_up(text, reason): say goodbye and end the call.
+//
+// Under voicetest.Config.TurnTaking a wait is the caller's "not yet": the
+// runner records it as a user_wait event (with the model's reason),
+// records what the agent says meanwhile, and asks the model again.
 //
 // An unusable answer (empty, no decision, a withdrawn tool) is asked for
 // again once with a reminder; a second one fails the turn with
@@ -65,6 +72,14 @@
 // (parallel subtests) and one after another (Config.Repeat): they keep their
 // per-conversation memory (the next line, the waits) apart, keyed by the
 // conversation's State.
+//
+// # When the caller speaks
+//
+// voicetest.Config.TurnTaking makes any caller wait until the agent has
+// been quiet for a while, and takes a Classifier that may say "not yet,
+// check again in N": HoldOn(wait) is a rule (the agent's last words ask the
+// caller to hold: "one moment", "let me check", …), LLMTurns(model) a
+// model that calls a take_turn tool through the cache.
 //
 // # The persona library
 //

@@ -76,6 +76,7 @@ type LLMUser struct {
 	maxWaits int
 	engine   string
 	render   PayloadRenderer
+	ownView  bool     // render was set by Payloads
 	temp     *float64 // Temperature; nil is 0
 	system   string   // SystemPrompt; "" is the built-in prompt
 	lazy     *lazyLLM
@@ -179,11 +180,27 @@ func (u *LLMUser) Engine(name string) *LLMUser {
 }
 
 // Payloads returns a copy of u that renders the agent's tool calls and
-// data with r; nil hides them from the model.
+// data with r (a voicetest.DataView, such as voicetest.XMLView("screen"));
+// nil hides them from the model. It takes precedence over the scenario's
+// Config.DataView. Without it, u shows what the agent showed through the
+// scenario's Config.DataView when one is set, else through RenderPayload.
 func (u *LLMUser) Payloads(r PayloadRenderer) *LLMUser {
 	c := u.clone()
 	c.render = r
+	c.ownView = true
 	return c
+}
+
+// view returns the renderer of the agent's payloads in st, and whether it
+// is a data view of the scenario's (whose text the model is told is what
+// its screen shows).
+func (u *LLMUser) view(st *voicetest.State) (PayloadRenderer, bool) {
+	if !u.ownView {
+		if v := st.DataView(); v != nil {
+			return v, true
+		}
+	}
+	return u.render, false
 }
 
 // Temperature returns a copy of u whose model samples at t (0 to 2). The
@@ -327,7 +344,7 @@ func (u *LLMUser) NextUtterance(ctx context.Context, st *voicetest.State) (voice
 	case toolWait:
 		conv.waits++
 		conv.waited += d.wait
-		return voicetest.Utterance{Wait: d.wait}, nil
+		return voicetest.Utterance{Wait: d.wait, WaitReason: d.reason}, nil
 	case toolHangUp:
 		out = voicetest.Utterance{Text: d.text, HangUp: true}
 		u.convs.forget(st)
@@ -341,9 +358,10 @@ func (u *LLMUser) NextUtterance(ctx context.Context, st *voicetest.State) (voice
 
 // decision is the model's answer for one turn.
 type decision struct {
-	kind string // toolSay, toolWait or toolHangUp
-	text string
-	wait time.Duration
+	kind   string // toolSay, toolWait or toolHangUp
+	text   string
+	wait   time.Duration
+	reason string // the wait's reason
 }
 
 // decide reads the model's answer; a non-empty problem says why it is
@@ -385,7 +403,7 @@ func (u *LLMUser) decide(msg voicetest.ChatMessage, canWait bool) (decision, str
 			return decision{}, "the wait call gave no number of seconds"
 		}
 		w := time.Duration(*args.Seconds * float64(time.Second))
-		return decision{kind: toolWait, wait: min(max(w, minWait), u.maxWait)}, ""
+		return decision{kind: toolWait, wait: min(max(w, minWait), u.maxWait), reason: cleanLine(args.Reason)}, ""
 	}
 	return decision{}, fmt.Sprintf("it called an unknown tool %q", call.Name)
 }
@@ -430,12 +448,13 @@ func (u *LLMUser) request(st *voicetest.State, canWait bool) voicetest.ChatReque
 		tools = append(tools, waitSpec(u.maxWait))
 	}
 	tools = append(tools, hangUpSpec)
-	sys := u.systemPrompt(st, canWait)
+	render, screen := u.view(st)
+	sys := u.systemPrompt(st, canWait, screen)
 	if strings.TrimSpace(u.system) != "" {
 		sys = u.system
 	}
 	msgs := []voicetest.ChatMessage{{Role: voicetest.ChatSystem, Content: sys}}
-	msgs = append(msgs, reversed(conversationLines(st, u.render), opening)...)
+	msgs = append(msgs, reversed(conversationLines(st, render), opening)...)
 	return voicetest.ChatRequest{
 		Model:       u.name,
 		Messages:    msgs,
@@ -447,7 +466,7 @@ func (u *LLMUser) request(st *voicetest.State, canWait bool) voicetest.ChatReque
 	}
 }
 
-func (u *LLMUser) systemPrompt(st *voicetest.State, canWait bool) string {
+func (u *LLMUser) systemPrompt(st *voicetest.State, canWait, screen bool) string {
 	var b strings.Builder
 	b.WriteString("You are role-playing a person who has phoned a voice assistant. You are the CALLER, not the assistant: never offer help, never answer as the agent, never describe what the agent should do. The other side of this conversation is the agent; its words come from speech recognition, so expect odd spellings and missing punctuation.\n\n")
 	fmt.Fprintf(&b, "Who you are: %s\n", u.persona.Description)
@@ -460,7 +479,13 @@ func (u *LLMUser) systemPrompt(st *voicetest.State, canWait bool) string {
 	}
 	b.WriteString("\nHow to answer:\n")
 	b.WriteString("- This is a spoken phone call. Say one or two short sentences at a time, in plain words, the way people talk: no lists, no markdown, no emoji, no stage directions.\n")
-	b.WriteString("- Lines in square brackets are notes about what the agent's system did (tool calls, data it sent). React to them only as a caller could, for instance to details the agent read out.\n")
+	if screen {
+		// Only with the scenario's data view, so that the prompts (and
+		// cached answers) of personas without one stay as they were.
+		b.WriteString("- Besides speaking, the agent shows you things on your screen (forms, lists, search results). What it shows comes among its turns, formatted as data (such as XML). You can see it: react to it and answer from it as a caller looking at the screen would.\n")
+	} else {
+		b.WriteString("- Lines in square brackets are notes about what the agent's system did (tool calls, data it sent). React to them only as a caller could, for instance to details the agent read out.\n")
+	}
 	b.WriteString("- Give details when the agent asks for them or when it helps your goal; do not volunteer your whole request at once unless that is your character.\n")
 	if canWait {
 		fmt.Fprintf(&b, "- If the agent asked you to hold on, or said it is checking something, call wait with the seconds you would give it (1 to %d).\n", int(u.maxWait/time.Second))

@@ -152,10 +152,10 @@ func TestLLMBoundedWait(t *testing.T) {
 
 	u, err := user.NextUtterance(t.Context(), st)
 	require.NoError(t, err)
-	assert.Equal(t, voicetest.Utterance{Wait: 10 * time.Second}, u, "120 s is cut to MaxWait")
+	assert.Equal(t, voicetest.Utterance{Wait: 10 * time.Second, WaitReason: "checking the calendar"}, u, "120 s is cut to MaxWait")
 	u, err = user.NextUtterance(t.Context(), st)
 	require.NoError(t, err)
-	assert.Equal(t, voicetest.Utterance{Wait: time.Second}, u, "waits last at least a second")
+	assert.Equal(t, voicetest.Utterance{Wait: time.Second, WaitReason: "still checking"}, u, "waits last at least a second")
 	u, err = user.NextUtterance(t.Context(), st)
 	require.NoError(t, err)
 	assert.Equal(t, "Hello? Are you still there?", u.Text)

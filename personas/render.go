@@ -15,8 +15,9 @@ import (
 // PayloadRenderer turns an agent's tool call, tool result or data payload
 // (a voicetest.Event of type EventToolCall, EventToolResult or EventData)
 // into the text an LLM caller sees among the agent's turns. An empty
-// string hides the event.
-type PayloadRenderer func(e voicetest.Event) string
+// string hides the event. It is a voicetest.DataView, so a view such as
+// voicetest.XMLView("screen") can be given to LLMUser.Payloads as it is.
+type PayloadRenderer = voicetest.DataView
 
 // maxPayloadChars bounds one rendered payload.
 const maxPayloadChars = 600

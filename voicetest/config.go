@@ -36,6 +36,16 @@ type Config struct {
 	// (default 10). On the last allowed turn the judge must decide.
 	MaxTurns int
 
+	// DataView turns what the agent shows rather than says (data
+	// payloads, tool calls and results) into the text the simulated
+	// caller sees of it: State.Shown, and what an LLM persona is shown.
+	// Nil means DefaultDataView (data payloads as XML under <data>).
+	DataView DataView
+	// TurnTaking is when the simulated caller takes its turn after the
+	// agent has spoken; the zero value speaks at the agent's turn end.
+	// See TurnTaking.
+	TurnTaking TurnTaking
+
 	// UserVoice speaks the user's text when the agent takes audio. It is
 	// required for text utterances sent to an audio agent.
 	UserVoice TTS
@@ -290,6 +300,9 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, err
 	}
 	if err := cfg.Background.validate(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.TurnTaking.validate(); err != nil {
 		return cfg, err
 	}
 	if cfg.Repeat.MinPassRate == 0 {

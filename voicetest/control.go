@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/voicetest-go/voicetest/pcm"
+	"time"
 )
 
 // Control is a script's hold on a running scenario, given to a custom step
@@ -14,16 +16,34 @@ import (
 // conversation, changes the caller's sound for the turns to come, injects
 // history, reaches the adapter's own connection, runs steps, and ends the
 // scenario with a verdict and a reason. It is valid only during the call
-// it is passed to.
+// it is passed to: a function left running past Timeouts.MaxDuration (see
+// Do) holds a Control that no longer acts on the scenario.
 type Control struct {
-	r      *runner
+	r *runner
+	// mu is held by every method, so that the runner, once it gives up
+	// on a function that did not return, can end the Control (dead)
+	// without racing a method still running.
+	mu     sync.Mutex
+	dead   bool
 	ended  bool
 	failed bool
 	reason string
 }
 
-// State returns the conversation so far.
-func (c *Control) State() *State { return c.r.snapshot() }
+// errControlEnded is what a Control's methods return once the scenario
+// gave up on the function holding it.
+var errControlEnded = errors.New("voicetest: the Control is no longer valid: its step or callback was left running past Config.Timeouts.MaxDuration")
+
+// State returns the conversation so far (a copy; empty once the Control
+// is no longer valid).
+func (c *Control) State() *State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return new(State)
+	}
+	return c.r.snapshot()
+}
 
 // Conn returns the adapter's connection, for its own controls: type-assert
 // it to the adapter's Conn (or use ConnAs, which looks through wrappers
@@ -39,7 +59,13 @@ func (c *Control) Logf(format string, args ...any) { c.r.logf(format, args...) }
 // SetEffects replaces Config.Effects from the next user utterance on:
 // the caller moves into a noisier place, or the line degrades, turn by
 // turn (nil for clean audio).
-func (c *Control) SetEffects(e pcm.Effect) { c.r.cfg.Effects = e }
+func (c *Control) SetEffects(e pcm.Effect) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dead {
+		c.r.cfg.Effects = e
+	}
+}
 
 // Inject adds a message to the conversation's history as if it had been
 // said, for a conversation that starts in the middle, or to plant what a
@@ -49,12 +75,22 @@ func (c *Control) SetEffects(e pcm.Effect) { c.r.cfg.Effects = e }
 // well, so the agent has it in its context; otherwise only voicetest
 // knows it, and the log says so.
 func (c *Control) Inject(ctx context.Context, role Role, text string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return errControlEnded
+	}
 	return c.r.inject(ctx, role, text)
 }
 
 // Run runs steps now, as part of the current step; the first error is
 // returned (wrapped in a *StepError naming the sub-step).
 func (c *Control) Run(ctx context.Context, steps ...Step) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return errControlEnded
+	}
 	for i, s := range steps {
 		if s.run == nil {
 			return fmt.Errorf("Control.Run: step %d is a zero Step", i+1)
@@ -82,11 +118,42 @@ func (c *Control) Run(ctx context.Context, steps ...Step) error {
 
 // Succeed ends the scenario as a success with reason, once the callback
 // or step returns.
-func (c *Control) Succeed(reason string) { c.ended, c.failed, c.reason = true, false, reason }
+func (c *Control) Succeed(reason string) { c.end(false, reason) }
 
 // Fail ends the scenario as a failure with reason, once the callback or
 // step returns.
-func (c *Control) Fail(reason string) { c.ended, c.failed, c.reason = true, true, reason }
+func (c *Control) Fail(reason string) { c.end(true, reason) }
+
+func (c *Control) end(failed bool, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dead {
+		c.ended, c.failed, c.reason = true, failed, reason
+	}
+}
+
+// runControl runs fn, a Do step's function or a Proceed callback, with a
+// new Control: on a goroutine of its own, so that a panic in it fails the
+// scenario with an error naming it and its stack instead of crashing the
+// test binary, and bounded by what is left of Timeouts.MaxDuration (it
+// may run whole turns with Control.Run, so Timeouts.Engine does not
+// apply). A function that has not returned by then is left running, its
+// Control no longer acts on the scenario, and the scenario fails with a
+// *TimeoutError naming it.
+func (r *runner) runControl(ctx context.Context, name string, fn func(context.Context, *Control) error) (*Control, error) {
+	c := &Control{r: r}
+	cl := callee{name: name, phase: PhaseScenario, turn: r.st.turn, limit: max(r.cfg.Timeouts.MaxDuration-r.now(), time.Millisecond),
+		timeout: r.cfg.Timeouts.MaxDuration,
+		advice:  "make it return once its context ends (Config.Timeouts.MaxDuration bounds the scenario, the steps it runs included)"}
+	left, err := callLeaving(ctx, cl, r.stray, func(ctx context.Context) error { return fn(ctx, c) })
+	if left {
+		c.mu.Lock() // waits for a method still running, which ends with ctx
+		c.dead = true
+		c.mu.Unlock()
+		r.view = nil // the function left running may still read it
+	}
+	return c, err
+}
 
 // finish applies the outcome the callback set: a failure is an error
 // wrapping ErrFailed; a success decides the scenario and stops the
@@ -107,7 +174,11 @@ func (c *Control) finish(what string) (bool, error) {
 // the conversation, run steps, inject history, use the adapter's own
 // connection, and end the scenario with c.Succeed or c.Fail and a reason;
 // an error it returns fails the scenario (wrapped in a *StepError naming
-// the step). name names the step in reports.
+// the step), as does a panic in it (with its stack). It may run whole
+// turns, so Timeouts.Engine does not bound it; it must return once ctx
+// ends: one still running when Timeouts.MaxDuration passes is left
+// behind, and the scenario fails with a *TimeoutError naming it. name
+// names the step in reports.
 func Do(name string, fn func(ctx context.Context, c *Control) error) Step {
 	s := Step{name: "Do(" + quote(name) + ")"}
 	if fn == nil {
@@ -117,11 +188,11 @@ func Do(name string, fn func(ctx context.Context, c *Control) error) Step {
 		s.err = errors.New("Do needs a name for reports")
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		c := &Control{r: r}
-		if err := fn(ctx, c); err != nil {
+		c, err := r.runControl(ctx, s.name, fn)
+		if err != nil {
 			return err
 		}
-		_, err := c.finish(r.step)
+		_, err = c.finish(r.step)
 		return err
 	}
 	return s
@@ -227,8 +298,8 @@ func (r *runner) callback(ctx context.Context, fn func(context.Context, *Control
 	if err := r.settle(ctx); err != nil {
 		return false, err
 	}
-	c := &Control{r: r}
-	if err := fn(ctx, c); err != nil {
+	c, err := r.runControl(ctx, what, fn)
+	if err != nil {
 		return true, fmt.Errorf("%s: %w", what, err)
 	}
 	return c.finish(r.step + " " + what)

@@ -267,3 +267,71 @@ func TestControlConn(t *testing.T) {
 		t.Error("ConnAs(nil) found something")
 	}
 }
+
+// A Do step or a Proceed callback that panics fails the scenario with an
+// error naming it and carrying its stack; the test binary goes on.
+func TestControlPanicFailsTheScenario(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		step func(fn func(context.Context, *voicetest.Control) error) voicetest.Step
+		want string
+	}{
+		{"Do", func(fn func(context.Context, *voicetest.Control) error) voicetest.Step {
+			return voicetest.Do("boom", fn)
+		}, `Do("boom") panicked: kaput`},
+		{"OnTurn", func(fn func(context.Context, *voicetest.Control) error) voicetest.Step {
+			return voicetest.Proceed(1, voicetest.OnTurn(fn))
+		}, "OnTurn panicked: kaput"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := runVirtual(t, voicetest.Config{
+				Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "hi"}, fixtures.Reply{Text: "sure"}), UserVoice: &toneTTS{},
+				User:   lines("hello"),
+				Script: []voicetest.Step{tc.step(func(context.Context, *voicetest.Control) error { panic("kaput") })},
+			})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tc.want)
+			}
+			var ps interface{ PanicStack() []byte }
+			if !errors.As(err, &ps) || !strings.Contains(string(ps.PanicStack()), "control_test.go") {
+				t.Errorf("err %v carries no stack through the test's function", err)
+			}
+			if res == nil || res.Success {
+				t.Errorf("result %+v, want a failed scenario", res)
+			}
+		})
+	}
+}
+
+// A Do step that never returns ends at Timeouts.MaxDuration with a
+// *TimeoutError naming it, instead of hanging the test; the Control it
+// holds no longer acts on the scenario.
+func TestControlLeftRunningIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	after := make(chan error, 1)
+	res, err := voicetest.Run(t.Context(), voicetest.Config{
+		Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "hi"}), UserVoice: &toneTTS{},
+		Timeouts: voicetest.Timeouts{MaxDuration: 200 * time.Millisecond},
+		Script: []voicetest.Step{voicetest.Do("stuck", func(ctx context.Context, c *voicetest.Control) error {
+			<-release // ignores ctx
+			after <- c.Inject(context.Background(), voicetest.RoleUser, "too late")
+			return nil
+		})},
+	})
+	var te *voicetest.TimeoutError
+	if !errors.As(err, &te) || te.Phase != voicetest.PhaseScenario || !strings.Contains(err.Error(), `Do("stuck")`) {
+		t.Fatalf("err = %v, want a *TimeoutError in phase %q naming the step", err, voicetest.PhaseScenario)
+	}
+	if res == nil || res.Success {
+		t.Errorf("result %+v, want a failed scenario", res)
+	}
+	close(release)
+	if err := <-after; err == nil || !strings.Contains(err.Error(), "no longer valid") {
+		t.Errorf("Inject after the scenario gave up: %v, want the Control no longer valid", err)
+	}
+	for _, m := range res.Transcript {
+		if m.Text == "too late" {
+			t.Errorf("the abandoned step injected %q into the transcript", m.Text)
+		}
+	}
+}

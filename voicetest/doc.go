@@ -58,6 +58,14 @@
 // the end of the user's speech to the first audio of the agent's next
 // stretch of speech.
 //
+// The caller speaks at the agent's turn end unless Config.TurnTaking says
+// otherwise: an idle time the agent must be quiet for (each new stretch of
+// speech restarts it and joins the agent's turn) and a TurnClassifier that
+// may answer "not yet, check again in N"; its waits are user_wait events,
+// counted in Metrics.Waits and bounded per turn. What the agent shows
+// rather than says (data payloads, tool calls) reaches the caller through
+// Config.DataView (DefaultDataView: XML), read with State.Shown.
+//
 // # Conversation quality
 //
 // Every Result has Metrics: the conversation measured as a caller hears
@@ -71,7 +79,10 @@
 // the agent's words a minute and words a turn, and, under
 // Config.MeasureAgentWER, the word error rate of its audio against its own
 // transcript; late audio; and the adapter's wire statistics
-// (WireStatsReporter). State.Metrics gives them mid-conversation, for
+// (WireStatsReporter); and, under their own names, LayerCode Gym's
+// numbers (Metrics.Gym: its TTFAB from the reply's first event to its
+// first audio, turn durations and words per turn, mean and median).
+// State.Metrics gives them mid-conversation, for
 // judges; Result.Attrs publishes them as test attributes.
 //
 // # Reports

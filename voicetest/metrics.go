@@ -54,6 +54,12 @@ type Metrics struct {
 	// before it in the same reply had finished playing: the caller heard
 	// the reply stall.
 	LateAudio LateAudio `json:"late_audio"`
+	// Gym holds the numbers LayerCode Gym reports (its TTFAB, turn
+	// durations, word counts), measured its way, beside ours; see
+	// GymMetrics (metrics_gym.go).
+	Gym GymMetrics `json:"gym"`
+	// Waits counts the simulated caller's waits under Config.TurnTaking.
+	Waits WaitMetrics `json:"waits"`
 	// Wire holds the adapter's wire statistics, nil when the adapter
 	// reports none (see WireStatsReporter). State.Metrics leaves it nil.
 	Wire *WireStats `json:"wire,omitempty"`
@@ -415,6 +421,8 @@ func computeMetrics(st *State) Metrics {
 		Tools: SummarizeDurations(tools), TTS: SummarizeDurations(tts)}
 	m.Speech = speechMetrics(tr, words, st.notes.audio)
 	m.LateAudio = st.notes.late
+	m.Gym = gymMetrics(st, tr, words)
+	m.Waits = waitMetrics(tl)
 	return m
 }
 

@@ -34,6 +34,12 @@ type Attr struct {
 //	voicetest.agent_wpm, voicetest.agent_words_per_turn, voicetest.user_words_per_turn
 //	voicetest.agent_wer, voicetest.agent_wer_words  (under Config.MeasureAgentWER)
 //	voicetest.late_audio_count, voicetest.late_audio_ms
+//	voicetest.gym_ttfab_{mean,p50}_ms               Gym's TTFAB: the reply's first event to its first audio (Metrics.Gym)
+//	voicetest.gym_{user,agent}_turn_{mean,p50}_ms   Gym's turn durations
+//	voicetest.gym_{user,agent}_words                Gym's word totals
+//	voicetest.gym_{user,agent}_words_{mean,p50}     words per turn
+//	voicetest.user_waits, voicetest.user_wait_ms    the caller's waits under Config.TurnTaking
+//	voicetest.user_wait_limits                      turns in which it stopped waiting at the bound
 //	voicetest.wire_frames_in, voicetest.wire_frames_out, voicetest.wire_bytes_in, voicetest.wire_bytes_out
 //	voicetest.wire_marks_received, voicetest.wire_marks_echoed, voicetest.wire_mark_delay_max_ms,
 //	voicetest.wire_marks_sent, voicetest.wire_clears, voicetest.wire_cancels, voicetest.wire_dropped_frames
@@ -122,6 +128,12 @@ func (res *Result) Attrs() []Attr {
 	}
 	a.int("voicetest.late_audio_count", int64(m.LateAudio.Count))
 	a.ms("voicetest.late_audio_ms", m.LateAudio.Gap)
+	a.gym(m.Gym)
+	if w := m.Waits; w.Count > 0 || w.GaveUp > 0 {
+		a.int("voicetest.user_waits", int64(w.Count))
+		a.ms("voicetest.user_wait_ms", w.Time)
+		a.int("voicetest.user_wait_limits", int64(w.GaveUp))
+	}
 	if w := m.Wire; w != nil {
 		a.int("voicetest.wire_frames_in", w.FramesIn)
 		a.int("voicetest.wire_frames_out", w.FramesOut)

@@ -363,6 +363,14 @@ func TestMetricsAttrs(t *testing.T) {
 			"voicetest.unfilled_gap_count": "0", "voicetest.longest_unfilled_gap_ms": "0",
 			"voicetest.agent_wpm": "150", "voicetest.agent_words_per_turn": "2.0", "voicetest.user_words_per_turn": "1.5",
 			"voicetest.late_audio_count": "0", "voicetest.late_audio_ms": "0",
+			// Gym's numbers: the fake sends each reply's text with its
+			// first audio, so Gym's TTFAB is 0 where ours is 200–300 ms;
+			// agent turns 800, 550 (cut at 2.25 s) and 800 ms.
+			"voicetest.gym_ttfab_mean_ms": "0", "voicetest.gym_ttfab_p50_ms": "0",
+			"voicetest.gym_user_turn_mean_ms": "600", "voicetest.gym_user_turn_p50_ms": "600",
+			"voicetest.gym_agent_turn_mean_ms": "716", "voicetest.gym_agent_turn_p50_ms": "800",
+			"voicetest.gym_user_words": "3", "voicetest.gym_user_words_mean": "1.5", "voicetest.gym_user_words_p50": "1.5",
+			"voicetest.gym_agent_words": "6", "voicetest.gym_agent_words_mean": "2.0", "voicetest.gym_agent_words_p50": "2.0",
 		}
 		if diff := cmp.Diff(want, ftb.attrs); diff != "" {
 			t.Errorf("attributes (-want +got):\n%s", diff)

@@ -459,7 +459,7 @@ func eventDetail(e Event) string {
 // eventClass groups event types for colour.
 func eventClass(t EventType) string {
 	switch t {
-	case EventUserStartSpeaking, EventUserStopSpeaking, EventUserTranscript, EventDTMF, EventSilence, EventSleep:
+	case EventUserStartSpeaking, EventUserStopSpeaking, EventUserTranscript, EventDTMF, EventSilence, EventSleep, EventUserWait, EventUserWaitLimit:
 		return "user"
 	case EventAgentStartSpeaking, EventAgentStopSpeaking, EventAgentLog:
 		return "agent"

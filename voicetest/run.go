@@ -129,6 +129,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	}
 	r.start = r.clock.Now()
 	r.st.name, r.st.description = cfg.Name, cfg.Description
+	r.st.view = cfg.DataView
 	r.st.segs, r.st.rate = &r.segs, cfg.Rate
 
 	err := r.connect(ctx, h)

@@ -162,6 +162,9 @@ type State struct {
 	// (State.Recording).
 	segs *[]Segment
 	rate int
+
+	// view is Config.DataView (dataview.go).
+	view DataView
 }
 
 // Name returns the scenario's name.
@@ -289,6 +292,7 @@ func (s *State) clone() *State {
 		notes:       s.notes.clone(),
 		segs:        s.recordedSegments(),
 		rate:        s.rate,
+		view:        s.view,
 	}
 }
 

@@ -93,10 +93,11 @@ func UserSays(text string, opts ...SayOption) Step {
 }
 
 // UserTurn asks Config.User for the user's next utterance and says it.
-// A user that is Done hangs up, which ends the script.
+// A user that is Done hangs up, which ends the script. Under
+// Config.TurnTaking the user first waits for the agent to be done.
 func UserTurn() Step {
 	return Step{name: "UserTurn()", line: true, run: func(ctx context.Context, r *runner) error {
-		u, err := r.askUser(ctx)
+		u, err := r.askUserTurn(ctx)
 		if err != nil {
 			return err
 		}

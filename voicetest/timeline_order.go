@@ -29,6 +29,8 @@ var eventRank = map[EventType]int{
 	EventUserInterrupt:      0,
 	EventAgentStopSpeaking:  1,
 	EventJudgeCheckpoint:    2,
+	EventUserWait:           2, // the caller waits once the agent stopped
+	EventUserWaitLimit:      2,
 	EventUserStartSpeaking:  3,
 	EventDTMF:               4,
 	EventSilence:            5,

@@ -39,8 +39,13 @@ type Utterance struct {
 	Instructions string
 	// Wait asks the runner to let the agent keep talking for up to this
 	// long before the user speaks (the agent said "one moment"). The
-	// runner bounds it by its own wait limit.
+	// runner bounds it by its own wait limit. Under Config.TurnTaking a
+	// Wait with nothing to say is a counted user_wait, after which the
+	// User is asked again (see TurnTaking).
 	Wait time.Duration
+	// WaitReason says why the user waits, for the timeline's user_wait
+	// event under Config.TurnTaking.
+	WaitReason string
 	// HangUp ends the call after Text (if any) is said.
 	HangUp bool
 	// Done reports that the user has nothing more to say: a scripted user

@@ -15,8 +15,15 @@ import (
 
 // TestConformance runs the wire adapters' shared suite against the
 // loopback Gemini Live server, through the genai SDK.
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.Subject{
+func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
+
+// FuzzServerMessage fuzzes the adapter's decoding of the server's
+// messages (through the SDK's Receive) with the shared fuzz target.
+func FuzzServerMessage(f *testing.F) { conformance.Fuzz(f, subject()) }
+
+// subject describes the adapter and its loopback server to the suite.
+func subject() conformance.Subject {
+	return conformance.Subject{
 		Adapter:    "gemini-live",
 		Handshake:  true, // setup → setupComplete
 		ChecksKey:  true,
@@ -70,5 +77,5 @@ func TestConformance(t *testing.T) {
 			{Binary: true, Data: []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=1","data":"AAAA"}}]}}}`)},
 			{Binary: true, Data: []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"video/mp4","data":"AAAA"}}]}}}`)},
 		},
-	})
+	}
 }

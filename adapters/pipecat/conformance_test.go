@@ -64,46 +64,60 @@ func audioFrame(pcm16 []byte, rate uint32) conformance.Frame {
 // TestConformance runs the wire adapters' shared suite against the
 // loopback Pipecat bot, with each serializer.
 func TestConformance(t *testing.T) {
-	t.Run("protobuf", func(t *testing.T) {
-		conformance.Run(t, conformance.Subject{
-			Adapter:    "pipecat",
-			Interrupts: true, // InterruptionFrame, bot-interrupted
-			Start:      start(pipecat.Protobuf, true),
-			Audio:      func(n int) conformance.Frame { return audioFrame(make([]byte, 2*n), 24000) },
-			Echo: func(s string) conformance.Frame {
-				msg, _ := json.Marshal(map[string]any{"label": "rtvi-ai", "type": "user-transcription", "data": map[string]any{"text": s, "user_id": "", "timestamp": "", "final": true}})
-				return frame(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: string(msg)}}})
-			},
-			Malformed: []conformance.Frame{
-				conformance.Text(`{"event":"media"}`),
-				{Data: []byte{0xff, 0xff, 0xff}, Binary: true},
-				{Data: []byte{}, Binary: true},
-				audioFrame([]byte{1, 2, 3}, 24000),
-				audioFrame([]byte{1, 2}, 1),
-				frame(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: "not json"}}}),
-			},
-		})
-	})
-	t.Run("twilio", func(t *testing.T) {
-		conformance.Run(t, conformance.Subject{
-			Adapter:    "pipecat",
-			Interrupts: true, // clear
-			Start:      start(pipecat.Twilio, false),
-			Audio: func(n int) conformance.Frame {
-				payload := base64.StdEncoding.EncodeToString(make([]byte, n))
-				return conformance.Text(`{"event":"media","streamSid":"{sid}","media":{"payload":"` + payload + `"}}`)
-			},
-			Echo: func(s string) conformance.Frame {
-				msg, _ := json.Marshal(map[string]any{"type": "custom", "text": s})
-				return conformance.Text(string(msg))
-			},
-			Malformed: []conformance.Frame{
-				conformance.Text(`not json`),
-				{Data: []byte{1}, Binary: true},
-				conformance.Text(`{"event":"media","streamSid":"{sid}","media":{"payload":"%%%"}}`),
-				conformance.Text(`{"event":"media","streamSid":"MZ0","media":{"payload":"AAAA"}}`),
-				conformance.Text(`{"event":"dance","streamSid":"{sid}"}`),
-			},
-		})
-	})
+	t.Run("protobuf", func(t *testing.T) { conformance.Run(t, protobufSubject()) })
+	t.Run("twilio", func(t *testing.T) { conformance.Run(t, twilioSubject()) })
+}
+
+// FuzzProtobufFrame fuzzes the adapter's decoding of Pipecat's protobuf
+// frames (and the RTVI messages they carry) with the shared fuzz target.
+func FuzzProtobufFrame(f *testing.F) { conformance.Fuzz(f, protobufSubject()) }
+
+// FuzzTwilioFrame fuzzes the adapter's decoding of the Twilio
+// serializer's frames with the shared fuzz target.
+func FuzzTwilioFrame(f *testing.F) { conformance.Fuzz(f, twilioSubject()) }
+
+// protobufSubject is the bot with Pipecat's protobuf serializer.
+func protobufSubject() conformance.Subject {
+	return conformance.Subject{
+		Adapter:    "pipecat",
+		Interrupts: true, // InterruptionFrame, bot-interrupted
+		Start:      start(pipecat.Protobuf, true),
+		Audio:      func(n int) conformance.Frame { return audioFrame(make([]byte, 2*n), 24000) },
+		Echo: func(s string) conformance.Frame {
+			msg, _ := json.Marshal(map[string]any{"label": "rtvi-ai", "type": "user-transcription", "data": map[string]any{"text": s, "user_id": "", "timestamp": "", "final": true}})
+			return frame(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: string(msg)}}})
+		},
+		Malformed: []conformance.Frame{
+			conformance.Text(`{"event":"media"}`),
+			{Data: []byte{0xff, 0xff, 0xff}, Binary: true},
+			{Data: []byte{}, Binary: true},
+			audioFrame([]byte{1, 2, 3}, 24000),
+			audioFrame([]byte{1, 2}, 1),
+			frame(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: "not json"}}}),
+		},
+	}
+}
+
+// twilioSubject is the bot with Pipecat's Twilio serializer.
+func twilioSubject() conformance.Subject {
+	return conformance.Subject{
+		Adapter:    "pipecat",
+		Interrupts: true, // clear
+		Start:      start(pipecat.Twilio, false),
+		Audio: func(n int) conformance.Frame {
+			payload := base64.StdEncoding.EncodeToString(make([]byte, n))
+			return conformance.Text(`{"event":"media","streamSid":"{sid}","media":{"payload":"` + payload + `"}}`)
+		},
+		Echo: func(s string) conformance.Frame {
+			msg, _ := json.Marshal(map[string]any{"type": "custom", "text": s})
+			return conformance.Text(string(msg))
+		},
+		Malformed: []conformance.Frame{
+			conformance.Text(`not json`),
+			{Data: []byte{1}, Binary: true},
+			conformance.Text(`{"event":"media","streamSid":"{sid}","media":{"payload":"%%%"}}`),
+			conformance.Text(`{"event":"media","streamSid":"MZ0","media":{"payload":"AAAA"}}`),
+			conformance.Text(`{"event":"dance","streamSid":"{sid}"}`),
+		},
+	}
 }

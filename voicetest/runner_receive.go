@@ -1,0 +1,192 @@
+package voicetest
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// recvItem is one result of Conn.Recv with the time it returned.
+type recvItem struct {
+	ev  AgentEvent
+	at  time.Duration
+	err error
+	// said is how many user utterances the runner had begun to send
+	// when Recv returned it (see runner.said).
+	said int64
+
+	gate *recvGate // released when the runner takes the item (bounds.go)
+	size int64
+}
+
+// receive runs Conn.Recv in a loop and forwards what it returns, with the
+// time it returned, until ctx is done, the agent hangs up or Recv fails.
+// listen holds 1 + the offset at which it last called Recv while it waits
+// in Recv, and 0 from Recv's return until the event is in out (while the
+// queue is full, the agent goes unheard).
+func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, listen, said *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
+	defer close(done)
+	defer close(out)
+	gate := newRecvGate()
+	for {
+		listen.Store(int64(clock.Now().Sub(start)) + 1)
+		ev, err := conn.Recv(ctx)
+		it := recvItem{ev: ev, at: clock.Now().Sub(start), err: err, said: said.Load(), gate: gate, size: ev.Size()}
+		listen.Store(0)
+		if err != nil && ctx.Err() != nil || !gate.acquire(ctx, it.size) {
+			return
+		}
+		select {
+		case out <- it:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || ev.Kind == AgentHangUp {
+			return
+		}
+	}
+}
+
+// pump handles agent events until stop reports true (nil) or the offset
+// returned by deadline passes (errDeadline). stop and deadline are asked
+// again after every event. Events already received are handled even when
+// the deadline has passed on entry: a runner that is late everywhere (a
+// line slower than real time, an overloaded machine) must still see the
+// agent's events as they come, not only once it catches up.
+//
+// On a virtual clock shared with the agent, while the agent is idle and
+// every event it sent has been taken, the time jumps to the deadline or to
+// the agent's next timer, whichever comes first; otherwise pump waits for
+// events, for the agent to go idle, or, in real time, for the deadline or
+// the agent's next timer (work that outlasts them lets the time run as the
+// real clock does).
+func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() time.Duration) error {
+	virtual := r.clock != nil && r.clock.isVirtual()
+	var idle <-chan struct{}
+	if virtual {
+		idle = r.clock.idleC
+	}
+	// No wait goes past the scenario's bound.
+	limit := r.cfg.Timeouts.MaxDuration
+	wait := deadline
+	deadline = func() time.Duration { return min(wait(), limit) }
+	for {
+		if stop() {
+			return nil
+		}
+		if r.now() >= limit {
+			if err := r.poll(); err != nil {
+				return err
+			}
+			if stop() {
+				return nil
+			}
+			return r.overtime()
+		}
+		r.playBackground(ctx)
+		d := deadline() - r.now()
+		if d <= 0 {
+			if err := r.poll(); err != nil {
+				return err
+			}
+			if stop() {
+				return nil
+			}
+			if deadline() > r.now() {
+				continue // the events moved the deadline (agent activity)
+			}
+			return errDeadline
+		}
+		limit := deadline()
+		if due, ok := r.backgroundDue(); ok && due < limit {
+			// Wake for the next frame of background scene.
+			limit, d = due, max(due-r.now(), 0)
+		}
+		if virtual {
+			to := r.start.Add(limit)
+			if r.quiet() {
+				r.clock.jump(to)
+				continue
+			}
+			if next, ok := r.clock.next(); ok && next.Before(to) {
+				d = max(next.Sub(r.clock.Now()), 0)
+			}
+		}
+		if r.timer == nil {
+			r.timer = time.NewTimer(d)
+		} else {
+			r.timer.Reset(d)
+		}
+		select {
+		case it, ok := <-r.events:
+			r.timer.Stop()
+			if !ok {
+				r.events = nil
+				r.streamClosed = true
+				continue
+			}
+			if err := r.take(it); err != nil {
+				return err
+			}
+		case <-idle: // the agent went idle: time may jump
+			r.timer.Stop()
+		case <-r.timer.C:
+			if virtual {
+				// The agent worked for longer than the wait, in real
+				// time: so much time has passed.
+				r.clock.jump(r.clock.Now().Add(d))
+			}
+		case <-ctx.Done():
+			r.timer.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// overtime is the error of a scenario that went on past
+// Timeouts.MaxDuration.
+func (r *runner) overtime() error {
+	return &TimeoutError{Phase: PhaseScenario, Timeout: r.cfg.Timeouts.MaxDuration, Turn: r.st.turn,
+		Hint: "the conversation went on for longer than Config.Timeouts.MaxDuration, the bound on every scenario (an agent that never stops talking, never ends its turn or never hangs up ends here); raise Config.Timeouts.MaxDuration if the conversation really lasts that long"}
+}
+
+// quiet reports whether nothing can happen until the virtual clock moves:
+// the agent is idle, and every event it sent has been handled.
+func (r *runner) quiet() bool {
+	if r.events == nil {
+		return true // the agent's stream is over
+	}
+	return len(r.events) == 0 && r.clock.quiet(r.took)
+}
+
+// waitUntil handles agent events until the offset t.
+func (r *runner) waitUntil(ctx context.Context, t time.Duration) error {
+	err := r.pump(ctx, func() bool { return false }, func() time.Duration { return t })
+	if err == errDeadline {
+		return nil
+	}
+	return err
+}
+
+// poll handles the agent events already waiting, without blocking. It
+// handles at most those queued when it is called (and notices a closed
+// stream), so an agent that sends events as fast as they are handled cannot
+// keep it, and the runner's memory, growing forever.
+func (r *runner) poll() error {
+	for budget := len(r.events) + 1; budget > 0 && r.events != nil; budget-- {
+		select {
+		case it, ok := <-r.events:
+			if !ok {
+				r.events = nil
+				r.streamClosed = true
+				return nil
+			}
+			if err := r.take(it); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
