@@ -241,6 +241,21 @@ func (c *vclock) quiet(took int64) bool {
 	return c.idle && c.sent == took
 }
 
+// isIdle reports whether the agent last said it is idle.
+func (c *vclock) isIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.idle
+}
+
+// caughtUp reports whether the agent is idle and has returned no more
+// events from Recv than n (those the runner has taken or queued).
+func (c *vclock) caughtUp(n int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.idle && c.sent <= n
+}
+
 // jump moves the time to min(to, the earliest timer), when that is later,
 // and fires the timers due then. It reports whether it fired any (the
 // agent is then busy until it says it is idle again).

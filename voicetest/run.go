@@ -41,7 +41,9 @@ type hooks struct {
 // (Capabilities.SessionClock, as handler.New's agents do) runs on virtual
 // time outside a bubble too: its speech, think time and the user's pauses
 // cost no wall time, and the timeline is the one a bubble gives. Other
-// agents run on the real clock (the bubble's, inside one).
+// agents run on the real clock (the bubble's, inside one). Inside a
+// bubble, Run calls synctest.Wait (see Scenario): no other goroutine of
+// the bubble may call it while Run runs.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	logf := cfg.Logf
 	if logf == nil {
@@ -138,7 +140,9 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		done := make(chan struct{})
 		r.events = events
 		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
-		go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, done)
+		queued := make(chan struct{}, 1)
+		r.queued, r.received = queued, done
+		go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, queued, done)
 		// Close even if a step panics or calls runtime.Goexit (t.FailNow
 		// in a Check): no goroutine or socket outlives the run.
 		closed := false

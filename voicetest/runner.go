@@ -25,7 +25,12 @@ var errDeadline = errors.New("deadline")
 // handle runs only while a step waits: in pump, which waits for events,
 // deadlines and, on a virtual clock, jumps the time when the agent is idle,
 // or in poll, which takes what is already queued. Time passes for the
-// runner nowhere else.
+// runner nowhere else. On virtual time poll first waits (catchUp) until
+// the agent has done all it does at this instant and all it sent is
+// queued (in a synctest bubble, until every other goroutine of the bubble
+// is blocked; on the runner's Clock, until the agent says it is idle), so
+// what the runner sees at an instant is the same on every run, whatever
+// the scheduler did.
 //
 // # The turn state machine
 //
@@ -74,7 +79,8 @@ var errDeadline = errors.New("deadline")
 //     handles them now, and the next turn starts from them.
 //
 // A turn end that carries no word and came before the user's latest
-// utterance was over is not a reply, and is ignored (handle). A hang-up
+// utterance was over is not a reply: it is ignored (handle), or, taken
+// before the user began, dropped when the user begins (dropSilentTurnEnd). A hang-up
 // ends the conversation from any state (end); flush records what the
 // agent said that no step drained.
 //
@@ -95,9 +101,10 @@ type runner struct {
 	start  time.Time
 	logf   func(format string, args ...any)
 	events <-chan recvItem
-	took   int64         // events taken from events (not errors), for clock.quiet
-	listen *atomic.Int64 // see receive
-	said   *atomic.Int64 // user utterances begun, for receive to stamp
+	took   int64           // events taken from events (not errors), for clock.quiet
+	listen *atomic.Int64   // see receive
+	said   *atomic.Int64   // user utterances begun, for receive to stamp
+	queued <-chan struct{} // signalled by receive when it has queued an event
 	timer  *time.Timer
 	stray  *strays      // callees left running at their bound (callee.go)
 	sender *audioSender // calls SendAudio (sender.go)
@@ -105,6 +112,11 @@ type runner struct {
 
 	st   State
 	segs []Segment
+
+	// for catchUp: closed when receive has returned; the agent on the
+	// virtual Clock outlasted a wait and has not been idle since
+	received    <-chan struct{}
+	agentAtWork bool
 
 	// outcome
 	ended      string // why the conversation ended before the script did

@@ -176,3 +176,17 @@ func (r *runner) handle(it recvItem) error {
 	}
 	return nil
 }
+
+// dropSilentTurnEnd forgets a turn end without a word that the runner
+// took before the user begins an utterance, and handles what was deferred
+// behind it: like one that comes while the user speaks (handle), it
+// cannot answer the utterance. Which of the two a turn end at the instant
+// the user begins is must not depend on when the receive goroutine ran.
+func (r *runner) dropSilentTurnEnd() error {
+	if r.turnEnds == 0 || r.seg != nil || r.hasText {
+		return nil
+	}
+	r.agentLogf("voicetest: ignored the %s agent's turn end (turn %d): it said nothing, before the user's utterance at %s", r.adapter(), r.st.turn, fmtOffset(r.now()))
+	r.turnEnds = 0
+	return r.replay()
+}

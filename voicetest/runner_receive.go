@@ -3,6 +3,7 @@ package voicetest
 import (
 	"context"
 	"sync/atomic"
+	"testing/synctest"
 	"time"
 )
 
@@ -23,8 +24,9 @@ type recvItem struct {
 // time it returned, until ctx is done, the agent hangs up or Recv fails.
 // listen holds 1 + the offset at which it last called Recv while it waits
 // in Recv, and 0 from Recv's return until the event is in out (while the
-// queue is full, the agent goes unheard).
-func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, listen, said *atomic.Int64, out chan<- recvItem, done chan<- struct{}) {
+// queue is full, the agent goes unheard). It signals queued (without
+// blocking) each time it has queued an event.
+func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, listen, said *atomic.Int64, out chan<- recvItem, queued chan<- struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
 	gate := newRecvGate()
@@ -40,6 +42,10 @@ func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, liste
 		case out <- it:
 		case <-ctx.Done():
 			return
+		}
+		select {
+		case queued <- struct{}{}:
+		default:
 		}
 		if err != nil || ev.Kind == AgentHangUp {
 			return
@@ -168,11 +174,61 @@ func (r *runner) waitUntil(ctx context.Context, t time.Duration) error {
 	return err
 }
 
-// poll handles the agent events already waiting, without blocking. It
+// catchUp lets everything the agent does at this instant reach the
+// queue before the runner looks at it, so that what the runner sees is
+// decided by a rule, not by the goroutine scheduler. Inside a synctest
+// bubble it waits (synctest.Wait) until every other goroutine of the
+// bubble is durably blocked: the agent has done all it does at this
+// virtual instant, and receive has queued it and waits in Recv (or for
+// room in the queue). poll then handles all of it, on every run alike.
+// On the runner's virtual Clock (Capabilities.SessionClock, outside a
+// bubble) it waits until the agent says it is idle and every event its
+// Recv has returned is queued, for at most catchUpWait of real time. An
+// agent still at work then (a model over the network, a task that lasts
+// the call) runs on real time, as the Clock lets it: catchUp does not
+// wait for it again until it has been idle. On the real clock it does
+// nothing.
+func (r *runner) catchUp() {
+	switch {
+	case r.bubble:
+		synctest.Wait()
+	case r.clock != nil && r.clock.isVirtual() && r.events != nil:
+		if r.agentAtWork {
+			if !r.clock.isIdle() {
+				return
+			}
+			r.agentAtWork = false
+		}
+		var timer *time.Timer
+		for !r.clock.caughtUp(r.took+int64(len(r.events))) && len(r.events) < cap(r.events) {
+			if timer == nil {
+				timer = time.NewTimer(catchUpWait)
+				defer timer.Stop()
+			}
+			select {
+			case <-r.clock.idleC:
+			case <-r.queued:
+			case <-r.received:
+				return // all it received is queued
+			case <-timer.C:
+				r.agentAtWork = true
+				return
+			}
+		}
+	}
+}
+
+// catchUpWait bounds, in real time, catchUp's wait for an agent on the
+// runner's virtual Clock to finish what it does at one instant.
+const catchUpWait = 100 * time.Millisecond
+
+// poll handles the agent events already waiting, without blocking; inside
+// a synctest bubble, every event sent up to this instant (catchUp). It
 // handles at most those queued when it is called (and notices a closed
 // stream), so an agent that sends events as fast as they are handled cannot
 // keep it, and the runner's memory, growing forever.
 func (r *runner) poll() error {
+	r.catchUp()
 	for budget := len(r.events) + 1; budget > 0 && r.events != nil; budget-- {
 		select {
 		case it, ok := <-r.events:

@@ -65,6 +65,12 @@ func (r *runner) userTurn(ctx context.Context, u Utterance, interrupt bool) erro
 
 // say sends one user utterance and records it.
 func (r *runner) say(ctx context.Context, u Utterance) error {
+	if err := r.dropSilentTurnEnd(); err != nil {
+		return err
+	}
+	// What the agent sends up to this instant is stamped as sent before
+	// the utterance (receive), whatever the scheduler did.
+	r.catchUp()
 	r.userSpeaking = true
 	defer func() { r.userSpeaking = false }()
 	if r.said != nil {

@@ -34,7 +34,11 @@ const modulePath = "github.com/voicetest-go/voicetest"
 // such an agent runs on the runner's virtual Clock when it declares
 // Capabilities.SessionClock (see Run). Other agents run on the real
 // clock. A test that already runs in a bubble (it called synctest.Test
-// itself) runs the scenario in that bubble.
+// itself) runs the scenario in that bubble. In a bubble the runner calls
+// synctest.Wait before it looks at the agent's events, so that what
+// happens at one virtual instant is handled the same way on every run;
+// no other goroutine of the bubble may call synctest.Wait while the
+// scenario runs (synctest allows one caller at a time).
 //
 // Scenario calls t.Helper, logs through t, closes the connection in a
 // t.Cleanup even if a step panics, and publishes the verdict and the

@@ -93,6 +93,7 @@ import (
 
 	"github.com/coder/websocket"
 	gorilla "github.com/gorilla/websocket"
+	"github.com/voicetest-go/voicetest/adapters/internal/evqueue"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -249,7 +250,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 		capt:    s.Capture != nil,
 		onTool:  a.OnToolCall,
 		down:    wire.Downstream{Rate: s.Rate},
-		q:       newQueue(opts.MaxQueueBytes),
+		q:       evqueue.New(opts.MaxQueueBytes),
 		unknown: map[string]bool{},
 	}
 	c.capture.SetScrubber(sc)
@@ -383,7 +384,7 @@ type conn struct {
 	capt    bool // Session.Capture is set: marshal messages for it
 	stats   wire.Stats
 	onTool  wire.ToolHandler
-	q       *queue
+	q       *evqueue.Queue
 
 	ctx    context.Context // lives until Close
 	cancel context.CancelFunc
@@ -431,7 +432,7 @@ func (c *conn) closedErr() error {
 	if closing {
 		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}
 	}
-	return c.q.ended()
+	return c.q.Ended()
 }
 
 // write sends one client message through the SDK: capture is its JSON for
@@ -591,7 +592,7 @@ func (c *conn) Interrupt(context.Context) error {
 }
 
 // Recv returns the model's next event.
-func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.recv(ctx) }
+func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.Recv(ctx) }
 
 // WireStats reports the messages exchanged through the SDK
 // (voicetest.WireStatsReporter) and the server's interruptions as clears.
@@ -624,15 +625,15 @@ func (c *conn) Close() error {
 // push queues events (scrubbed) and an error; past MaxQueueBytes it ends
 // the session.
 func (c *conn) push(evs []voicetest.AgentEvent, err error) {
-	items := make([]item, 0, len(evs)+1)
+	items := make([]evqueue.Item, 0, len(evs)+1)
 	for i := range evs {
 		wire.ScrubEvent(c.scrub, &evs[i])
-		items = append(items, item{ev: evs[i]})
+		items = append(items, evqueue.Item{Ev: evs[i]})
 	}
 	if err != nil {
-		items = append(items, item{err: err})
+		items = append(items, evqueue.Item{Err: err})
 	}
-	if len(items) == 0 || c.q.push(items...) {
+	if len(items) == 0 || c.q.Push(items...) {
 		return
 	}
 	le := &voicetest.LimitError{What: "the model's events queued by the " + adapterName + " adapter while the runner was not reading",
@@ -733,7 +734,7 @@ func (c *conn) finish(err error) {
 		if ce.Text != "" {
 			reason += ": " + c.scrub.String(ce.Text)
 		}
-		c.q.push(item{ev: voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: reason}})
+		c.q.Push(evqueue.Item{Ev: voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: reason}})
 		c.logf("%s: the agent hung up: %s", adapterName, reason)
 		terminal = &voicetest.TransportClosedError{Adapter: adapterName}
 	case errors.As(err, &ce):
@@ -745,7 +746,7 @@ func (c *conn) finish(err error) {
 		c.logf("%s: %v", adapterName, terminal)
 	}
 	c.capture.Note("close", terminal.Error())
-	c.q.close(terminal)
+	c.q.Close(terminal)
 	c.cancel()
 }
 

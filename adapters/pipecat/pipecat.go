@@ -80,6 +80,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/voicetest-go/voicetest/adapters/internal/rtvi"
 	"github.com/voicetest-go/voicetest/adapters/pipecat/pipecatpb"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -119,9 +120,6 @@ const (
 	// DefaultEndSilence is the silence EndUtterance sends.
 	DefaultEndSilence = time.Second
 )
-
-// rtviVersion is the RTVI protocol version voicetest speaks.
-const rtviVersion = "2.1.0"
 
 // adapterName names the adapter in errors and capabilities.
 const adapterName = "pipecat"
@@ -165,21 +163,7 @@ func New(url string, serializer Serializer) *Agent {
 
 // Error is an error an RTVI bot reported (error or error-response). Recv
 // returns it; the conversation can go on unless Fatal.
-type Error struct {
-	// Message is the bot's message.
-	Message string
-	// Fatal reports that the bot's pipeline stopped.
-	Fatal bool
-}
-
-// Error returns the bot's message.
-func (e *Error) Error() string {
-	fatal := ""
-	if e.Fatal {
-		fatal = " (fatal: the pipeline stopped)"
-	}
-	return "adapters: " + adapterName + ": bot error: " + e.Message + fatal
-}
+type Error = rtvi.Error
 
 // Connect opens the WebSocket; under Twilio it sends "connected" and
 // "start", under Protobuf with RTVI the client-ready message.
@@ -187,7 +171,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	if s.Rate <= 0 {
 		return nil, fmt.Errorf("adapters: %s: session rate %d: %w", adapterName, s.Rate, pcm.ErrBadRate)
 	}
-	c := &conn{ser: a.Serializer, rtvi: a.RTVI, rate: s.Rate, onTool: a.OnToolCall, down: wire.Downstream{Rate: s.Rate}, unknown: map[string]bool{}, calls: map[string]bool{}}
+	c := &conn{ser: a.Serializer, rtvi: a.RTVI, rate: s.Rate, onTool: a.OnToolCall, down: wire.Downstream{Rate: s.Rate}}
 	switch a.Serializer {
 	case Protobuf:
 		c.wireRate = a.InputRate
@@ -237,6 +221,10 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 		return nil, err
 	}
 	c.ws = ws
+	c.rtv = rtvi.Decoder{Adapter: adapterName, Down: &c.down, Logf: ws.Logf}
+	if c.onTool != nil {
+		c.rtv.Answer = func(call voicetest.ToolCall) { ws.Go(func() { c.answerTool(call) }) }
+	}
 	fail := func(err error) (voicetest.Conn, error) {
 		ws.Close(nil)
 		return nil, fmt.Errorf("adapters: %s: opening the call: %w", adapterName, err)
@@ -264,7 +252,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	}
 	ws.Start(c.decode)
 	if a.Serializer == Protobuf && a.RTVI {
-		if err := c.sendRTVI(ctx, "client-ready", map[string]any{"version": rtviVersion, "about": map[string]any{"library": "voicetest"}}); err != nil {
+		if err := c.sendRTVI(ctx, "client-ready", rtvi.ClientReady()); err != nil {
 			return fail(err)
 		}
 	}
@@ -313,11 +301,8 @@ type conn struct {
 	buf     []byte
 
 	// Reader goroutine only.
-	down        wire.Downstream
-	interrupted bool // an AgentInterrupted was reported and no audio followed
-	text        strings.Builder
-	calls       map[string]bool // tool call ids reported
-	unknown     map[string]bool
+	down wire.Downstream
+	rtv  rtvi.Decoder // RTVI messages and the bot's turn
 }
 
 // Capabilities reports what the Pipecat adapter supports.
@@ -456,7 +441,7 @@ func (c *conn) sendRTVI(ctx context.Context, typ string, data any) error {
 // sendRTVILocked is sendRTVI with sendMu held.
 func (c *conn) sendRTVILocked(ctx context.Context, typ string, data any) error {
 	c.msgID++
-	msg, err := json.Marshal(map[string]any{"label": "rtvi-ai", "type": typ, "id": "voicetest-" + strconv.Itoa(c.msgID), "data": data})
+	msg, err := rtvi.ClientMessage(c.msgID, typ, data)
 	if err != nil {
 		return fmt.Errorf("adapters: %s: encoding %s: %w", adapterName, typ, err)
 	}
@@ -476,7 +461,7 @@ func (c *conn) SendText(ctx context.Context, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("adapters: %s: SendText with empty text", adapterName)
 	}
-	return c.sendRTVI(ctx, "send-text", map[string]any{"content": text, "options": map[string]any{"run_immediately": true, "audio_response": true}})
+	return c.sendRTVI(ctx, "send-text", rtvi.SendText(text))
 }
 
 // SendDTMF sends key presses: one dtmf event per key (Twilio), or the
@@ -507,13 +492,11 @@ func (c *conn) SendDTMF(ctx context.Context, digits string) error {
 		return &voicetest.UnsupportedError{Adapter: adapterName, Capability: "DTMF events",
 			Alternative: "key presses reach a Pipecat bot over the protobuf serializer only as the RTVI dtmf message (set Agent.RTVI for a bot that runs RTVI); voicetest.DTMF sends in-band tones otherwise"}
 	}
-	buttons := strings.Split(digits, "")
-	for _, b := range buttons {
-		if b >= "A" && b <= "D" {
-			return fmt.Errorf("adapters: %s: SendDTMF: %q: RTVI dtmf takes 0-9, * and # only", adapterName, b)
-		}
+	data, err := rtvi.DTMF(digits)
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
 	}
-	return c.sendRTVILocked(ctx, "dtmf", map[string]any{"buttons": buttons})
+	return c.sendRTVILocked(ctx, "dtmf", data)
 }
 
 // Interrupt sends an InterruptionFrame (Protobuf).
@@ -594,14 +577,14 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 		}
 		return c.audio(int(a.SampleRate), samples)
 	case *pipecatpb.Frame_Text:
-		c.addText(v.Text.Text)
+		c.rtv.AddText(v.Text.Text)
 		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: v.Text.Text}}, nil
 	case *pipecatpb.Frame_Transcription:
 		return []voicetest.AgentEvent{{Kind: voicetest.UserTranscript, Text: v.Transcription.Text, Final: true}}, nil
 	case *pipecatpb.Frame_Message:
-		return c.message([]byte(v.Message.Data))
+		return c.rtv.Message([]byte(v.Message.Data))
 	case *pipecatpb.Frame_Interruption:
-		return c.interruption("InterruptionFrame"), nil
+		return c.rtv.Interruption("InterruptionFrame"), nil
 	}
 	return nil, errors.New("a pipecat.Frame with no frame set")
 }
@@ -626,7 +609,7 @@ func (c *conn) decodeTwilio(data []byte) ([]voicetest.AgentEvent, error) {
 		}
 		if m.Event == "clear" {
 			c.ws.Stats().Clear()
-			return c.interruption("clear"), nil
+			return c.rtv.Interruption("clear"), nil
 		}
 		if m.Media == nil || m.Media.Payload == "" {
 			return nil, errors.New("media message without media.payload")
@@ -637,156 +620,15 @@ func (c *conn) decodeTwilio(data []byte) ([]voicetest.AgentEvent, error) {
 		}
 		return c.audio(pcm.Rate8k, pcm.DecodeMulaw(nil, raw))
 	case "":
-		return c.message(data)
+		return c.rtv.Message(data)
 	}
 	return nil, fmt.Errorf("unknown event %q; Pipecat's Twilio serializer sends media and clear, and transport messages without an event", m.Event)
 }
 
 // audio converts the bot's audio to the session rate.
 func (c *conn) audio(rate int, samples []int16) ([]voicetest.AgentEvent, error) {
-	c.interrupted = false
+	c.rtv.Audio()
 	return c.down.Append(nil, rate, samples)
-}
-
-// interruption reports a barge-in once, however many of the bot's signals
-// (InterruptionFrame or clear, bot-interrupted) tell of it.
-func (c *conn) interruption(what string) []voicetest.AgentEvent {
-	c.down.Reset()
-	evs := c.finalText(nil)
-	if c.interrupted {
-		return evs
-	}
-	c.interrupted = true
-	return append(evs, voicetest.AgentEvent{Kind: voicetest.AgentInterrupted, Text: what})
-}
-
-// addText adds to the turn's text, with a space between words.
-func (c *conn) addText(s string) {
-	if c.text.Len() > 0 && !strings.HasSuffix(c.text.String(), " ") && !strings.HasPrefix(s, " ") {
-		c.text.WriteByte(' ')
-	}
-	c.text.WriteString(s)
-}
-
-// finalText appends the turn's whole text, if any, with Final set.
-func (c *conn) finalText(evs []voicetest.AgentEvent) []voicetest.AgentEvent {
-	if c.text.Len() == 0 {
-		return evs
-	}
-	text := strings.TrimSpace(c.text.String())
-	c.text.Reset()
-	return append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: text, Final: true})
-}
-
-// rtviMsg is an RTVI server message.
-type rtviMsg struct {
-	Label string          `json:"label"`
-	Type  string          `json:"type"`
-	ID    string          `json:"id"`
-	Data  json.RawMessage `json:"data"`
-}
-
-// rtviQuiet reports whether typ is an RTVI message that carries nothing a
-// test needs.
-func rtviQuiet(typ string) bool {
-	switch typ {
-	case "bot-ready", "bot-llm-started", "bot-llm-stopped", "bot-llm-text", "bot-tts-started", "bot-tts-stopped",
-		"bot-output", "bot-transcription", "bot-tts-audio", "bot-llm-search-response", "metrics",
-		"user-started-speaking", "user-stopped-speaking", "vad-user-started-speaking", "vad-user-stopped-speaking",
-		"user-llm-text", "user-mute-started", "user-mute-stopped", "user-audio-level", "bot-audio-level",
-		"llm-function-call-started", "server-response":
-		return true
-	}
-	return false
-}
-
-// message decodes a transport message: RTVI, or anything else as data.
-func (c *conn) message(data []byte) ([]voicetest.AgentEvent, error) {
-	var m rtviMsg
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("a transport message that is not JSON: %w", err)
-	}
-	if m.Label != "rtvi-ai" {
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: "message", Data: append(json.RawMessage(nil), data...)}}, nil
-	}
-	var d struct {
-		Text         string          `json:"text"`
-		Final        *bool           `json:"final"`
-		Error        string          `json:"error"`
-		Message      string          `json:"message"`
-		Fatal        bool            `json:"fatal"`
-		ToolCallID   string          `json:"tool_call_id"`
-		FunctionName string          `json:"function_name"`
-		Arguments    json.RawMessage `json:"arguments"`
-		Args         json.RawMessage `json:"args"`
-		Cancelled    bool            `json:"cancelled"`
-		Result       json.RawMessage `json:"result"`
-	}
-	if len(m.Data) > 0 && string(m.Data) != "null" {
-		if err := json.Unmarshal(m.Data, &d); err != nil && m.Type != "server-message" {
-			return nil, fmt.Errorf("RTVI %s: data: %w", m.Type, err)
-		}
-	}
-	switch m.Type {
-	case "bot-tts-text":
-		c.addText(d.Text)
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: d.Text}}, nil
-	case "user-transcription":
-		return []voicetest.AgentEvent{{Kind: voicetest.UserTranscript, Text: d.Text, Final: d.Final == nil || *d.Final}}, nil
-	case "bot-started-speaking":
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: m.Type}}, nil
-	case "bot-stopped-speaking":
-		evs := c.down.Flush(nil)
-		evs = c.finalText(evs)
-		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentData, Text: m.Type})
-		if !c.interrupted {
-			evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
-		}
-		return evs, nil
-	case "bot-interrupted":
-		return c.interruption("bot-interrupted"), nil
-	case "llm-function-call-in-progress", "llm-function-call":
-		args := d.Arguments
-		if m.Type == "llm-function-call" {
-			args = d.Args
-		}
-		if d.ToolCallID == "" {
-			return nil, fmt.Errorf("RTVI %s without tool_call_id", m.Type)
-		}
-		if c.calls[d.ToolCallID] {
-			return nil, nil
-		}
-		if len(c.calls) >= wire.MaxResponseCalls {
-			return nil, &voicetest.LimitError{What: "the function calls of one Pipecat call", Limit: wire.MaxResponseCalls, Unit: "calls", Name: "wire.MaxResponseCalls"}
-		}
-		c.calls[d.ToolCallID] = true
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage(`{}`)
-		}
-		call := voicetest.ToolCall{ID: d.ToolCallID, Name: d.FunctionName, Arguments: append(json.RawMessage(nil), args...)}
-		if m.Type == "llm-function-call" && c.onTool != nil {
-			c.ws.Go(func() { c.answerTool(call) })
-		}
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentToolCall, Tool: &call}}, nil
-	case "llm-function-call-stopped":
-		res := voicetest.ToolCall{ID: d.ToolCallID, Name: d.FunctionName, Result: append(json.RawMessage(nil), d.Result...), IsError: d.Cancelled}
-		if d.Cancelled && len(res.Result) == 0 {
-			res.Result = json.RawMessage(`"cancelled"`)
-		}
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentToolResult, Tool: &res}}, nil
-	case "server-message":
-		return []voicetest.AgentEvent{{Kind: voicetest.AgentData, Text: m.Type, Data: append(json.RawMessage(nil), m.Data...)}}, nil
-	case "error", "error-response":
-		msg := d.Error
-		if msg == "" {
-			msg = d.Message
-		}
-		return nil, wire.AgentError{Err: &Error{Message: msg, Fatal: d.Fatal}}
-	}
-	if !rtviQuiet(m.Type) && wire.LogOnce(c.unknown, m.Type) {
-		c.ws.Logf("%s: ignoring RTVI message %q, which this adapter does not know (logged once)", adapterName, m.Type)
-	}
-	return nil, nil
 }
 
 // answerTool runs OnToolCall for a client-run function and sends
@@ -795,16 +637,11 @@ func (c *conn) answerTool(call voicetest.ToolCall) {
 	ctx := c.ws.Context()
 	res, _ := wire.RunTool(ctx, c.onTool, call)
 	c.ws.PushEvent(voicetest.AgentEvent{Kind: voicetest.AgentToolResult, Tool: &res})
-	var args, result any
-	json.Unmarshal(call.Arguments, &args)
-	json.Unmarshal(res.Result, &result)
 	if c.ser != Protobuf {
 		c.ws.Logf("%s: cannot answer %s: the Twilio serializer reads nothing but media and dtmf", adapterName, call.Name)
 		return
 	}
-	err := c.sendRTVI(ctx, "llm-function-call-result", map[string]any{
-		"function_name": call.Name, "tool_call_id": call.ID, "arguments": args, "result": result,
-	})
+	err := c.sendRTVI(ctx, "llm-function-call-result", rtvi.FunctionCallResult(call, res))
 	if err != nil && ctx.Err() == nil {
 		c.ws.Logf("%s: sending the result of %s: %v", adapterName, call.Name, err)
 	}
