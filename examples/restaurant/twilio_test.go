@@ -115,11 +115,11 @@ func (b *bot) config(script ...voicetest.Step) voicetest.Config {
 	}
 	if b.dial != nil {
 		// On virtual time (startMemBot) no machine load moves an event,
-		// but the order in which the line's 20 ms frame tick, the agent
-		// and the runner run at one instant of virtual time is the Go
-		// scheduler's: an agent reply can start one frame (20 ms) earlier
-		// or later from run to run. The goldens allow that, and only that.
-		cfg.Golden = voicetest.GoldenOptions{Match: voicetest.GoldenTolerant, TimeTolerance: 50 * time.Millisecond, RelativeTolerance: 1e-9}
+		// and the runner handles the events of one instant by rule, not
+		// in the order the scheduler ran the line's frame tick, the agent
+		// and itself: the call is the same on every run, and the goldens
+		// compare exactly.
+		cfg.Golden = voicetest.GoldenOptions{Match: voicetest.GoldenExact}
 	}
 	return cfg
 }
