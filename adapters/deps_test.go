@@ -217,7 +217,7 @@ func TestDependencyRule(t *testing.T) {
 	sort.Strings(protocols)
 	// The rule is checked over every protocol package found, not a list;
 	// this guards against the graph quietly losing them.
-	want := []string{"adapters/composable", "adapters/elevenlabs", "adapters/gemini", "adapters/handler", "adapters/layercode", "adapters/pipecat", "adapters/realtime", "adapters/twilio", "adapters/twiliophone", "adapters/vapi", "adapters/webrtc", "adapters/wscodec"}
+	want := []string{"adapters/composable", "adapters/elevenlabs", "adapters/gemini", "adapters/handler", "adapters/layercode", "adapters/livekit", "adapters/pipecat", "adapters/realtime", "adapters/twilio", "adapters/twiliophone", "adapters/vapi", "adapters/webrtc", "adapters/wscodec"}
 	for _, w := range want {
 		if !slices.Contains(protocols, w) {
 			t.Errorf("protocol package %s not found in the build graph (found %v)", w, protocols)

@@ -1,0 +1,139 @@
+package livekit_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	lkproto "github.com/livekit/protocol/livekit"
+	lkagentpb "github.com/livekit/protocol/livekit/agent"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
+	"github.com/voicetest-go/voicetest/adapters/livekit"
+	"github.com/voicetest-go/voicetest/internal/peers/lkagent"
+	"github.com/voicetest-go/voicetest/internal/peers/lkserver"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"google.golang.org/protobuf/proto"
+)
+
+// canaryKey is the API key name under which the suite's credential is
+// the secret.
+const canaryKey = "voicetest-canary"
+
+// message returns m as a conformance frame for the agent double:
+// session messages as binary frames (their bytes), anything else as its
+// JSON.
+func message(m lkagent.Message) conformance.Frame {
+	if m.Session != nil {
+		return conformance.Frame{Data: m.Session, Binary: true}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return conformance.Frame{Data: b}
+}
+
+// sessionMessage returns an AgentSessionMessage, marshalled.
+func sessionMessage(m *lkagentpb.AgentSessionMessage) []byte {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// audioOutput returns a session message of agent audio: n samples of
+// PCM16 at rate, claiming samples samples.
+func audioOutput(data []byte, rate, samples uint32) []byte {
+	return sessionMessage(&lkagentpb.AgentSessionMessage{Message: &lkagentpb.AgentSessionMessage_AudioOutput{AudioOutput: &lkagentpb.AgentSessionMessage_ConsoleIO_AudioFrame{
+		Data: data, SampleRate: rate, NumChannels: 1, SamplesPerChannel: samples,
+	}}})
+}
+
+// transcription returns an lk.transcription text stream of the agent's.
+func transcription(text string, attrs map[string]string) lkagent.Message {
+	return lkagent.Message{Text: &lkagent.TextStream{Topic: livekit.TopicTranscription, Attributes: attrs, Text: text}}
+}
+
+// packet returns a data packet message.
+func packet(p *lkproto.DataPacket) lkagent.Message {
+	b, err := proto.Marshal(p)
+	if err != nil {
+		panic(err)
+	}
+	return lkagent.Message{Packet: b}
+}
+
+// TestConformance runs the wire adapters' shared suite against the Go
+// agent double, through a real livekit-server on loopback.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Subject{
+		Adapter:   "livekit",
+		Handshake: true, // the agent joins and subscribes
+		ChecksKey: true, // the server refuses a token signed with a wrong secret
+		Start: func(t *testing.T, p conformance.Peer) voicetest.Agent {
+			keys := map[string]string{}
+			key, secret := lkserver.DefaultKey, lkserver.DefaultSecret
+			if p.Key != "" {
+				key, secret = canaryKey, p.Key
+				keys[canaryKey] = p.Key
+				if p.PeerKey != "" {
+					keys[canaryKey] = p.PeerKey
+				}
+			}
+			srv := lkserver.New(t, lkserver.Config{Keys: keys})
+			cfg := lkagent.Config{URL: srv.URL, APIKey: lkserver.DefaultKey, APISecret: lkserver.DefaultSecret, AgentName: "conformance", HangUpAfter: p.HangUpAfter}
+			if p.LongReply {
+				cfg.Turns = []lkagent.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
+			}
+			switch p.Stall {
+			case conformance.StallHandshake:
+				cfg.Fault = lkagent.NeverJoin
+			case conformance.StallAnswer:
+				cfg.Fault = lkagent.Mute
+			}
+			for _, f := range p.Send {
+				var m lkagent.Message
+				if f.Binary {
+					m.Session = f.Data
+				} else if err := json.Unmarshal(f.Data, &m); err != nil {
+					t.Fatalf("frame %q is not an lkagent.Message: %v", f.Data, err)
+				}
+				cfg.Send = append(cfg.Send, m)
+			}
+			if len(cfg.Send) > 50 {
+				// A flood, paced only so that it leaves the double's own
+				// data channel (in this process, unbounded, counted by the
+				// suite's heap measurement) about as fast as the server
+				// takes it: the adapter still gets far more than it may
+				// queue while nobody reads.
+				cfg.SendGap = 5 * time.Millisecond
+			}
+			lkagent.New(t, cfg)
+			a := livekit.New(srv.URL, key, secret, "conformance")
+			if p.Stall == conformance.StallDial {
+				a.URL = adaptertest.BlackHole(t)
+			}
+			a.DialTimeout, a.MaxQueueBytes, a.MaxFrameBytes = p.DialTimeout, p.MaxQueueBytes, p.MaxFrameBytes
+			a.AgentTimeout = p.DialTimeout
+			return a
+		},
+		Audio: func(n int) conformance.Frame {
+			return message(lkagent.Message{Session: audioOutput(make([]byte, 2*n), 48000, uint32(n))})
+		},
+		Echo: func(s string) conformance.Frame {
+			return message(transcription(s, map[string]string{"lk.transcription_final": "true", "lk.segment_id": "SG_echo"}))
+		},
+		Malformed: []conformance.Frame{
+			{Data: []byte{0xff, 0xff, 0xff}, Binary: true},
+			{Data: audioOutput([]byte{1, 2, 3, 4}, 1, 2), Binary: true},
+			{Data: audioOutput([]byte{1, 2, 3}, 48000, 0), Binary: true},
+			message(transcription("maybe final", map[string]string{"lk.transcription_final": "maybe"})),
+			message(lkagent.Message{Text: &lkagent.TextStream{Topic: livekit.TopicTranscription, Raw: []byte("bad \xff\xfe text"),
+				Attributes: map[string]string{"lk.transcription_final": "true", "lk.segment_id": "SG_bad"}}}),
+			message(packet(&lkproto.DataPacket{Value: &lkproto.DataPacket_SipDtmf{SipDtmf: &lkproto.SipDTMF{Code: 99, Digit: "x"}}})),
+		},
+		Pacing: voicetest.PaceFast,
+	})
+}

@@ -1,0 +1,176 @@
+package livekit_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/adapters/livekit"
+	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
+	"github.com/voicetest-go/voicetest/internal/peers/lkagentjs"
+	"github.com/voicetest-go/voicetest/internal/peers/lkserver"
+	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/speech"
+)
+
+// nodeAgent starts a real LiveKit Agents worker for Node (lkagentjs) in a
+// livekit-server on loopback, its OpenAI plugins answered by fakeopenai,
+// and returns the adapter that dispatches it. The caller speaks with
+// flite, a real voice that the agent's Silero VAD takes for speech (it
+// does not take fixtures.FakeTTS's tones for any); the transcriptions
+// endpoint answers heard's lines in order, once the upload is speech of
+// a plausible length, and the model answers from the user's last line.
+// modelLog is what the agent's model was asked: the last message of each
+// chat completion request, and whether it asked for a stream.
+type modelLog struct {
+	mu       sync.Mutex
+	asked    []string
+	streamed int
+}
+
+func (l *modelLog) snapshot() ([]string, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.asked...), l.streamed
+}
+
+func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
+	t.Helper()
+	if err := speech.Installed("flite"); err != nil {
+		lkserver.Skip(t, err.Error())
+	}
+	srv := lkserver.New(t, lkserver.Config{})
+	oai := fakeopenai.New(t)
+	var mu sync.Mutex
+	oai.HandleTranscription(func(req fakeopenai.TranscriptionRequest) (string, error) {
+		audio, err := pcm.DecodeWAV(req.File)
+		if err != nil {
+			return "", err
+		}
+		if d := audio.Duration(); d < 300*time.Millisecond || d > 10*time.Second {
+			return "", fmt.Errorf("an upload of %v is not one of the user's lines", d)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(heard) == 0 {
+			return "", errors.New("more transcriptions asked than the user said lines")
+		}
+		line := heard[0]
+		heard = heard[1:]
+		return line, nil
+	})
+	model := &modelLog{}
+	oai.HandleChat(func(req fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
+		last := req.Messages[len(req.Messages)-1]
+		model.mu.Lock()
+		model.asked = append(model.asked, last.Role+": "+last.Content)
+		if req.Stream {
+			model.streamed++
+		}
+		model.mu.Unlock()
+		switch {
+		case last.Role == "tool":
+			return fakeopenai.ChatReply{Content: "You have table four at seven."}, nil
+		case strings.Contains(last.Content, "booking"):
+			return fakeopenai.ChatReply{ToolCalls: []fakeopenai.ToolCall{{Name: "lookup_booking", Arguments: `{"name":"ada"}`}}}, nil
+		case strings.Contains(last.Content, "stop"):
+			return fakeopenai.ChatReply{Content: "Of course."}, nil
+		case strings.Contains(last.Content, "story"):
+			return fakeopenai.ChatReply{Content: "Once upon a time there was a small restaurant by the sea, and every evening the cook made soup for the fishermen who came home late and cold from the water."}, nil
+		}
+		return fakeopenai.ChatReply{Content: "We open at nine."}, nil
+	})
+	lkagentjs.New(t, lkagentjs.Config{URL: srv.URL, APIKey: lkserver.DefaultKey, APISecret: lkserver.DefaultSecret,
+		AgentName: "frontdesk", OpenAIBaseURL: oai.BaseURL(), OpenAIKey: oai.APIKey()})
+	return livekit.New(srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, "frontdesk"), model
+}
+
+// TestNodeAgent talks with a real LiveKit Agents voice agent (Node, 1.9.0,
+// Silero VAD, the OpenAI plugin) through a real livekit-server: its
+// greeting, a question, a turn in which it calls a function tool, and a
+// story the user interrupts. The framework's own transcription streams,
+// agent states and session events (tool calls and results, the
+// interrupted message) reach the runner.
+func TestNodeAgent(t *testing.T) {
+	a, model := nodeAgent(t, "when do you open", "check my booking", "tell me a story", "stop please")
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent:     a,
+		UserVoice: speech.Flite(),
+		Golden:    voicetest.GoldenOptions{Disable: true},
+		Script: []voicetest.Step{
+			voicetest.AgentTurn(),
+			voicetest.UserSays("when do you open"),
+			voicetest.AgentTurn(),
+			voicetest.UserSays("check my booking"),
+			voicetest.AgentTurn(),
+			voicetest.UserSays("tell me a story"),
+			voicetest.Interrupt("stop please", voicetest.AfterWords(4)),
+			voicetest.AgentTurn(),
+		},
+	})
+	var agent []string
+	for _, m := range res.Transcript {
+		if m.Role == voicetest.RoleAgent {
+			agent = append(agent, m.Text)
+		}
+	}
+	want := []string{"Hello, this is the front desk. How can I help?", "We open at nine.", "You have table four at seven.", "Once upon a time"}
+	if len(agent) < len(want) {
+		t.Fatalf("the agent said %q, want at least %d lines like %q", agent, len(want), want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(agent[i], want[i]) {
+			t.Errorf("agent line %d = %q, want %q", i+1, agent[i], want[i])
+		}
+	}
+	if story := agent[3]; strings.Contains(story, "cold from the water") {
+		t.Errorf("the interrupted story was said to its end: %q", story)
+	}
+	// The framework heard the barge-in and asked its model about it. (Its
+	// answer is the last line when the framework stopped the story in
+	// time; on a loaded machine its VAD may take so long that the runner
+	// takes the story's tail for the answer, and the answer comes after
+	// the script.)
+	asked, streamed := model.snapshot()
+	if !slices.Contains(asked, "user: stop please") {
+		t.Errorf("the model was asked %q; want the barge-in among them", asked)
+	}
+	if streamed != len(asked) {
+		t.Errorf("%d of %d chat completions were streamed; the OpenAI plugin streams them all", streamed, len(asked))
+	}
+	// LiveKit-style expectations on the framework's session events.
+	if err := res.State.ExpectTurn(2).
+		NextEvent().IsToolCall("lookup_booking", map[string]any{"name": "ada"}).
+		NextEvent().IsToolResultOf("lookup_booking", map[string]any{"table": 4, "time": "19:00"}).
+		Err(); err != nil {
+		t.Error(err)
+	}
+	var interrupted bool
+	for _, e := range res.Timeline {
+		interrupted = interrupted || e.Type == voicetest.EventAgentInterrupted
+	}
+	if !interrupted {
+		t.Error("no agent_interrupted event: the framework's interrupted message did not reach the runner")
+	}
+	states := strings.Join(agentStates(res.Timeline), ", ")
+	for _, want := range []string{"listening → thinking", "thinking → speaking", "speaking → listening"} {
+		if !strings.Contains(states, want) {
+			t.Errorf("agent states on the timeline: %s; want %q among them", states, want)
+		}
+	}
+	if n := len(res.Latency.PerTurn); n < 3 {
+		t.Errorf("%d latencies measured (%v), want one per reply", n, res.Latency.PerTurn)
+	}
+	if t.Failed() {
+		for _, e := range res.Timeline {
+			b, _ := json.Marshal(e)
+			t.Logf("%s", b)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+// A voice agent built on LiveKit Agents for Node (@livekit/agents, pinned in
+// package.json), the way its documentation builds one: an AgentSession with
+// Silero VAD and the OpenAI plugin's STT (the transcriptions endpoint), LLM
+// (streamed chat completions) and TTS (/v1/audio/speech), and one function
+// tool. Every OpenAI request goes to the loopback OpenAI-compatible test
+// double whose base URL is in OPENAI_BASE_URL; nothing leaves 127.0.0.1.
+//
+// Run by lkagentjs.go as `node agent.mjs start`, configured by the
+// environment:
+//
+//   LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET  the server (read by the framework)
+//   LKAGENTJS_AGENT_NAME  the name the worker registers for explicit dispatch
+//   LKAGENTJS_HTTP_PORT   the worker's health-check port on 127.0.0.1
+//   OPENAI_BASE_URL, OPENAI_API_KEY  the OpenAI-compatible server
+//
+// The worker reports a load of 0: on a small machine its CPU load would
+// otherwise pass the threshold and the server would dispatch nothing.
+import { cli, defineAgent, llm, ServerOptions, voice } from '@livekit/agents';
+import * as openai from '@livekit/agents-plugin-openai';
+import * as silero from '@livekit/agents-plugin-silero';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+const baseURL = process.env.OPENAI_BASE_URL;
+const apiKey = process.env.OPENAI_API_KEY;
+
+export default defineAgent({
+  prewarm: async (proc) => {
+    proc.userData.vad = await silero.VAD.load({ minSilenceDuration: 300 });
+  },
+  entry: async (ctx) => {
+    const agent = new voice.Agent({
+      instructions: 'You are the front desk of a small restaurant. Keep answers short.',
+      tools: {
+        lookup_booking: llm.tool({
+          description: 'Look up a table booking by the name it was made under.',
+          parameters: z.object({ name: z.string().describe('The name of the booking') }),
+          execute: async ({ name }) => ({ name, table: 4, time: '19:00' }),
+        }),
+      },
+    });
+    const session = new voice.AgentSession({
+      vad: ctx.proc.userData.vad,
+      stt: new openai.STT({ baseURL, apiKey, useRealtime: false, model: 'whisper-1', language: 'en' }),
+      llm: new openai.LLM({ baseURL, apiKey, model: 'gpt-4o-mini' }),
+      tts: new openai.TTS({ baseURL, apiKey, model: 'tts-1', voice: 'alloy' }),
+      aecWarmupDuration: null,
+      turnHandling: {
+        turnDetection: 'vad',
+        endpointing: { mode: 'fixed', minDelay: 300 },
+        interruption: { mode: 'vad', minDuration: 300, resumeFalseInterruption: false },
+      },
+    });
+    await session.start({ agent, room: ctx.room });
+    await ctx.connect();
+    session.say('Hello, this is the front desk. How can I help?');
+  },
+});
+
+cli.runApp(
+  new ServerOptions({
+    agent: fileURLToPath(import.meta.url),
+    agentName: process.env.LKAGENTJS_AGENT_NAME,
+    host: '127.0.0.1',
+    port: Number(process.env.LKAGENTJS_HTTP_PORT),
+    loadFunc: async () => 0,
+    numIdleProcesses: 1,
+  }),
+);

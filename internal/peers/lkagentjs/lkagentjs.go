@@ -1,0 +1,180 @@
+// Package lkagentjs runs a real third-party voice agent for voicetest's
+// own tests: a worker built on LiveKit Agents for Node (@livekit/agents
+// 1.9.0 with its OpenAI and Silero plugins, pinned in package.json and
+// locked in package-lock.json), the vendor's framework unchanged, in
+// agent.mjs. It is not a test double. The agent's speech-to-text, model
+// and text-to-speech are OpenAI-compatible HTTP APIs, which the test
+// points at a loopback server (internal/peers/fakeopenai), so the agent
+// runs offline: Silero VAD and the framework's turn-taking run as in
+// production, the words come from the test.
+//
+// The packages are installed by
+//
+//	npm ci --no-audit --no-fund --prefix internal/peers/lkagentjs
+//
+// with ONNXRUNTIME_NODE_INSTALL=skip in the environment (as .ci/run
+// does; onnxruntime-node ships its CPU binaries in the package and would
+// otherwise fetch CUDA ones); about 510 MB. When Node.js or the packages
+// are missing, New skips the test with that command, unless
+// VOICETEST_LIVEKIT_REQUIRED is set (lkserver.RequiredEnv), in which case
+// it fails.
+package lkagentjs
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voicetest-go/voicetest/internal/peers/lkserver"
+)
+
+// InstallCommand installs the pinned packages, run from the module root.
+const InstallCommand = "ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --prefix internal/peers/lkagentjs"
+
+// Pins are the packages package.json pins, and their versions.
+var Pins = map[string]string{
+	"@livekit/agents":               "1.9.0",
+	"@livekit/agents-plugin-openai": "1.9.0",
+	"@livekit/agents-plugin-silero": "1.9.0",
+	"@livekit/rtc-node":             "0.13.35",
+}
+
+// Config sets what New starts.
+type Config struct {
+	// URL, APIKey and APISecret reach the LiveKit server.
+	URL, APIKey, APISecret string
+	// AgentName is the name the worker registers for explicit dispatch.
+	AgentName string
+	// OpenAIBaseURL ("http://127.0.0.1:port/v1/") and OpenAIKey reach
+	// the OpenAI-compatible server the agent's plugins call.
+	OpenAIBaseURL, OpenAIKey string
+}
+
+// Worker is a running Node.js agent worker.
+type Worker struct {
+	cmd  *exec.Cmd
+	log  *lkserver.Tail
+	done chan struct{}
+	once sync.Once
+}
+
+// Dir returns the folder of agent.mjs and its node_modules.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// check returns why the agent cannot run here, or nil.
+func check() (node string, err error) {
+	node, err = exec.LookPath("node")
+	if err != nil {
+		return "", fmt.Errorf("lkagentjs: Node.js (20 or later) is not installed: %w", err)
+	}
+	for name, want := range Pins {
+		b, err := os.ReadFile(filepath.Join(Dir(), "node_modules", name, "package.json"))
+		if err != nil {
+			return "", fmt.Errorf("lkagentjs: %s is not installed; from the module root run:\n\t%s", name, InstallCommand)
+		}
+		var pkg struct{ Version string }
+		if err := json.Unmarshal(b, &pkg); err != nil {
+			return "", fmt.Errorf("lkagentjs: node_modules/%s/package.json: %w", name, err)
+		}
+		if pkg.Version != want {
+			return "", fmt.Errorf("lkagentjs: node_modules has %s %s, but package.json pins %s; from the module root run:\n\t%s", name, pkg.Version, want, InstallCommand)
+		}
+	}
+	return node, nil
+}
+
+// New starts the worker for tb, stopped when tb ends, and waits until the
+// server has registered it. It skips tb (or fails it, under
+// lkserver.RequiredEnv) when Node.js or the packages are missing.
+func New(tb testing.TB, cfg Config) *Worker {
+	tb.Helper()
+	node, err := check()
+	if err != nil {
+		lkserver.Skip(tb, err.Error())
+	}
+	port, err := lkserver.FreePort("tcp")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := &Worker{log: &lkserver.Tail{}, done: make(chan struct{})}
+	w.cmd = exec.Command(node, "agent.mjs", "start", "--log-level", "info")
+	w.cmd.Dir = Dir()
+	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
+	for _, kv := range os.Environ() {
+		// The worker takes its settings from these names: only the
+		// test's count.
+		if !strings.HasPrefix(kv, "LIVEKIT_") && !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "LKAGENTJS_") {
+			w.cmd.Env = append(w.cmd.Env, kv)
+		}
+	}
+	w.cmd.Env = append(w.cmd.Env,
+		"LIVEKIT_URL="+cfg.URL, "LIVEKIT_API_KEY="+cfg.APIKey, "LIVEKIT_API_SECRET="+cfg.APISecret,
+		"LKAGENTJS_AGENT_NAME="+cfg.AgentName, "LKAGENTJS_HTTP_PORT="+strconv.Itoa(port),
+		"OPENAI_BASE_URL="+cfg.OpenAIBaseURL, "OPENAI_API_KEY="+cfg.OpenAIKey,
+		"NODE_NO_WARNINGS=1")
+	ownGroup(w.cmd)
+	if err := w.cmd.Start(); err != nil {
+		tb.Fatalf("lkagentjs: starting %s agent.mjs: %v", node, err)
+	}
+	go func() {
+		_ = w.cmd.Wait()
+		close(w.done)
+	}()
+	tb.Cleanup(func() {
+		w.Close()
+		if tb.Failed() {
+			tb.Logf("lkagentjs: the Node.js worker's log (last 64 KiB):\n%s", w.Log())
+		}
+	})
+	if err := w.waitRegistered(90 * time.Second); err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// waitRegistered waits for the worker to log its registration.
+func (w *Worker) waitRegistered(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if strings.Contains(w.log.String(), "registered worker") {
+			return nil
+		}
+		select {
+		case <-w.done:
+			return fmt.Errorf("lkagentjs: the worker exited before it registered (%v):\n%s", w.cmd.ProcessState, w.Log())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("lkagentjs: the worker did not register within %v:\n%s", timeout, w.Log())
+}
+
+// Log returns the end of the worker's log (its job processes' included).
+func (w *Worker) Log() string { return w.log.String() }
+
+// Close stops the worker and its job processes: SIGTERM to its process
+// group, then SIGKILL after five seconds.
+func (w *Worker) Close() {
+	w.once.Do(func() {
+		if w.cmd.Process == nil {
+			return
+		}
+		terminate(w.cmd, false)
+		select {
+		case <-w.done:
+		case <-time.After(5 * time.Second):
+			terminate(w.cmd, true)
+			<-w.done
+		}
+	})
+}
