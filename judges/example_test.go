@@ -99,7 +99,8 @@ var exampleCriteria = []string{
 // testdata/voicetest/cache, recording the answer from the fakeopenai test
 // double when the entry is missing (after a change to the prompt). The
 // committed verdict is therefore the double's scripted answer, not a real
-// model's.
+// model's, and is recorded under the double's own provider and model
+// (fakeopenai.Provider, fakeopenai.Model).
 func TestExampleCacheEntry(t *testing.T) {
 	srv := fakeopenai.New(t)
 	srv.QueueChat(call(`{"decision":"final","criteria":[` +
@@ -110,7 +111,8 @@ func TestExampleCacheEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := llm.New(llm.WithCache(c), llm.WithModel("gpt-4o-mini"), llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithMaxRetries(0))
+	cl, err := llm.New(llm.WithCache(c), llm.WithProvider(fakeopenai.Provider), llm.WithModel(fakeopenai.Model),
+		llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,13 +129,19 @@ func TestExampleCacheEntry(t *testing.T) {
 // An LLM criteria judge replays its verdicts from the test package's
 // cache: no key, no server, the same answer every run. In a test the
 // whole judge is one line: judges.ForTest(t, criteria...). Here the
-// cache is opened by hand because an Example has no *testing.T.
+// cache is opened by hand because an Example has no *testing.T. The
+// committed verdict was scripted by voicetest's test double of an
+// OpenAI-compatible server (provider "fakeopenai", model
+// "fakeopenai-double"), not given by a model: it shows the judge's flow
+// and the cache. With a real model the entry is recorded under that
+// model's name (see the README, "Which committed answers are a test
+// double's").
 func ExampleCriteria() {
 	c, err := cache.Open("testdata/voicetest/cache", cache.WithMode(cache.Replay))
 	if err != nil {
 		log.Fatal(err)
 	}
-	cl, err := llm.New(llm.WithCache(c), llm.WithModel("gpt-4o-mini"))
+	cl, err := llm.New(llm.WithCache(c), llm.WithProvider("fakeopenai"), llm.WithModel("fakeopenai-double"))
 	if err != nil {
 		log.Fatal(err)
 	}

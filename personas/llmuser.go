@@ -233,7 +233,8 @@ func (u *LLMUser) Goal() string { return u.goal }
 // InterruptDecision says whether u barges in on the agent's turn now
 // starting in the conversation st, and after how long from the start of
 // the agent's speech; see Interruption.Decide. It is repeatable for a seed.
-// The runner does not call it yet; see the package documentation.
+// It makes u a voicetest.Interrupter: Proceed asks it before each agent
+// turn and, when it says yes, says u's next line over the agent's reply.
 func (u *LLMUser) InterruptDecision(st *voicetest.State) (interrupt bool, after time.Duration) {
 	ok, d, _ := u.persona.Interrupt.Decide(uint64(u.seed), st.Name(), st.Turn())
 	return ok, d

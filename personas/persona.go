@@ -29,9 +29,10 @@ type Persona struct {
 	Style string
 	// Voice is the caller's voice in each engine's terms.
 	Voice Voice
-	// Speed is the speaking rate (1 normal; 0 the engine's default). It
-	// reaches the TTS engine once voicetest.Utterance carries a speed; see
-	// the package documentation.
+	// Speed is the speaking rate (1 normal; 0 the engine's default). A
+	// user built from the persona puts it in each Utterance's Speed
+	// (unless the utterance has its own), and the runner passes it to the
+	// TTS engine as SpeechRequest.Speed.
 	Speed float64
 	// Effects transform the caller's audio after TTS: background noise, a
 	// telephone band, packet loss (pcm's effects and presets, e.g.
@@ -103,9 +104,11 @@ func (v Voice) For(engine string) string {
 // with probability Probability, after a delay drawn uniformly from
 // [MinDelay, MaxDelay] after the agent starts speaking.
 //
-// The runner decides when audio is sent, so barging in needs its support
-// (see the package documentation); Decide gives the runner a repeatable
-// decision for each turn.
+// Decide makes the decision for one turn, repeatably for a seed. An
+// LLMUser asks it in InterruptDecision (it implements
+// voicetest.Interrupter), so under a Proceed step the runner barges in
+// with the caller's next line when it says so; a scripted user never
+// interrupts on its own (use the Interrupt step).
 type Interruption struct {
 	// Probability is the chance, from 0 to 1, of barging in on an agent
 	// turn.

@@ -147,4 +147,10 @@ type ChatResponse struct {
 	// FinishReason is the model's reason to stop ("stop", "tool_calls",
 	// "length").
 	FinishReason string `json:"finish_reason,omitempty"`
+	// Model is the model that produced the answer, as the endpoint
+	// reported it: OpenAI names the snapshot ("gpt-4o-mini-2024-07-18"),
+	// voicetest's own test double names itself ("fakeopenai-double").
+	// A cached answer keeps it, so a committed cache says what really
+	// answered. Empty when the endpoint did not say.
+	Model string `json:"model,omitempty"`
 }

@@ -198,10 +198,33 @@ func (rec Recording) Mixed() pcm.Chunk {
 // MixedWAV returns Mixed as a WAV file.
 func (rec Recording) MixedWAV() ([]byte, error) { return encodeWAV(rec.Mixed()) }
 
-// Manifest returns a JSON description of the segments and the timeline,
-// in the layout of LangWatch Scenario's save_segments manifest, with the
-// file names Save writes, and the conversation's Metrics (durations in
-// nanoseconds, as encoding/json writes a time.Duration).
+// Manifest returns manifest.json as Save writes it: a JSON description of
+// the call, its segments and its timeline. Times, durations and latencies
+// are in seconds, except inside "metrics" (Metrics' durations are in
+// nanoseconds, as encoding/json writes a time.Duration). Its members:
+//
+//   - "name", "duration", "rate" (the recording's sample rate),
+//     "segment_count";
+//   - "segments": one per Recording segment, in order: "idx", "file" (the
+//     segment's WAV under segments/, named NN-<role>-<start ms>ms.wav;
+//     absent for a segment without audio), "role", "turn", "start_time",
+//     "end_time", "duration", "transcript", and "audio_only" and
+//     "interrupted" when true;
+//   - "events": the Timeline in order: "time", "type", "turn", and when
+//     set "latency", "name", "args", "result" (a tool call's), "text",
+//     "data", "duration";
+//   - "latency": "measurements" (per turn), "avg", "p50", "p95",
+//     "time_to_first_byte", and "interrupt_response_time" when measured;
+//   - "status", "criteria" (passed, then failed, then inconclusive; absent
+//     when there are none) and "metrics" (Metrics).
+//
+// It borrows the segments' and events' member names and the segment file
+// names from LangWatch Scenario's save_segments manifest, but is not that
+// layout: it has no "generated_at" (a deterministic scenario writes the same
+// manifest on every run), events carry "turn", "text", "data" and
+// "duration" instead of "metadata", the mix is conversation.wav (not
+// full.wav), and "name", "rate", "latency", "status", "criteria" and
+// "metrics" are voicetest's own. TestManifestLayout pins it.
 func (res *Result) Manifest() ([]byte, error) {
 	type seg struct {
 		Idx         int     `json:"idx"`

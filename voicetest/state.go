@@ -129,9 +129,11 @@ type Event struct {
 	// Data is the payload of data events.
 	Data json.RawMessage `json:"data,omitempty"`
 	// Latency is set on agent_start_speaking: first agent audio minus the
-	// end of the user's audio. On agent_interrupted and on the
-	// agent_stop_speaking of an interrupted turn it holds the interrupt
-	// response time.
+	// end of the user's audio. The interrupt response time of a barge-in
+	// (the user's interrupt to the agent stopping) is on one event: the
+	// agent_interrupted event when the agent reports that it stopped (the
+	// interrupted turn's agent_stop_speaking then has none), otherwise the
+	// interrupted turn's agent_stop_speaking.
 	Latency time.Duration `json:"latency,omitempty"`
 	// Duration is set on silence and sleep events.
 	Duration time.Duration `json:"duration,omitempty"`
@@ -193,8 +195,13 @@ func (s *State) Transcript() []Message {
 	return out
 }
 
-// Timeline returns the events so far, ordered by time (events at the same
-// time keep the order they were recorded in).
+// Timeline returns the events so far, ordered by time. While the
+// scenario runs, events at the same time keep the order they were
+// recorded in; in a Result's State (as in Result.Timeline), events at one
+// instant are in a fixed order, by turn and then in the order a turn
+// unfolds (the agent stops before the user barges in, the user speaks
+// before the agent answers), whichever goroutine recorded its event
+// first, so that a timeline reads the same on every run.
 func (s *State) Timeline() []Event {
 	out := slices.Clone(s.timeline)
 	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })

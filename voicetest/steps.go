@@ -194,9 +194,12 @@ var ErrSilentTurn = errors.New("voicetest: the agent's turn ended with no speech
 // conversation: it passes when the agent has hung up (during an earlier
 // step or now, after any last words, which are recorded as its turn),
 // and fails with a *TimeoutError (PhaseHangUp) when the agent is still
-// on the line after Timeouts.FirstChunk. Only steps that read the
-// conversation (Check, Checkpoint, Verdict, Sleep, Succeed, Fail) may
-// follow it; a step that needs the line after it is a script error.
+// on the line Timeouts.FirstChunk after the agent's last act (speech, a
+// tool call, a turn end). Only steps that do not need the line (Check,
+// Checkpoint, Verdict, Sleep, Succeed, Fail, Inject, Do) may follow it; a
+// step that needs the line after it (UserSays, UserTurn, UserAudio,
+// AgentTurn, Interrupt, Silence, DTMF, Proceed) is a script error that
+// Run reports before the call starts.
 //
 // Without ExpectHangUp a hang-up is still the normal end of a call:
 // steps that read the conversation run on the final state, and the next
@@ -265,11 +268,17 @@ func After(d time.Duration) InterruptWhen {
 // Interrupt barges in on the agent's reply: it waits (at most
 // Timeouts.WaitForSpeech) for the agent to start speaking, then until
 // when holds, and then says content. An adapter with NativeInterrupt gets
-// Conn.Interrupt first (Twilio clear, Realtime response.cancel), which
-// also discards agent audio still buffered for playback; otherwise the
-// user's audio overlaps the agent's and the agent's own VAD must react.
-// The timeline records user_interrupt and, when the agent's audio stops,
-// agent_stop_speaking with the interrupt response time.
+// Conn.Interrupt first (Realtime response.cancel, a protobuf Pipecat
+// bot's InterruptionFrame, an in-process handler's cancel), which also
+// discards agent audio still buffered for playback; otherwise (Twilio,
+// ElevenLabs, LayerCode) the user's audio overlaps the agent's and the agent
+// must hear it and stop (a Twilio bot then sends "clear", which the
+// adapter reports as AgentInterrupted). The timeline records
+// user_interrupt, the interrupted turn's agent_stop_speaking, and the
+// interrupt response time (the user's barge-in to the agent stopping) on
+// exactly one event: the agent_interrupted event when the agent reports
+// that it stopped, otherwise that agent_stop_speaking (see Event.Latency;
+// Result.Latency.InterruptResponse lists it either way).
 //
 // content is text to speak (a string, through Config.UserVoice, with
 // opts as for UserSays) or recorded speech (a pcm.Chunk or an Audio, as

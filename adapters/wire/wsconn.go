@@ -48,6 +48,13 @@ type WSOptions struct {
 	// DialTimeout bounds the WebSocket handshake when Connect's ctx has no
 	// earlier deadline. Zero means DefaultDialTimeout.
 	DialTimeout time.Duration
+	// NetDial, when set, opens the connection the WebSocket runs over
+	// instead of a TCP dial of the URL's host: for an agent served in the
+	// test's own process over an in-memory connection (one end of a
+	// net.Pipe), which lets a whole call, agent included, run on a
+	// testing/synctest bubble's virtual time. The URL still gives the
+	// handshake's path and Host. Nil dials TCP.
+	NetDial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// PingInterval is the time between keepalive pings. Zero means
 	// DefaultPingInterval; a negative value disables keepalive.
 	PingInterval time.Duration
@@ -252,9 +259,12 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	// stop waiting for a peer that never answers it.
 	var raw atomic.Pointer[net.Conn]
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
+	dial := (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
+	if opts.NetDial != nil {
+		dial = opts.NetDial
+	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dialer.DialContext(ctx, network, addr)
+		conn, err := dial(ctx, network, addr)
 		if err == nil {
 			raw.Store(&conn)
 		}

@@ -5,7 +5,8 @@ package clinic_test
 //
 // No language model can run on the machine this example was recorded on,
 // so the committed answers (testdata/voicetest/cache/llm, provider
-// "standin", model "scripted-clinic-1") were produced by standinCaller
+// "fakeopenai", model "fakeopenai-double", the double's own names, which
+// each answer also records as its producer) were produced by standinCaller
 // below, served by the project's OpenAI-compatible test double
 // (internal/peers/fakeopenai) on 127.0.0.1: a SCRIPTED STAND-IN for a chat
 // model, which answers the persona's requests by rules on what they hold,
@@ -49,7 +50,7 @@ func llmForTest(t *testing.T) *llm.Client {
 	if os.Getenv(llm.EnvModel) != "" {
 		return llm.ForTest(t)
 	}
-	opts := []llm.Option{llm.WithProvider("standin"), llm.WithModel("scripted-clinic-1")}
+	opts := []llm.Option{llm.WithProvider(fakeopenai.Provider), llm.WithModel(fakeopenai.Model)}
 	if *useStandin {
 		srv := fakeopenai.New(t)
 		srv.HandleChat(standinCaller)

@@ -1,22 +1,34 @@
 package restaurant_test
 
 // The restaurant agent as a real deployment runs it: a Twilio Media
-// Streams WebSocket server on 127.0.0.1 with its own speech stack (energy
-// VAD, pocketsphinx with a phrase grammar, flite), called by voicetest
-// playing Twilio's side of the call through twilio.New. Audio flows
-// as 8 kHz µ-law in 20 ms frames on the real clock, exactly as it would
-// from a phone.
+// Streams WebSocket server with its own speech stack (energy VAD,
+// pocketsphinx with a phrase grammar, flite), called by voicetest playing
+// Twilio's side of the call through twilio.New. Audio flows as 8 kHz
+// µ-law in 20 ms frames paced in real time (twilio.RealTime), exactly as
+// it would from a phone.
+//
+// The phone tests serve the agent in the test's process over in-memory
+// connections (startMemBot) and run the whole call in a testing/synctest
+// bubble: the line's real-time pacing, the agent's VAD and its timers run
+// on virtual time, so a 34-second call takes a fraction of a second of
+// wall time, and no machine load can move an event. The agent's code, its
+// HTTP and WebSocket handling and every Media Streams message are the same
+// as over TCP; startBot serves it on 127.0.0.1 on the real clock (the
+// deployed test records its cassette against it), and the Twilio adapter's
+// own tests run real-clock calls over TCP.
 //
 // Every engine call (the caller's voice, the agent's ears and voice, and
 // the test's transcription of the agent) goes through the test's cache in
 // testdata/voicetest/cache, so these tests replay with no engine
-// installed. They still take real time: a phone call cannot be sped up
-// without changing what is tested.
+// installed.
 
 import (
+	"context"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/twilio"
@@ -36,6 +48,8 @@ type bot struct {
 	url string
 	tts voicetest.TTS
 	stt voicetest.STT
+	// dial, when set, connects to the agent in memory (startMemBot).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // startBot serves a restaurant agent on 127.0.0.1 for the rest of the
@@ -80,7 +94,8 @@ func (b *bot) call(t *testing.T) restaurant.CallRecord {
 func (b *bot) config(script ...voicetest.Step) voicetest.Config {
 	agent := twilio.New(b.url)
 	agent.Seed = 1 // stable call and stream SIDs
-	return voicetest.Config{
+	agent.NetDial = b.dial
+	cfg := voicetest.Config{
 		Agent: agent,
 		// The caller's lines are spoken by flite, at the phone's
 		// 8 kHz, so that the µ-law the agent receives is the same on
@@ -92,12 +107,21 @@ func (b *bot) config(script ...voicetest.Step) voicetest.Config {
 		// (an open-vocabulary model garbles 8 kHz audio).
 		AgentSTT: restaurant.TelephoneSTT(b.stt, restaurant.AgentPhrases()),
 		Script:   script,
-		// A phone call runs on the real clock: the goldens compare the
-		// order of events exactly and their times within a second, which
-		// absorbs a loaded machine (several parallel calls under -race)
-		// and still catches a reply that comes a turn late.
+		// A phone call on the real clock (startBot): the goldens compare
+		// the order of events exactly and their times within a second,
+		// which absorbs a loaded machine (several parallel calls under
+		// -race) and still catches a reply that comes a turn late.
 		Golden: voicetest.GoldenOptions{TimeTolerance: time.Second},
 	}
+	if b.dial != nil {
+		// On virtual time (startMemBot) no machine load moves an event,
+		// and the runner handles the events of one instant by rule, not
+		// in the order the scheduler ran the line's frame tick, the agent
+		// and itself: the call is the same on every run, and the goldens
+		// compare exactly.
+		cfg.Golden = voicetest.GoldenOptions{Match: voicetest.GoldenExact}
+	}
+	return cfg
 }
 
 // heard returns what the agent heard the caller say, in order.
@@ -130,7 +154,11 @@ func checkHeard(t *testing.T, rec restaurant.CallRecord, want ...string) {
 // TestPhoneBooking is a scripted caller booking a table over the phone.
 func TestPhoneBooking(t *testing.T) {
 	t.Parallel()
-	b := startBot(t)
+	synctest.Test(t, testPhoneBooking)
+}
+
+func testPhoneBooking(t *testing.T) {
+	b := startMemBot(t)
 	res := voicetest.Scenario(t, b.config(phoneBooking()...))
 	if !res.Success {
 		t.Fatalf("scenario failed: %v", res.Err)
@@ -157,7 +185,11 @@ func TestPhoneBooking(t *testing.T) {
 // stop its audio, and reads back the corrected booking.
 func TestPhoneBargeIn(t *testing.T) {
 	t.Parallel()
-	b := startBot(t)
+	synctest.Test(t, testPhoneBargeIn)
+}
+
+func testPhoneBargeIn(t *testing.T) {
+	b := startMemBot(t)
 	cfg := b.config(
 		voicetest.AgentTurn(),
 		voicetest.UserSays("Two people, Friday at seven thirty."),
@@ -199,7 +231,11 @@ func TestPhoneBargeIn(t *testing.T) {
 // clock) the agent asks whether the caller is still there.
 func TestPhoneSilence(t *testing.T) {
 	t.Parallel()
-	b := startBot(t)
+	synctest.Test(t, testPhoneSilence)
+}
+
+func testPhoneSilence(t *testing.T) {
+	b := startMemBot(t)
 	res := voicetest.Scenario(t, b.config(
 		voicetest.AgentTurn(),
 		voicetest.UserSays("Four people."),
@@ -226,7 +262,11 @@ func TestPhoneSilence(t *testing.T) {
 // TestPhoneMenu presses keys: Twilio carries them as "dtmf" events.
 func TestPhoneMenu(t *testing.T) {
 	t.Parallel()
-	b := startBot(t)
+	synctest.Test(t, testPhoneMenu)
+}
+
+func testPhoneMenu(t *testing.T) {
+	b := startMemBot(t)
 	res := voicetest.Scenario(t, b.config(
 		voicetest.AgentTurn(),
 		voicetest.DTMF("2"), // opening hours
@@ -259,7 +299,11 @@ func TestPhoneMenu(t *testing.T) {
 // lines that survive. examples/README.md lists what was measured.
 func TestPhoneNoisyLine(t *testing.T) {
 	t.Parallel()
-	b := startBot(t)
+	synctest.Test(t, testPhoneNoisyLine)
+}
+
+func testPhoneNoisyLine(t *testing.T) {
+	b := startMemBot(t)
 	cfg := b.config(
 		voicetest.AgentTurn(),
 		voicetest.UserSays("A table for two."),
@@ -287,7 +331,11 @@ func TestPhoneNoisyLine(t *testing.T) {
 // audio, as the test transcribes it, asks for.
 func TestPhonePersona(t *testing.T) {
 	t.Parallel()
-	b := startBot(t)
+	synctest.Test(t, testPhonePersona)
+}
+
+func testPhonePersona(t *testing.T) {
+	b := startMemBot(t)
 	cfg := b.config()
 	cfg.User = &caller{party: "A table for four, please.", when: "Saturday at seven.", name: "The name is Patel."}
 	cfg.MaxTurns = 8

@@ -523,6 +523,7 @@ func fromCompletion(res *openai.ChatCompletion) (voicetest.ChatResponse, error) 
 	out := voicetest.ChatResponse{
 		Message:      voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: ch.Message.Content},
 		FinishReason: ch.FinishReason,
+		Model:        res.Model,
 	}
 	if ch.Message.Refusal != "" && out.Message.Content == "" {
 		return out, fmt.Errorf("the model refused: %s", ch.Message.Refusal)

@@ -33,12 +33,15 @@ func verdictRequest() voicetest.ChatRequest {
 
 // TestExampleEntry keeps the cache entry that Example replays: it answers
 // the example's request from testdata/voicetest/cache, recording it from
-// the fakeopenai test double when it is missing (outside CI).
+// the fakeopenai test double when it is missing (outside CI). The entry
+// is recorded under the double's provider and model (fakeopenai.Provider,
+// fakeopenai.Model), which its body also names as the producer: it is the
+// double's scripted answer, not a model's.
 func TestExampleEntry(t *testing.T) {
 	srv := fakeopenai.New(t)
 	srv.QueueChat(fakeopenai.ChatReply{ToolCalls: []fakeopenai.ToolCall{{ID: "call_1", Name: "submit_verdict",
 		Arguments: `{"verdict":"pass","reason":"The agent asks to confirm a table for two."}`}}})
-	cl := llm.ForTest(t, llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithModel("gpt-4o-mini"))
+	cl := llm.ForTest(t, llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithProvider(fakeopenai.Provider), llm.WithModel(fakeopenai.Model))
 	resp, err := cl.Complete(t.Context(), verdictRequest())
 	if err != nil {
 		t.Fatal(err)
@@ -46,16 +49,24 @@ func TestExampleEntry(t *testing.T) {
 	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "submit_verdict" {
 		t.Fatalf("got %+v, want one submit_verdict call", resp.Message)
 	}
+	if resp.Model != fakeopenai.Model {
+		t.Fatalf("answer produced by %q, want the double %q", resp.Model, fakeopenai.Model)
+	}
 }
 
 // A Client replays a committed cache with no key and no server: here the
-// answer to a judge-style request with a forced tool call.
+// answer to a judge-style request with a forced tool call. The committed
+// answer was scripted by voicetest's test double of an OpenAI-compatible
+// server, which is why the Client names its provider and model
+// ("fakeopenai", "fakeopenai-double"): a real model's answers are cached
+// under its own name (WithModel, or VOICETEST_LLM_MODEL), and the answer
+// keeps the model the endpoint reported (ChatResponse.Model).
 func Example() {
 	c, err := cache.Open("testdata/voicetest/cache", cache.WithMode(cache.Replay))
 	if err != nil {
 		log.Fatal(err)
 	}
-	cl, err := llm.New(llm.WithCache(c), llm.WithModel("gpt-4o-mini"))
+	cl, err := llm.New(llm.WithCache(c), llm.WithProvider("fakeopenai"), llm.WithModel("fakeopenai-double"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -68,9 +79,11 @@ func Example() {
 	if err := json.Unmarshal(call.Arguments, &v); err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("answered by", resp.Model)
 	fmt.Println(resp.FinishReason, call.Name, v.Verdict)
 	fmt.Println(v.Reason)
 	// Output:
+	// answered by fakeopenai-double
 	// tool_calls submit_verdict pass
 	// The agent asks to confirm a table for two.
 }

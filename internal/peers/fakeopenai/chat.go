@@ -160,7 +160,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		"id":      id,
 		"object":  "chat.completion",
 		"created": 1700000000,
-		"model":   req.Model,
+		"model":   Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
 		"usage":   usage,
 	})
@@ -190,7 +190,7 @@ func chatUsage(req ChatRequest, reply ChatReply) map[string]any {
 func streamChat(w http.ResponseWriter, req ChatRequest, id string, msg map[string]any, finish string, usage map[string]any) {
 	sse := newSSE(w)
 	chunk := func(delta map[string]any, finish any) error {
-		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": req.Model,
+		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": Model,
 			"system_fingerprint": nil, "choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
 		if req.IncludeUsage {
 			c["usage"] = nil
@@ -227,7 +227,7 @@ func streamChat(w http.ResponseWriter, req ChatRequest, id string, msg map[strin
 		return
 	}
 	if req.IncludeUsage {
-		if sse.event(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": req.Model,
+		if sse.event(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": Model,
 			"system_fingerprint": nil, "choices": []any{}, "usage": usage}) != nil {
 			return
 		}

@@ -46,6 +46,13 @@
 //     (the role, the content word by word or each tool call's id and name
 //     and then its arguments in pieces, the finish_reason), a usage chunk
 //     when stream_options.include_usage is set, and "data: [DONE]".
+//     Every completion and chunk names Model ("fakeopenai-double") as the
+//     model that answered, whatever model was asked for, so an answer a
+//     client keeps (voicetest.ChatResponse.Model, the llm cache) says the
+//     double produced it; tests that commit its answers record them under
+//     Provider and Model, never a real model's name
+//     (TestCommittedLLMEntriesNameTheirProducer checks every committed
+//     entry).
 //
 // Bad requests get HTTP 400 with an OpenAI-shaped error body
 // ({"error": {"message", "type", "param", "code"}}); a missing or wrong

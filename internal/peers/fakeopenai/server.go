@@ -20,6 +20,21 @@ import (
 // otherwise. It is a placeholder, not a credential.
 const DefaultAPIKey = "sk-fakeopenai-test-key"
 
+// Model is the model this double names as the producer of every chat
+// completion it answers (the "model" member of a completion and of each
+// stream chunk), whatever model the request asked for: the API names the
+// model that really answered (e.g. "gpt-4o-mini-2024-07-18"), and what
+// answers here is the double's script, not a model. A client that keeps
+// the answer (voicetest.ChatResponse.Model, the llm cache) so records
+// what produced it.
+const Model = "fakeopenai-double"
+
+// Provider is the provider name to record the double's answers under
+// (llm.WithProvider), with Model as the model (llm.WithModel), so that a
+// committed cache entry made with the double names the double, never a
+// real model (TestCommittedLLMEntriesNameTheirProducer).
+const Provider = "fakeopenai"
+
 // SpeechRate is the sample rate of the PCM16 audio /v1/audio/speech
 // returns, as OpenAI's "pcm" format: 24 kHz, mono, little-endian.
 const SpeechRate = 24000

@@ -330,7 +330,7 @@ func TestChatReplies(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(body, &res))
 	assert.Equal(t, "chat.completion", res.Object)
-	assert.Equal(t, "m", res.Model)
+	assert.Equal(t, Model, res.Model, "the double names itself as the producer, not the model asked for")
 	require.Len(t, res.Choices, 1)
 	c := res.Choices[0]
 	assert.Equal(t, "tool_calls", c.FinishReason)
