@@ -136,7 +136,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 
 	err := r.connect(ctx, h)
 	if err == nil {
-		events := make(chan recvItem, 1024)
+		events := make(chan *recvItem, 1024) // pointers: 8 KiB of queue, not 1024 items' worth
 		done := make(chan struct{})
 		r.events = events
 		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
