@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -125,13 +126,17 @@ func BenchmarkScenarioTenTurnsText(b *testing.B) {
 // at once with voicetest.Run (one goroutine each, no synctest bubble), as
 // BenchmarkScale100Parallel in voicetest does for audio scenarios. One op
 // is the batch of 100. It reports the wall time per scenario, the bytes
-// allocated per scenario, and the heap still live per scenario while all
-// 100 results are held (runtime.MemStats around each batch).
+// allocated per scenario, the most heap in use per scenario while the
+// 100 run (sampled every 50 µs with runtime/metrics), and the heap still
+// live per scenario while all 100 results are held (runtime.MemStats
+// around each batch).
 func BenchmarkScale100ParallelText(b *testing.B) {
 	const n = 100
 	var ms runtime.MemStats
 	var wall time.Duration
-	var alloc, live uint64
+	var alloc, live, peak uint64
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -143,6 +148,22 @@ func BenchmarkScale100ParallelText(b *testing.B) {
 		results := make([]*voicetest.Result, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
+		stop, sampled := make(chan struct{}), make(chan uint64)
+		go func() { // the peak of the heap while the batch runs
+			h0, most := heap(), uint64(0)
+			tick := time.NewTicker(50 * time.Microsecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					most = max(most, heap())
+					sampled <- most - min(h0, most)
+					return
+				case <-tick.C:
+					most = max(most, heap())
+				}
+			}
+		}()
 		for i := range n {
 			wg.Go(func() {
 				results[i], errs[i] = voicetest.Run(context.Background(), tenTurnConfig(voicetest.PaceRealTime))
@@ -151,6 +172,8 @@ func BenchmarkScale100ParallelText(b *testing.B) {
 		wg.Wait()
 		wall += time.Since(start)
 		b.StopTimer()
+		close(stop)
+		peak += <-sampled
 		for i, err := range errs {
 			if err != nil || results[i].Turns != 10 || results[i].Duration != 31*time.Second {
 				b.Fatalf("scenario %d: %v", i, err)
@@ -168,6 +191,7 @@ func BenchmarkScale100ParallelText(b *testing.B) {
 	b.ReportMetric(float64(wall.Microseconds())/ops, "wall-µs/scenario")
 	b.ReportMetric(float64(alloc)/ops/1024, "alloc-KiB/scenario")
 	b.ReportMetric(float64(live)/ops/1024, "live-KiB/scenario")
+	b.ReportMetric(float64(peak)/ops/1024, "peak-KiB/scenario")
 }
 
 // An audio-mode agent under Run: its speech is paced in 20 ms frames on
