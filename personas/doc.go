@@ -62,9 +62,10 @@
 // seed, so a replayed run asks the same questions and gets the same answers.
 //
 // Recording inside voicetest.Scenario with an in-process agent (a synctest
-// bubble): llm clients keep no idle connections by default, so they work
-// there. An HTTP client of your own (llm.WithHTTPClient) must do the same
-// (an http.Transport with DisableKeepAlives), or the goroutines of its idle
+// bubble): llm clients keep no idle connection inside a bubble by default
+// (they keep connections alive only outside one), so they work there. An
+// HTTP client of your own (llm.WithHTTPClient) must do the same (an
+// http.Transport with DisableKeepAlives), or the goroutines of its idle
 // connections keep the bubble from ever advancing its clock. Replaying needs
 // no network and is unaffected.
 //

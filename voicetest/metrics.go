@@ -386,8 +386,7 @@ func mergeSpans(s []span) []span {
 }
 
 func computeMetrics(st *State) Metrics {
-	tr := st.Transcript()
-	tl := st.Timeline()
+	tr, tl := st.ordered()
 	user, agent := speechSpans(tr, st.notes.audio)
 	var m Metrics
 	m.TalkOver = talkOvers(user, agent)

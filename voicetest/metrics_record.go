@@ -49,17 +49,6 @@ type turnNote struct {
 	timings                *Timings
 }
 
-func (n notes) clone() notes {
-	c := notes{turns: slices.Clone(n.turns), late: n.late, audio: slices.Clone(n.audio)}
-	for i := range c.turns {
-		if t := c.turns[i].timings; t != nil {
-			cp := *t
-			c.turns[i].timings = &cp
-		}
-	}
-	return c
-}
-
 // turn returns the note of turn, adding it.
 func (n *notes) turn(turn int) *turnNote {
 	if k := len(n.turns); k > 0 && n.turns[k-1].turn == turn {

@@ -133,10 +133,17 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	r.st.name, r.st.description = cfg.Name, cfg.Description
 	r.st.view = cfg.DataView
 	r.st.segs, r.st.rate = &r.segs, cfg.Rate
+	// Room for what a script of spoken turns records, so that the slices
+	// do not grow step by step (about two timeline events, one message
+	// and one segment a step).
+	steps := len(cfg.Script) + 2
+	r.st.timeline = make([]Event, 0, 2*steps)
+	r.st.transcript = make([]Message, 0, steps)
+	r.segs = make([]Segment, 0, steps)
 
 	err := r.connect(ctx, h)
 	if err == nil {
-		events := make(chan recvItem, 1024)
+		events := make(chan *recvItem, 1024) // pointers: 8 KiB of queue, not 1024 items' worth
 		done := make(chan struct{})
 		r.events = events
 		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
@@ -337,7 +344,7 @@ func (r *runner) hangUpError() error {
 
 // result builds the Result of a finished run.
 func (r *runner) result(err error) *Result {
-	st := r.st.clone()
+	st := r.st.own()
 	window := sameInstant
 	if r.bubble || r.clock.isVirtual() {
 		window = 0
@@ -370,8 +377,10 @@ func (r *runner) result(err error) *Result {
 			res.Inconclusive = append(res.Inconclusive, c)
 		}
 	}
-	segs := append([]Segment(nil), r.segs...)
-	sortSegments(segs)
+	var segs []Segment
+	if st.segs != nil {
+		segs = *st.segs // sorted by own, shared with the State as the transcript is
+	}
 	res.Recording = Recording{Rate: r.cfg.Rate, Segments: segs, Duration: res.Duration}
 	res.Latency = Latency{PerTurn: r.latencies, InterruptResponse: r.interrupts}
 	if r.haveTTFB {

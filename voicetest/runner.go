@@ -100,7 +100,7 @@ type runner struct {
 	bubble bool    // the run is inside a synctest bubble
 	start  time.Time
 	logf   func(format string, args ...any)
-	events <-chan recvItem
+	events <-chan *recvItem
 	took   int64           // events taken from events (not errors), for clock.quiet
 	listen *atomic.Int64   // see receive
 	said   *atomic.Int64   // user utterances begun, for receive to stamp

@@ -26,7 +26,7 @@ type recvItem struct {
 // in Recv, and 0 from Recv's return until the event is in out (while the
 // queue is full, the agent goes unheard). It signals queued (without
 // blocking) each time it has queued an event.
-func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, listen, said *atomic.Int64, out chan<- recvItem, queued chan<- struct{}, done chan<- struct{}) {
+func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, listen, said *atomic.Int64, out chan<- *recvItem, queued chan<- struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer close(out)
 	gate := newRecvGate()
@@ -39,7 +39,7 @@ func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, liste
 			return
 		}
 		select {
-		case out <- it:
+		case out <- &it:
 		case <-ctx.Done():
 			return
 		}
@@ -131,7 +131,7 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 				r.streamClosed = true
 				continue
 			}
-			if err := r.take(it); err != nil {
+			if err := r.take(*it); err != nil {
 				return err
 			}
 		case <-idle: // the agent went idle: time may jump
@@ -237,7 +237,7 @@ func (r *runner) poll() error {
 				r.streamClosed = true
 				return nil
 			}
-			if err := r.take(it); err != nil {
+			if err := r.take(*it); err != nil {
 				return err
 			}
 		default:

@@ -186,14 +186,38 @@ func (s *State) Turn() int { return s.turn }
 // earlier agent reply.
 func (s *State) Transcript() []Message {
 	out := slices.Clone(s.transcript)
-	slices.SortStableFunc(out, func(a, b Message) int {
-		if a.Turn != b.Turn {
-			return a.Turn - b.Turn
-		}
-		return cmpDur(a.Start, b.Start)
-	})
+	sortMessages(out)
 	return out
 }
+
+// ordered returns what Transcript and Timeline return, without their
+// copies when s's slices are in that order already (a finished run's
+// State is): for readers that do not modify them.
+func (s *State) ordered() ([]Message, []Event) {
+	tr, tl := s.transcript, s.timeline
+	if !slices.IsSortedFunc(tr, cmpMessages) {
+		tr = s.Transcript()
+	}
+	if !slices.IsSortedFunc(tl, cmpEvents) {
+		tl = s.Timeline()
+	}
+	return tr, tl
+}
+
+func cmpMessages(a, b Message) int {
+	if a.Turn != b.Turn {
+		return a.Turn - b.Turn
+	}
+	return cmpDur(a.Start, b.Start)
+}
+
+func cmpEvents(a, b Event) int { return cmpDur(a.At, b.At) }
+
+// sortMessages puts a transcript in the order of State.Transcript.
+func sortMessages(m []Message) { slices.SortStableFunc(m, cmpMessages) }
+
+// sortEvents puts events in the order of State.Timeline.
+func sortEvents(e []Event) { slices.SortStableFunc(e, cmpEvents) }
 
 // Timeline returns the events so far, ordered by time. While the
 // scenario runs, events at the same time keep the order they were
@@ -204,7 +228,7 @@ func (s *State) Transcript() []Message {
 // first, so that a timeline reads the same on every run.
 func (s *State) Timeline() []Event {
 	out := slices.Clone(s.timeline)
-	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })
+	sortEvents(out)
 	return out
 }
 
@@ -213,7 +237,7 @@ func (s *State) Timeline() []Event {
 // payloads and handoffs. User messages are not included; see Transcript.
 func (s *State) Events() []Event {
 	out := slices.Clone(s.items)
-	slices.SortStableFunc(out, func(a, b Event) int { return cmpDur(a.At, b.At) })
+	sortEvents(out)
 	return out
 }
 
@@ -281,19 +305,20 @@ func (s *State) LastToolCall() (ToolCall, bool) {
 
 // clone returns a deep enough copy of s for a Result: the slices are
 // copied, their elements shared.
-func (s *State) clone() *State {
-	return &State{
-		name:        s.name,
-		description: s.description,
-		transcript:  s.Transcript(),
-		timeline:    s.Timeline(),
-		items:       s.Events(),
-		turn:        s.turn,
-		notes:       s.notes.clone(),
-		segs:        s.recordedSegments(),
-		rate:        s.rate,
-		view:        s.view,
-	}
+// own returns s as the State of a finished run's Result, without
+// copying what the runner recorded: the transcript, timeline and items
+// are put in order in place (the orders of Transcript, Timeline and
+// Events), and the notes are s's own. Only for a runner that
+// records nothing more into s (the callees' snapshots have copies of
+// these slices). The segments are copied once, since a callee's snapshot
+// shares them.
+func (s *State) own() *State {
+	c := *s
+	sortMessages(c.transcript)
+	sortEvents(c.timeline)
+	sortEvents(c.items)
+	c.segs = s.recordedSegments()
+	return &c
 }
 
 func cmpDur(a, b time.Duration) int {

@@ -3,8 +3,11 @@ package handler_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -117,6 +120,78 @@ func BenchmarkScenarioTenTurnsText(b *testing.B) {
 			b.Fatalf("duration %v, want 31s of virtual time", res.Duration)
 		}
 	}
+}
+
+// BenchmarkScale100ParallelText runs 100 of the ten-turn text scenarios
+// at once with voicetest.Run (one goroutine each, no synctest bubble), as
+// BenchmarkScale100Parallel in voicetest does for audio scenarios. One op
+// is the batch of 100. It reports the wall time per scenario, the bytes
+// allocated per scenario, the most heap in use per scenario while the
+// 100 run (sampled every 50 µs with runtime/metrics), and the heap still
+// live per scenario while all 100 results are held (runtime.MemStats
+// around each batch).
+func BenchmarkScale100ParallelText(b *testing.B) {
+	const n = 100
+	var ms runtime.MemStats
+	var wall time.Duration
+	var alloc, live, peak uint64
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		alloc0, live0 := ms.TotalAlloc, ms.HeapAlloc
+		b.StartTimer()
+		start := time.Now()
+		results := make([]*voicetest.Result, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		stop, sampled := make(chan struct{}), make(chan uint64)
+		go func() { // the peak of the heap while the batch runs
+			h0, most := heap(), uint64(0)
+			tick := time.NewTicker(50 * time.Microsecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					most = max(most, heap())
+					sampled <- most - min(h0, most)
+					return
+				case <-tick.C:
+					most = max(most, heap())
+				}
+			}
+		}()
+		for i := range n {
+			wg.Go(func() {
+				results[i], errs[i] = voicetest.Run(context.Background(), tenTurnConfig(voicetest.PaceRealTime))
+			})
+		}
+		wg.Wait()
+		wall += time.Since(start)
+		b.StopTimer()
+		close(stop)
+		peak += <-sampled
+		for i, err := range errs {
+			if err != nil || results[i].Turns != 10 || results[i].Duration != 31*time.Second {
+				b.Fatalf("scenario %d: %v", i, err)
+			}
+		}
+		runtime.ReadMemStats(&ms)
+		alloc += ms.TotalAlloc - alloc0
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		live += ms.HeapAlloc - min(live0, ms.HeapAlloc)
+		runtime.KeepAlive(results)
+		b.StartTimer()
+	}
+	ops := float64(b.N) * n
+	b.ReportMetric(float64(wall.Microseconds())/ops, "wall-µs/scenario")
+	b.ReportMetric(float64(alloc)/ops/1024, "alloc-KiB/scenario")
+	b.ReportMetric(float64(live)/ops/1024, "live-KiB/scenario")
+	b.ReportMetric(float64(peak)/ops/1024, "peak-KiB/scenario")
 }
 
 // An audio-mode agent under Run: its speech is paced in 20 ms frames on

@@ -3,8 +3,8 @@ package llm
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -71,11 +71,67 @@ func TestRecordInsideScenarioBubble(t *testing.T) {
 	assert.Len(t, srv.RequestsTo("/v1/chat/completions"), 2, "the replay did not call the server")
 }
 
-// TestDefaultClientHasNoKeepAlive checks the transport used when the
-// caller gives no HTTP client.
-func TestDefaultClientHasNoKeepAlive(t *testing.T) {
-	tr, ok := noKeepAliveClient().Transport.(*http.Transport)
-	require.True(t, ok, "the default client's transport is an *http.Transport")
-	assert.True(t, tr.DisableKeepAlives)
-	assert.NotNil(t, tr.Proxy, "the proxy settings of http.DefaultTransport are kept")
+// TestDefaultClientReusesConnectionsOutsideABubble checks the client's
+// default transport: outside a synctest bubble its calls share one
+// kept-alive connection; inside a bubble each call has a connection of
+// its own that is closed when the call returns (an idle one would stop
+// the bubble's clock), and those never reach the pool the calls outside
+// use; after the bubble, the pooled connection is used again.
+func TestDefaultClientReusesConnectionsOutsideABubble(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.HandleChat(func(fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
+		return fakeopenai.ChatReply{Content: "ok"}, nil
+	})
+	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.BaseURL()), WithAPIKey(srv.APIKey()), WithModel("m"))
+	require.NoError(t, err)
+	req := voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{Role: voicetest.ChatUser, Content: "hi"}}}
+	complete := func(ctx context.Context, n int) {
+		for range n {
+			_, err := cl.Complete(ctx, req)
+			require.NoError(t, err)
+		}
+	}
+	addrs := func() []string {
+		var a []string
+		for _, r := range srv.RequestsTo("/v1/chat/completions") {
+			a = append(a, r.RemoteAddr)
+		}
+		return a
+	}
+	complete(t.Context(), 4)
+	out := addrs()
+	require.Len(t, out, 4)
+	for i, a := range out {
+		assert.Equal(t, out[0], a, "call %d outside a bubble used a new connection (%v); the default client keeps one alive", i, out)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		complete(t.Context(), 2)
+		time.Sleep(time.Second) // the clock still moves: no idle connection is left
+	})
+	in := addrs()[4:]
+	require.Len(t, in, 2)
+	assert.NotEqual(t, in[0], in[1], "the calls inside the bubble share a connection that was left idle")
+	assert.NotContains(t, in, out[0], "a call inside the bubble used the connection pooled outside it")
+	complete(t.Context(), 1)
+	assert.Equal(t, out[0], addrs()[6], "after the bubble, the call did not use the pooled connection")
+}
+
+// BenchmarkCompleteLoopback is one completion (cache off) against the
+// loopback fakeopenai double with the client's default transport: the
+// framework's cost per LLM call (openai-go's request and response
+// handling, the HTTP round trip on loopback, the double's own work).
+func BenchmarkCompleteLoopback(b *testing.B) {
+	srv := fakeopenai.New(b)
+	srv.HandleChat(func(fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
+		return fakeopenai.ChatReply{Content: "Here is answer one."}, nil
+	})
+	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.BaseURL()), WithAPIKey(srv.APIKey()), WithModel("m"))
+	require.NoError(b, err)
+	req := voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{Role: voicetest.ChatUser, Content: "question number one"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cl.Complete(b.Context(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

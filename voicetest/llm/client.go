@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -82,9 +83,10 @@ func WithProvider(name string) Option { return func(c *config) { c.provider = na
 func WithCache(c *cache.Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
 // WithHTTPClient sets the HTTP client used to reach the endpoint. Without
-// it the client makes a new connection per request (no keep-alive), so that
-// it can run inside a testing/synctest bubble such as voicetest.Scenario's;
-// a client given here is used as is.
+// it the client keeps connections alive between calls, except inside a
+// testing/synctest bubble such as voicetest.Scenario's, where each request
+// has a connection of its own, closed when it returns (an idle connection
+// would stop the bubble's clock); a client given here is used as is.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
 // WithMaxRetries sets how often a failed call is retried (openai-go's
@@ -156,7 +158,7 @@ func New(opts ...Option) (*Client, error) {
 	if cfg.httpClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
 	} else {
-		ropts = append(ropts, option.WithHTTPClient(noKeepAliveClient()))
+		ropts = append(ropts, option.WithHTTPClient(defaultHTTPClient()))
 	}
 	switch {
 	case cfg.maxRetries >= 0:
@@ -568,22 +570,54 @@ func describeAPIError(err error) error {
 	return fmt.Errorf("%w: %s%s", err, msg, detail)
 }
 
-// noKeepAliveClient returns the HTTP client used when the caller supplied
-// none: http.DefaultTransport's settings, but without keep-alive. An idle
-// kept-alive connection parks a goroutine on a network read, which is not
-// durably blocked; inside a testing/synctest bubble (voicetest.Scenario
-// runs in-process agents in one, and Users, judges and engines record
-// their calls there) that goroutine stops virtual time and keeps the
-// bubble from ever finishing. A fresh connection per request costs a
-// handshake, negligible next to a model call; callers who want pooling
-// outside a bubble pass their own client with WithHTTPClient.
-func noKeepAliveClient() *http.Client {
-	var tr *http.Transport
+// defaultHTTPClient returns the HTTP client used when the caller supplied
+// none: http.DefaultTransport's settings, with connections kept alive
+// outside a testing/synctest bubble and a fresh connection per request
+// inside one (bubbleAwareTransport).
+func defaultHTTPClient() *http.Client {
+	var pooled *http.Transport
 	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		tr = dt.Clone()
+		pooled = dt.Clone()
 	} else {
-		tr = &http.Transport{Proxy: http.ProxyFromEnvironment}
+		pooled = &http.Transport{Proxy: http.ProxyFromEnvironment}
 	}
-	tr.DisableKeepAlives = true
-	return &http.Client{Transport: tr}
+	fresh := pooled.Clone()
+	fresh.DisableKeepAlives = true
+	return &http.Client{Transport: &bubbleAwareTransport{pooled: pooled, fresh: fresh}}
 }
+
+// bubbleAwareTransport sends a request through pooled, which keeps idle
+// connections alive for the next call, except inside a testing/synctest
+// bubble, where it uses fresh: a new connection per request, closed when
+// the response is done. An idle kept-alive connection parks a goroutine
+// on a network read, which is not durably blocked; inside a bubble
+// (voicetest.Scenario runs in-process agents in one, and Users, judges and
+// engines record their calls there) that goroutine would stop virtual
+// time and keep the bubble from ever finishing, and a connection made in
+// one bubble must not be used from outside it. A call inside a bubble
+// therefore never takes nor leaves a pooled connection.
+//
+// A request runs inside a bubble when the time reads before 2001: a
+// bubble's clock starts at midnight UTC 2000-01-01 (testing/synctest),
+// the system clock does not. (A system clock set before 2001 only costs
+// keep-alive; a bubble that has slept for a year of virtual time would
+// pool its connections.)
+type bubbleAwareTransport struct {
+	pooled, fresh *http.Transport
+}
+
+// bubbleTimeEnd is the first time that a synctest bubble's clock does not
+// read in practice: its clock starts at midnight UTC 2000-01-01.
+var bubbleTimeEnd = time.Date(2001, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// RoundTrip implements http.RoundTripper.
+func (t *bubbleAwareTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if time.Now().Before(bubbleTimeEnd) {
+		return t.fresh.RoundTrip(req)
+	}
+	return t.pooled.RoundTrip(req)
+}
+
+// CloseIdleConnections closes the pooled connections that are idle
+// (http.Client.CloseIdleConnections calls it).
+func (t *bubbleAwareTransport) CloseIdleConnections() { t.pooled.CloseIdleConnections() }

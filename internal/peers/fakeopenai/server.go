@@ -53,6 +53,9 @@ type Request struct {
 	Body []byte
 	// Status is the HTTP status the Server answered (0 while it has not).
 	Status int
+	// RemoteAddr is the client's address: requests over one kept-alive
+	// connection have the same.
+	RemoteAddr string
 }
 
 // Server is a loopback OpenAI-compatible test double. Build one with New;
@@ -301,7 +304,7 @@ func (s *Server) record(next http.Handler) http.Handler {
 		// filled in as soon as the handler writes it.
 		s.mu.Lock()
 		i := len(s.requests)
-		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, RemoteAddr: r.RemoteAddr})
 		s.mu.Unlock()
 		sw := &statusWriter{ResponseWriter: w, onStatus: func(code int) {
 			s.mu.Lock()
