@@ -120,9 +120,11 @@ type Auth struct {
 //   - user.transcript.interim_delta and user.transcript.delta: UserTranscript
 //     deltas; user.transcript: a final UserTranscript.
 //   - turn.start role=assistant: starts tracking the new turn_id.
-//   - turn.start role=user while agent audio is still playing: the agent
-//     detected a barge-in. The adapter stops playback, sends replay_finished
-//     with reason "interrupted" and returns AgentInterrupted.
+//   - turn.start role=user while agent audio is still playing, or before
+//     the response's response.end (from a server that sends it) when its
+//     audio only ran dry for a moment: the agent detected a barge-in. The
+//     adapter stops playback, sends replay_finished with reason
+//     "interrupted" and returns AgentInterrupted.
 //   - response.end and turn.end: consumed (see below).
 //   - LayerCode closing the WebSocket (status 1000 or 1001): AgentHangUp.
 //   - anything else (malformed JSON, binary frames, unknown types, bad
@@ -468,7 +470,11 @@ type lcConn struct {
 	turnID      string    // the agent's current turn
 	lastDelta   string
 	droppedTurn string // audio of this turn was interrupted; drop the rest
-	kick        chan struct{}
+	// responding: audio of the agent's current response arrived and its
+	// response.end has not; sendsEnd: the server sends response.end at
+	// all (LayerCode does; LayerCode Gym and some servers do not).
+	responding, sendsEnd bool
+	kick                 chan struct{}
 
 	// Reader goroutine only.
 	textDeltas bool // the agent's turn has sent response.text.delta
@@ -648,6 +654,11 @@ func (c *lcConn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Age
 		// handles (LayercodeClient._handleWebSocketMessage). The runner
 		// still ends the agent's turn by its audio: servers that do not
 		// send them exist, and the SDK ends a turn by its playback.
+		if m.Type == "response.end" {
+			c.mu.Lock()
+			c.responding, c.sendsEnd = false, true
+			c.mu.Unlock()
+		}
 		return nil, nil
 	case "response.data":
 		if len(m.Content) == 0 {
@@ -735,7 +746,7 @@ func (c *lcConn) decodeAudio(m lcInbound) ([]voicetest.AgentEvent, error) {
 		c.playEnd = now
 	}
 	c.playEnd = c.playEnd.Add(pcm.DurationOf(len(c.samples), c.outRate))
-	c.unacked, c.flushed = true, false
+	c.unacked, c.flushed, c.responding = true, false, true
 	select {
 	case c.kick <- struct{}{}:
 	default:
@@ -751,15 +762,20 @@ func (c *lcConn) decodeAudio(m lcInbound) ([]voicetest.AgentEvent, error) {
 }
 
 // userTurnStarted handles turn.start role=user: a barge-in when agent audio
-// is still playing.
+// is still playing, or when the server, which ends each response with
+// response.end, has not ended the current one: its audio then only ran
+// dry for a moment (it streams in real time, and a loaded machine or
+// network delays a chunk), as a browser's player would ride out.
 func (c *lcConn) userTurnStarted() []voicetest.AgentEvent {
 	c.mu.Lock()
-	if !c.unacked {
+	midResponse := c.sendsEnd && c.responding
+	if !c.unacked && !midResponse {
 		c.mu.Unlock()
 		return nil
 	}
 	now := time.Now()
-	interrupted := now.Before(c.playEnd)
+	interrupted := now.Before(c.playEnd) || midResponse
+	c.responding = false
 	var tail []voicetest.AgentEvent
 	if interrupted {
 		c.ws.Stats().Clear()

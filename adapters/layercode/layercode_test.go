@@ -698,3 +698,45 @@ func TestLayerCodeAudioFidelity(t *testing.T) {
 	}
 	t.Logf("SNR: agent audio (LayerCode → voicetest) %.1f dB, user audio (voicetest → LayerCode) %.1f dB", down, up)
 }
+
+// TestBargeInWhileTheAudioRanDry: the agent's story stalls after its
+// first chunk (a loaded server or network), so the player runs dry in the
+// middle of the response; the user barges in during the stall. The
+// server has not ended the response (no response.end yet), so its
+// turn.start role=user is a barge-in: agent_interrupted, the story marked
+// interrupted. (This failed about one CI run in three under load before:
+// the adapter saw no audio playing and took the barge-in for a new turn.)
+func TestBargeInWhileTheAudioRanDry(t *testing.T) {
+	peer := layercodepeer.New(t, layercodepeer.Config{
+		Greeting: "Hello, how can I help?", Speech: adaptertest.FakeSpeech, Transcribe: fakeTranscribe,
+		RealTimeAudio: true, ReplyDelay: 50 * time.Millisecond,
+		Replies: func(n int, heard string) layercodepeer.Reply {
+			if strings.Contains(heard, "story") {
+				return layercodepeer.Reply{Text: "Once upon a time there was a voice agent that talked for a very long time.", Pause: 3 * time.Second}
+			}
+			return layercodepeer.Reply{Text: "You said " + heard}
+		},
+	})
+	res := voicetest.Scenario(t, voicetest.Config{
+		Agent: lcAgent(peer), UserVoice: fixtures.FakeTTS(),
+		Golden: voicetest.GoldenOptions{Disable: true},
+		Script: []voicetest.Step{
+			voicetest.AgentTurn(),
+			voicetest.UserSays("Tell me a story."),
+			voicetest.Interrupt("Stop.", voicetest.After(time.Second)),
+			voicetest.AgentTurn(),
+		},
+	})
+	if !res.Success {
+		t.Fatalf("scenario failed: %v\n%s", res.Err, res.TimelineText())
+	}
+	if !strings.Contains(res.TimelineText(), "agent_interrupted") {
+		t.Errorf("no agent_interrupted for a barge-in during the stall:\n%s", res.TimelineText())
+	}
+	if m := res.Transcript[2]; m.Role != voicetest.RoleAgent || !m.Interrupted {
+		t.Errorf("the story %+v is not marked interrupted\n%s", m, res.TranscriptText())
+	}
+	if c := peer.Calls()[0]; c.Interruptions != 1 {
+		t.Errorf("the server saw %d interruptions, want 1", c.Interruptions)
+	}
+}

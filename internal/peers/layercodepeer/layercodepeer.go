@@ -103,6 +103,10 @@ type Reply struct {
 	Text string
 	// Data, when not nil, is sent as a response.data message.
 	Data json.RawMessage
+	// Pause, when positive, holds the reply's audio back for that long
+	// after its first chunk, as a loaded server or a slow network does:
+	// the client's player runs dry in the middle of the response.
+	Pause time.Duration
 }
 
 // Config sets the peer's behaviour. The zero value is a polite agent that
@@ -793,6 +797,9 @@ func (s *conv) sendReply(ctx context.Context, turn string, r Reply) {
 	}
 	next := time.Now()
 	for i, f := range audio.Frames(s.p.cfg.Chunk) {
+		if i == 1 && r.Pause > 0 {
+			next = next.Add(r.Pause)
+		}
 		if s.p.cfg.RealTimeAudio && i > 0 {
 			next = next.Add(s.p.cfg.Chunk)
 			t := time.NewTimer(time.Until(next))
