@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
-	"time"
 )
 
 // Control is a script's hold on a running scenario, given to a custom step
@@ -20,11 +20,15 @@ import (
 // Do) holds a Control that no longer acts on the scenario.
 type Control struct {
 	r *runner
-	// mu is held by every method, so that the runner, once it gives up
-	// on a function that did not return, can end the Control (dead)
-	// without racing a method still running.
+	// mu guards dead and busy. Every method that acts on the scenario
+	// counts itself in busy while it runs (a count, not a lock held, so
+	// that a callback of the steps c.Run runs may use c again), so that
+	// the runner, once it gives up on a function that did not return,
+	// can end the Control (dead) after the methods still running return.
 	mu     sync.Mutex
+	idle   sync.Cond // signalled when busy drops to 0
 	dead   bool
+	busy   int
 	ended  bool
 	failed bool
 	reason string
@@ -37,11 +41,10 @@ var errControlEnded = errors.New("voicetest: the Control is no longer valid: its
 // State returns the conversation so far (a copy; empty once the Control
 // is no longer valid).
 func (c *Control) State() *State {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dead {
+	if !c.enter() {
 		return new(State)
 	}
+	defer c.leave()
 	return c.r.snapshot()
 }
 
@@ -60,9 +63,8 @@ func (c *Control) Logf(format string, args ...any) { c.r.logf(format, args...) }
 // the caller moves into a noisier place, or the line degrades, turn by
 // turn (nil for clean audio).
 func (c *Control) SetEffects(e pcm.Effect) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.dead {
+	if c.enter() {
+		defer c.leave()
 		c.r.cfg.Effects = e
 	}
 }
@@ -75,22 +77,20 @@ func (c *Control) SetEffects(e pcm.Effect) {
 // well, so the agent has it in its context; otherwise only voicetest
 // knows it, and the log says so.
 func (c *Control) Inject(ctx context.Context, role Role, text string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dead {
+	if !c.enter() {
 		return errControlEnded
 	}
+	defer c.leave()
 	return c.r.inject(ctx, role, text)
 }
 
 // Run runs steps now, as part of the current step; the first error is
 // returned (wrapped in a *StepError naming the sub-step).
 func (c *Control) Run(ctx context.Context, steps ...Step) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dead {
+	if !c.enter() {
 		return errControlEnded
 	}
+	defer c.leave()
 	for i, s := range steps {
 		if s.run == nil {
 			return fmt.Errorf("Control.Run: step %d is a zero Step", i+1)
@@ -132,6 +132,37 @@ func (c *Control) end(failed bool, reason string) {
 	}
 }
 
+// enter counts a method in, unless the Control has ended; leave counts
+// it out.
+func (c *Control) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return false
+	}
+	c.busy++
+	return true
+}
+
+func (c *Control) leave() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy--; c.busy == 0 {
+		c.idle.Broadcast()
+	}
+}
+
+// kill ends the Control once no method is running (they end with the
+// function's ctx).
+func (c *Control) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dead = true
+	for c.busy > 0 {
+		c.idle.Wait()
+	}
+}
+
 // runControl runs fn, a Do step's function or a Proceed callback, with a
 // new Control: on a goroutine of its own, so that a panic in it fails the
 // scenario with an error naming it and its stack instead of crashing the
@@ -142,14 +173,13 @@ func (c *Control) end(failed bool, reason string) {
 // *TimeoutError naming it.
 func (r *runner) runControl(ctx context.Context, name string, fn func(context.Context, *Control) error) (*Control, error) {
 	c := &Control{r: r}
+	c.idle.L = &c.mu
 	cl := callee{name: name, phase: PhaseScenario, turn: r.st.turn, limit: max(r.cfg.Timeouts.MaxDuration-r.now(), time.Millisecond),
 		timeout: r.cfg.Timeouts.MaxDuration,
 		advice:  "make it return once its context ends (Config.Timeouts.MaxDuration bounds the scenario, the steps it runs included)"}
 	left, err := callLeaving(ctx, cl, r.stray, func(ctx context.Context) error { return fn(ctx, c) })
 	if left {
-		c.mu.Lock() // waits for a method still running, which ends with ctx
-		c.dead = true
-		c.mu.Unlock()
+		c.kill()
 		r.view = nil // the function left running may still read it
 	}
 	return c, err

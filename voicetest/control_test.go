@@ -335,3 +335,29 @@ func TestControlLeftRunningIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A Do step's Control may be used from a callback of the steps it runs
+// (an OnTurn inside c.Run reaching the outer c): the Control does not
+// lock itself out.
+func TestControlUsedFromANestedCallback(t *testing.T) {
+	var levels []float64
+	res, err := runVirtual(t, voicetest.Config{
+		Agent: fixtures.ScriptedAgent(replies("a", "b")...), UserVoice: &toneTTS{}, User: lines("one", "two"),
+		Script: []voicetest.Step{voicetest.Do("nested", func(ctx context.Context, outer *voicetest.Control) error {
+			return outer.Run(ctx, voicetest.Proceed(2, voicetest.OnTurn(func(ctx context.Context, inner *voicetest.Control) error {
+				outer.SetEffects(pcm.Gain(-20))
+				levels = append(levels, float64(len(outer.State().Transcript())))
+				return nil
+			})))
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(levels) != 2 || levels[0] != 2 || levels[1] != 4 {
+		t.Errorf("the outer Control saw transcripts of %v messages after each turn, want [2 4]", levels)
+	}
+	if res == nil || !res.Success {
+		t.Errorf("result %+v", res)
+	}
+}

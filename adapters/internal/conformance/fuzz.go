@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/wire"
+	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -27,7 +28,7 @@ import (
 // that each inbound parser of every adapter has a fuzz target.
 func Fuzz(f *testing.F, s Subject) {
 	if s.Rate == 0 {
-		s.Rate = 24000
+		s.Rate = pcm.DefaultRate
 	}
 	for _, m := range s.Malformed {
 		f.Add(m.Data, m.Binary)
