@@ -22,7 +22,8 @@ const sameInstant = time.Millisecond
 
 // eventRank is the order of event types at one instant of one turn: what
 // ends comes before what begins (the agent's speech stops, then the user
-// barges in or presses keys), the user's speech before the agent's
+// barges in or presses keys), the user's line before a silence that
+// follows it, the user's speech before the agent's
 // answer to it, tool calls (and a handoff) before the speech that
 // reports them, and the judge last.
 var eventRank = map[EventType]int{
@@ -33,9 +34,9 @@ var eventRank = map[EventType]int{
 	EventUserWaitLimit:      2,
 	EventUserStartSpeaking:  3,
 	EventDTMF:               4,
-	EventSilence:            5,
-	EventUserStopSpeaking:   6,
-	EventUserTranscript:     7,
+	EventUserStopSpeaking:   5,
+	EventUserTranscript:     6,
+	EventSilence:            7, // a Silence step begins as the line before it ends
 	EventUserHangUp:         8,
 	EventToolCall:           9,
 	EventToolResult:         10,
