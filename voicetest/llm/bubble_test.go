@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"fmt"
+	"net"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -71,25 +73,33 @@ func TestRecordInsideScenarioBubble(t *testing.T) {
 	assert.Len(t, srv.RequestsTo("/v1/chat/completions"), 2, "the replay did not call the server")
 }
 
-// TestDefaultClientReusesConnectionsOutsideABubble checks the client's
-// default transport: outside a synctest bubble its calls share one
-// kept-alive connection; inside a bubble each call has a connection of
-// its own that is closed when the call returns (an idle one would stop
-// the bubble's clock), and those never reach the pool the calls outside
-// use; after the bubble, the pooled connection is used again.
-func TestDefaultClientReusesConnectionsOutsideABubble(t *testing.T) {
+// TestDefaultClientKeepsConnectionsAliveInsideABubble checks the client's
+// default transport: its calls share one kept-alive connection outside a
+// synctest bubble and inside one, where the virtual clock keeps running
+// while that connection is idle between calls (an idle connection watched
+// by a goroutine blocked on the network would stop it, and the test would
+// hang). The connection left idle in the bubble is closed when the context
+// of its last request (the bubble's t.Context) ends.
+func TestDefaultClientKeepsConnectionsAliveInsideABubble(t *testing.T) {
 	srv := fakeopenai.New(t)
 	srv.HandleChat(func(fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
 		return fakeopenai.ChatReply{Content: "ok"}, nil
 	})
-	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.BaseURL()), WithAPIKey(srv.APIKey()), WithModel("m"))
+	h := defaultHTTPClient()
+	kt := h.Transport.(*keepAliveTransport)
+	var dials atomic.Int32
+	dial := kt.dial
+	kt.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dial(ctx, network, addr)
+	}
+	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.BaseURL()), WithAPIKey(srv.APIKey()), WithModel("m"),
+		WithHTTPClient(h), WithMaxRetries(0))
 	require.NoError(t, err)
 	req := voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{Role: voicetest.ChatUser, Content: "hi"}}}
-	complete := func(ctx context.Context, n int) {
-		for range n {
-			_, err := cl.Complete(ctx, req)
-			require.NoError(t, err)
-		}
+	complete := func(ctx context.Context) {
+		_, err := cl.Complete(ctx, req)
+		require.NoError(t, err)
 	}
 	addrs := func() []string {
 		var a []string
@@ -98,22 +108,66 @@ func TestDefaultClientReusesConnectionsOutsideABubble(t *testing.T) {
 		}
 		return a
 	}
-	complete(t.Context(), 4)
+
+	for range 4 {
+		complete(t.Context())
+	}
 	out := addrs()
 	require.Len(t, out, 4)
 	for i, a := range out {
-		assert.Equal(t, out[0], a, "call %d outside a bubble used a new connection (%v); the default client keeps one alive", i, out)
+		assert.Equal(t, out[0], a, "call %d outside a bubble used a new connection (%v)", i, out)
 	}
+	assert.EqualValues(t, 1, dials.Load(), "outside a bubble")
+
+	watchdog := time.AfterFunc(time.Minute, func() {
+		panic("TestDefaultClientKeepsConnectionsAliveInsideABubble: the bubble did not finish in a minute: its clock stopped while a connection was idle")
+	})
+	defer watchdog.Stop()
 	synctest.Test(t, func(t *testing.T) {
-		complete(t.Context(), 2)
-		time.Sleep(time.Second) // the clock still moves: no idle connection is left
+		start := time.Now()
+		for range 4 {
+			complete(t.Context())
+			time.Sleep(time.Hour) // the connection is idle in the pool meanwhile
+		}
+		assert.Equal(t, 4*time.Hour, time.Since(start), "virtual time")
+		kt.mu.Lock()
+		assert.Len(t, kt.idle, 1, "the connection stays idle in the bubble")
+		kt.mu.Unlock()
 	})
 	in := addrs()[4:]
-	require.Len(t, in, 2)
-	assert.NotEqual(t, in[0], in[1], "the calls inside the bubble share a connection that was left idle")
-	assert.NotContains(t, in, out[0], "a call inside the bubble used the connection pooled outside it")
-	complete(t.Context(), 1)
-	assert.Equal(t, out[0], addrs()[6], "after the bubble, the call did not use the pooled connection")
+	require.Len(t, in, 4)
+	for i, a := range in {
+		assert.Equal(t, in[0], a, "call %d inside the bubble used a new connection (%v)", i, in)
+	}
+	// The connection dialled outside is safe to use inside: a TCP
+	// connection belongs to no bubble.
+	assert.Equal(t, out[0], in[0], "the call inside the bubble did not reuse the idle connection")
+	assert.EqualValues(t, 1, dials.Load(), "after the calls inside the bubble")
+	kt.mu.Lock()
+	assert.Empty(t, kt.idle, "the connection left idle in the bubble outlived the bubble's context")
+	kt.mu.Unlock()
+
+	// Dialled inside a bubble, used outside it. A request whose context
+	// cannot end leaves no idle connection in a bubble (nothing would
+	// close it); one whose context outlives the bubble leaves it idle.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Done makes the context's channel lazily: made inside the bubble, it
+	// would belong to it, and cancel would be fatal outside.
+	_ = ctx.Done()
+	synctest.Test(t, func(t *testing.T) {
+		complete(context.Background())
+		complete(ctx)
+	})
+	complete(t.Context())
+	complete(t.Context())
+	all := addrs()
+	require.Len(t, all, 12)
+	assert.EqualValues(t, 3, dials.Load(), "one dial for the call without a cancellable context, one for the rest")
+	assert.NotEqual(t, all[8], all[9])
+	assert.Equal(t, all[9], all[10], "the call after the bubble did not reuse the connection dialled in it")
+	assert.Equal(t, all[10], all[11])
+	h.CloseIdleConnections()
 }
 
 // BenchmarkCompleteLoopback is one completion (cache off) against the

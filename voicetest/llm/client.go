@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -83,10 +82,12 @@ func WithProvider(name string) Option { return func(c *config) { c.provider = na
 func WithCache(c *cache.Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
 // WithHTTPClient sets the HTTP client used to reach the endpoint. Without
-// it the client keeps connections alive between calls, except inside a
-// testing/synctest bubble such as voicetest.Scenario's, where each request
-// has a connection of its own, closed when it returns (an idle connection
-// would stop the bubble's clock); a client given here is used as is.
+// it the client keeps connections alive between calls, also inside a
+// testing/synctest bubble such as voicetest.Scenario's: its transport runs
+// no goroutine of its own while a request is out, and none that waits on
+// an idle connection inside a bubble, so the bubble's virtual clock keeps
+// running (see keepAliveTransport in transport.go). A client given here is
+// used as is.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
 // WithMaxRetries sets how often a failed call is retried (openai-go's
@@ -571,9 +572,11 @@ func describeAPIError(err error) error {
 }
 
 // defaultHTTPClient returns the HTTP client used when the caller supplied
-// none: http.DefaultTransport's settings, with connections kept alive
-// outside a testing/synctest bubble and a fresh connection per request
-// inside one (bubbleAwareTransport).
+// none: a keepAliveTransport, which keeps connections alive inside and
+// outside testing/synctest bubbles with no goroutine of its own while a
+// request runs, and hands what it does not make itself (proxied requests,
+// https outside a bubble) to a bubbleAwareTransport with
+// http.DefaultTransport's settings.
 func defaultHTTPClient() *http.Client {
 	var pooled *http.Transport
 	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
@@ -583,7 +586,7 @@ func defaultHTTPClient() *http.Client {
 	}
 	fresh := pooled.Clone()
 	fresh.DisableKeepAlives = true
-	return &http.Client{Transport: &bubbleAwareTransport{pooled: pooled, fresh: fresh}}
+	return &http.Client{Transport: newKeepAliveTransport(&bubbleAwareTransport{pooled: pooled, fresh: fresh})}
 }
 
 // bubbleAwareTransport sends a request through pooled, which keeps idle
@@ -597,22 +600,14 @@ func defaultHTTPClient() *http.Client {
 // one bubble must not be used from outside it. A call inside a bubble
 // therefore never takes nor leaves a pooled connection.
 //
-// A request runs inside a bubble when the time reads before 2001: a
-// bubble's clock starts at midnight UTC 2000-01-01 (testing/synctest),
-// the system clock does not. (A system clock set before 2001 only costs
-// keep-alive; a bubble that has slept for a year of virtual time would
-// pool its connections.)
+// See inBubble for how a request made inside a bubble is told apart.
 type bubbleAwareTransport struct {
 	pooled, fresh *http.Transport
 }
 
-// bubbleTimeEnd is the first time that a synctest bubble's clock does not
-// read in practice: its clock starts at midnight UTC 2000-01-01.
-var bubbleTimeEnd = time.Date(2001, time.January, 1, 0, 0, 0, 0, time.UTC)
-
 // RoundTrip implements http.RoundTripper.
 func (t *bubbleAwareTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if time.Now().Before(bubbleTimeEnd) {
+	if inBubble() {
 		return t.fresh.RoundTrip(req)
 	}
 	return t.pooled.RoundTrip(req)
