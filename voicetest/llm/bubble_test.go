@@ -169,23 +169,3 @@ func TestDefaultClientKeepsConnectionsAliveInsideABubble(t *testing.T) {
 	assert.Equal(t, all[10], all[11])
 	h.CloseIdleConnections()
 }
-
-// BenchmarkCompleteLoopback is one completion (cache off) against the
-// loopback fakeopenai double with the client's default transport: the
-// framework's cost per LLM call (openai-go's request and response
-// handling, the HTTP round trip on loopback, the double's own work).
-func BenchmarkCompleteLoopback(b *testing.B) {
-	srv := fakeopenai.New(b)
-	srv.HandleChat(func(fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
-		return fakeopenai.ChatReply{Content: "Here is answer one."}, nil
-	})
-	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.BaseURL()), WithAPIKey(srv.APIKey()), WithModel("m"))
-	require.NoError(b, err)
-	req := voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{Role: voicetest.ChatUser, Content: "question number one"}}}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := cl.Complete(b.Context(), req); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

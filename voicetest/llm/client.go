@@ -14,7 +14,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
@@ -427,124 +426,15 @@ func (c *Client) call(ctx context.Context, model string, req voicetest.ChatReque
 	if !c.keySet && c.baseURL == "" {
 		return voicetest.ChatResponse{}, errors.New("OPENAI_API_KEY is not set: set it to call OpenAI, or set OPENAI_BASE_URL (or WithBaseURL) to use a local OpenAI-compatible server")
 	}
-	params, err := toParams(model, req)
+	body, err := encodeRequest(model, req)
 	if err != nil {
 		return voicetest.ChatResponse{}, err
 	}
-	res, err := c.api.Chat.Completions.New(ctx, params)
-	if err != nil {
+	var res []byte
+	if err := c.api.Post(ctx, "chat/completions", body, &res); err != nil {
 		return voicetest.ChatResponse{}, describeAPIError(err)
 	}
-	return fromCompletion(res)
-}
-
-func toParams(model string, req voicetest.ChatRequest) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case voicetest.ChatSystem:
-			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
-		case voicetest.ChatUser:
-			if len(m.Audio) > 0 {
-				parts, err := audioParts(m)
-				if err != nil {
-					return p, err
-				}
-				p.Messages = append(p.Messages, openai.UserMessage(parts))
-				continue
-			}
-			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
-		case voicetest.ChatTool:
-			p.Messages = append(p.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
-		case voicetest.ChatAssistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
-			if m.Content != "" {
-				a.Content.OfString = openai.String(m.Content)
-			}
-			for _, tc := range m.ToolCalls {
-				args := string(tc.Arguments)
-				if args == "" {
-					args = "{}"
-				}
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       tc.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-					}})
-			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		}
-	}
-	for _, t := range req.Tools {
-		fd := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			fd.Description = openai.String(t.Description)
-		}
-		if len(t.Parameters) > 0 {
-			var params map[string]any
-			if err := json.Unmarshal(t.Parameters, &params); err != nil {
-				return p, fmt.Errorf("llm: tool %q parameters: %w", t.Name, err)
-			}
-			fd.Parameters = params
-		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
-	}
-	switch req.ToolChoice {
-	case "":
-	case "auto", "none", "required":
-		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(req.ToolChoice)}
-	default:
-		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice})
-	}
-	if len(req.JSONSchema) > 0 {
-		var schema map[string]any
-		if err := json.Unmarshal(req.JSONSchema, &schema); err != nil {
-			return p, fmt.Errorf("llm: JSON schema: %w", err)
-		}
-		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: schemaName(req), Schema: schema},
-			}}
-	}
-	if req.Temperature != nil {
-		p.Temperature = openai.Float(*req.Temperature)
-	}
-	if req.Seed != nil {
-		p.Seed = openai.Int(*req.Seed)
-	}
-	if req.MaxTokens > 0 {
-		p.MaxTokens = openai.Int(int64(req.MaxTokens))
-	}
-	return p, nil
-}
-
-func fromCompletion(res *openai.ChatCompletion) (voicetest.ChatResponse, error) {
-	if len(res.Choices) == 0 {
-		return voicetest.ChatResponse{}, errors.New("the endpoint answered a completion with no choices")
-	}
-	ch := res.Choices[0]
-	out := voicetest.ChatResponse{
-		Message:      voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: ch.Message.Content},
-		FinishReason: ch.FinishReason,
-		Model:        res.Model,
-	}
-	if ch.Message.Refusal != "" && out.Message.Content == "" {
-		return out, fmt.Errorf("the model refused: %s", ch.Message.Refusal)
-	}
-	for _, tc := range ch.Message.ToolCalls {
-		if tc.Type != "" && tc.Type != "function" {
-			return out, fmt.Errorf("the model made a %q tool call; only function tools are supported", tc.Type)
-		}
-		args := json.RawMessage(tc.Function.Arguments)
-		if strings.TrimSpace(tc.Function.Arguments) == "" {
-			args = json.RawMessage("{}")
-		}
-		if !json.Valid(args) {
-			return out, fmt.Errorf("the model called %q with arguments that are not valid JSON: %.200q", tc.Function.Name, tc.Function.Arguments)
-		}
-		out.Message.ToolCalls = append(out.Message.ToolCalls, voicetest.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
-	}
-	return out, nil
+	return decodeCompletion(res)
 }
 
 // describeAPIError adds the endpoint's own error message to an openai-go

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -240,22 +239,18 @@ func TestFakeRejectsScriptWithBadArguments(t *testing.T) {
 	assert.Contains(t, err.Error(), "500")
 }
 
-func TestFromCompletionChecksModelOutput(t *testing.T) {
-	decode := func(body string) *openai.ChatCompletion {
-		var c openai.ChatCompletion
-		require.NoError(t, json.Unmarshal([]byte(body), &c))
-		return &c
-	}
-	_, err := fromCompletion(decode(`{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`))
+func TestDecodeCompletionChecksModelOutput(t *testing.T) {
+	decode := func(body string) []byte { return []byte(body) }
+	_, err := decodeCompletion(decode(`{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`))
 	require.ErrorContains(t, err, "not valid JSON")
 
-	_, err = fromCompletion(decode(`{"choices":[]}`))
+	_, err = decodeCompletion(decode(`{"choices":[]}`))
 	require.ErrorContains(t, err, "no choices")
 
-	_, err = fromCompletion(decode(`{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"","refusal":"I can't help with that."}}]}`))
+	_, err = decodeCompletion(decode(`{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"","refusal":"I can't help with that."}}]}`))
 	require.ErrorContains(t, err, "refused")
 
-	got, err := fromCompletion(decode(`{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}`))
+	got, err := decodeCompletion(decode(`{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{}`, string(got.Message.ToolCalls[0].Arguments))
 }
