@@ -247,6 +247,10 @@ func (t *keepAliveTransport) connect(ctx context.Context, key string, u *url.URL
 			cfg.ServerName = u.Hostname()
 		}
 		cfg.NextProtos = []string{"http/1.1"}
+		if cfg.Time == nil {
+			// Certificates are valid in real time, not in a bubble's.
+			cfg.Time = wallClock
+		}
 		tc := tls.Client(nc, cfg)
 		hctx, cancel := context.WithTimeout(ctx, dialTimeout)
 		err := tc.HandshakeContext(hctx)

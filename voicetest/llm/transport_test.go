@@ -4,9 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -327,4 +334,71 @@ func TestKeepAliveBodyClosedEarly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "a long answer", got)
 	assert.EqualValues(t, 3, dials.Load(), "bodies read to their end share a connection")
+}
+
+// TestKeepAliveTLSInsideABubble: inside a bubble an https request is made
+// by the keep-alive transport too (HTTP/1.1 over TLS), and its connection
+// is reused; outside a bubble https goes to the other transport.
+func TestKeepAliveTLSInsideABubble(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.Proto+" "+r.RemoteAddr)
+	}))
+	defer srv.Close()
+	kt, dials := countingTransport(t)
+	kt.other = srv.Client().Transport
+	kt.tlsConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	var answers []string
+	synctest.Test(t, func(t *testing.T) {
+		for range 3 {
+			got, err := post(t.Context(), kt, srv.URL, "{}")
+			require.NoError(t, err)
+			answers = append(answers, got)
+		}
+	})
+	require.Len(t, answers, 3)
+	assert.True(t, strings.HasPrefix(answers[0], "HTTP/1.1 "), answers[0])
+	assert.Equal(t, answers[0], answers[1])
+	assert.Equal(t, answers[0], answers[2])
+	assert.EqualValues(t, 1, dials.Load())
+	got, err := post(t.Context(), kt, srv.URL, "{}")
+	require.NoError(t, err)
+	assert.NotEqual(t, answers[0], got, "outside the bubble the other transport makes the request")
+	assert.EqualValues(t, 1, dials.Load())
+}
+
+// TestKeepAliveTLSCertificateCheckedInRealTime: inside a bubble the
+// clock reads 2000, but a server's certificate is checked against the
+// real time: one valid only since 2020 is accepted.
+func TestKeepAliveTLSCertificateCheckedInRealTime(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:    time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
+		NotAfter:     time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	srv.StartTLS()
+	defer srv.Close()
+	kt, _ := countingTransport(t)
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	kt.tlsConfig = &tls.Config{RootCAs: roots}
+	synctest.Test(t, func(t *testing.T) {
+		got, err := post(t.Context(), kt, srv.URL, "{}")
+		require.NoError(t, err)
+		assert.Equal(t, "ok", got)
+	})
 }
