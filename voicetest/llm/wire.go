@@ -176,22 +176,27 @@ func audioParts(m voicetest.ChatMessage) ([]wirePart, error) {
 	return parts, nil
 }
 
-// wireCompletion is the part of a chat completion the Client reads. Like
-// openai-go, it takes a value of an unexpected type as empty rather than
-// failing (lenientString).
-type wireCompletion struct {
-	Model   lenientString `json:"model"`
+// wireCompletion is the part of a chat completion the Client reads, with
+// the fields' types as OpenAI sends them; lenientCompletion is the same
+// taking a field of an unexpected type as empty, as openai-go does, for
+// the completions the first cannot decode.
+type wireCompletion = completionOf[string, string]
+
+type lenientCompletion = completionOf[lenientString, argsString]
+
+type completionOf[S, A ~string] struct {
+	Model   S `json:"model"`
 	Choices []struct {
-		FinishReason lenientString `json:"finish_reason"`
+		FinishReason S `json:"finish_reason"`
 		Message      struct {
-			Content   lenientString `json:"content"`
-			Refusal   lenientString `json:"refusal"`
+			Content   S `json:"content"`
+			Refusal   S `json:"refusal"`
 			ToolCalls []struct {
-				ID       lenientString `json:"id"`
-				Type     lenientString `json:"type"`
+				ID       S `json:"id"`
+				Type     S `json:"type"`
 				Function struct {
-					Name      lenientString `json:"name"`
-					Arguments argsString    `json:"arguments"`
+					Name      S `json:"name"`
+					Arguments A `json:"arguments"`
 				} `json:"function"`
 			} `json:"tool_calls"`
 		} `json:"message"`
@@ -241,9 +246,22 @@ func (s *argsString) UnmarshalJSON(b []byte) error {
 // decodeCompletion returns the answer in a chat completion's JSON.
 func decodeCompletion(body []byte) (voicetest.ChatResponse, error) {
 	var res wireCompletion
-	if err := json.Unmarshal(body, &res); err != nil {
+	err := json.Unmarshal(body, &res)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		var lenient lenientCompletion
+		if err = json.Unmarshal(body, &lenient); err == nil {
+			return answerOf(lenient)
+		}
+	}
+	if err != nil {
 		return voicetest.ChatResponse{}, fmt.Errorf("the endpoint's completion is not the JSON expected (%.200q): %w", body, err)
 	}
+	return answerOf(res)
+}
+
+// answerOf returns the answer in a decoded completion.
+func answerOf[S, A ~string](res completionOf[S, A]) (voicetest.ChatResponse, error) {
 	if len(res.Choices) == 0 {
 		return voicetest.ChatResponse{}, errors.New("the endpoint answered a completion with no choices")
 	}
