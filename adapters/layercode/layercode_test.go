@@ -590,7 +590,7 @@ func TestLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
 // voicetest.Scenario: the user's lines are fake speech the peer decodes,
 // and the peer's replies stream back as fake speech with their text.
 func TestLayerCodeScenario(t *testing.T) {
-	peer := storyPeer(t)
+	peer := storyPeer(t, nil)
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     lcAgent(peer),
 		UserVoice: fixtures.FakeTTS(),
