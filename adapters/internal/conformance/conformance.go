@@ -151,7 +151,8 @@ type Subject struct {
 	Adapter string
 	// Start starts a loopback peer that behaves as p says, stopped when
 	// the test ends, and returns an agent that reaches it configured
-	// with p's settings.
+	// with p's settings: over p.Net when it is set (see Peer.Net and
+	// InMemory), otherwise over loopback TCP.
 	Start func(t *testing.T, p Peer) voicetest.Agent
 	// Handshake reports that the protocol has an opening handshake the
 	// peer completes (a session confirmation, initiation metadata), so
