@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -19,6 +18,7 @@ import (
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "elevenlabs",
+		InMemory:   true,
 		Handshake:  true, // conversation_initiation_metadata
 		ChecksKey:  true,
 		Interrupts: true, // the server's interruption event
@@ -37,14 +37,18 @@ func TestConformance(t *testing.T) {
 			for _, f := range p.Send {
 				cfg.Send = append(cfg.Send, string(f.Data))
 			}
+			cfg.Listener = p.Listener()
 			a := elevenlabs.New("agent_test")
 			switch p.Stall {
 			case conformance.StallDial:
-				a.URL = adaptertest.BlackHole(t)
+				a.URL = p.BlackHole(t)
 			case conformance.StallHandshake:
-				a.URL = adaptertest.SilentServer(t)
+				a.URL = p.SilentServer(t)
 			default:
 				a.URL = elevenpeer.New(t, cfg).URL
+			}
+			if p.Net != nil {
+				a.NetDial = p.Net.Dial
 			}
 			a.APIKey = p.Key
 			a.DialTimeout, a.MaxQueueBytes, a.MaxFrameBytes = p.DialTimeout, p.MaxQueueBytes, p.MaxFrameBytes

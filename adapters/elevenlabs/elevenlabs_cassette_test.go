@@ -16,13 +16,19 @@ import (
 // goodbye and the hang-up, with pings on the way), stops the server, and
 // replays the conversation from the cassette.
 func TestElevenLabsCassette(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{
-		FirstMessage: "Welcome to the bistro",
-		Turns:        []elevenpeer.Turn{{Reply: "Booked: {heard}"}, {Reply: "Goodbye"}},
-		HangUpAfter:  2,
-		PingInterval: 100 * time.Millisecond,
-	})
-	adaptertest.RecordReplay(t, elevenAgent(peer), peer.Close, voicetest.Config{
+	var peer *elevenpeer.Server
+	adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		peer = elevenpeer.New(t, elevenpeer.Config{
+			FirstMessage: "Welcome to the bistro",
+			Turns:        []elevenpeer.Turn{{Reply: "Booked: {heard}"}, {Reply: "Goodbye"}},
+			HangUpAfter:  2,
+			PingInterval: 100 * time.Millisecond,
+			Listener:     n.Listen(),
+		})
+		a := elevenAgent(peer)
+		a.NetDial = n.Dial
+		return a
+	}, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.Says("Booked: A table for two please"), judges.HungUp()),
 		Script: []voicetest.Step{

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
@@ -19,6 +18,7 @@ import (
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "layercode",
+		InMemory:   true,
 		Handshake:  true, // the authorize request
 		ChecksKey:  true,
 		Interrupts: true, // the user's turn.start over a reply
@@ -49,13 +49,17 @@ func TestConformance(t *testing.T) {
 			for _, f := range p.Send {
 				cfg.Send = append(cfg.Send, string(f.Data))
 			}
+			cfg.Listener = p.Listener()
 			var a *layercode.Agent
 			if p.Stall == conformance.StallDial {
-				a = layercode.New("http"+strings.TrimPrefix(adaptertest.BlackHole(t), "ws"), "agent-test")
+				a = layercode.New("http"+strings.TrimPrefix(p.BlackHole(t), "ws"), "agent-test")
 			} else {
 				peer := layercodepeer.New(t, cfg)
 				a = layercode.New(peer.AuthorizeURL, "agent-test")
 				a.WebSocketURL = peer.WebSocketURL
+			}
+			if p.Net != nil {
+				a.NetDial, a.HTTPClient = p.Net.Dial, p.Net.HTTPClient()
 			}
 			if p.Key != "" {
 				a.AuthorizeHeader = http.Header{"Authorization": {"Bearer " + p.Key}}

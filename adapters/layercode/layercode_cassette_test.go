@@ -1,6 +1,7 @@
 package layercode_test
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,13 @@ import (
 // interrupts, the reply to the interruption), stops the peer, and replays
 // the session from the cassette: no authorize call and no WebSocket.
 func TestLayerCodeCassette(t *testing.T) {
-	peer := storyPeer(t)
-	adaptertest.RecordReplay(t, lcAgent(peer), peer.Close, voicetest.Config{
+	var peer *layercodepeer.Peer
+	adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		peer = storyPeer(t, n.Listen())
+		a := lcAgent(peer)
+		a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
+		return a
+	}, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.Says("You said A table for two."), judges.Says("You said Stop."), judges.InterruptionHandled(2*time.Second)),
 		Script: []voicetest.Step{
@@ -38,9 +44,11 @@ func TestLayerCodeCassette(t *testing.T) {
 
 // storyPeer starts the LayerCode peer of the story scenarios: it greets,
 // says back what it heard (it decodes the user's fake speech), and tells a
-// long story, in real time, when asked for one.
-func storyPeer(t *testing.T) *layercodepeer.Peer {
+// long story, in real time, when asked for one. It serves on ln, or on
+// loopback TCP when ln is nil.
+func storyPeer(t *testing.T, ln net.Listener) *layercodepeer.Peer {
 	return layercodepeer.New(t, layercodepeer.Config{
+		Listener:      ln,
 		Greeting:      "Hello, how can I help?",
 		Speech:        adaptertest.FakeSpeech,
 		Transcribe:    fakeTranscribe,

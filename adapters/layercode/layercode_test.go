@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -26,6 +27,18 @@ func lcAgent(peer *layercodepeer.Peer) *layercode.Agent {
 	a := layercode.New(peer.AuthorizeURL, "agent-test")
 	a.WebSocketURL = peer.WebSocketURL
 	return a
+}
+
+// memPeer starts a LayerCode peer of cfg on n, and returns it with an
+// agent that reaches it through n: for a test in a testing/synctest
+// bubble, on virtual time.
+func memPeer(t *testing.T, n *adaptertest.MemNet, cfg layercodepeer.Config) (*layercodepeer.Peer, *layercode.Agent) {
+	t.Helper()
+	cfg.Listener = n.Listen()
+	peer := layercodepeer.New(t, cfg)
+	a := lcAgent(peer)
+	a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
+	return peer, a
 }
 
 // lcDial connects a to its peer and closes the Conn (checking for leaks)
@@ -111,9 +124,15 @@ func lcCollect(t testing.TB, conn voicetest.Conn, rate int, quiet time.Duration,
 	}
 }
 
-func TestLayerCodeConversation(t *testing.T) {
+// TestLayerCodeConversation runs on virtual time, the peer on an
+// in-memory network (the conformance suite's RealTimeConversation and
+// TestLayerCodeScenario keep LayerCode on loopback TCP and the real
+// clock).
+func TestLayerCodeConversation(t *testing.T) { synctest.Test(t, testLayerCodeConversation) }
+
+func testLayerCodeConversation(t *testing.T) {
 	const rate = 24000
-	peer := layercodepeer.New(t, layercodepeer.Config{
+	peer, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{
 		Token:      "backend-token-canary",
 		Greeting:   "Hello, how can I help?",
 		Speech:     adaptertest.FakeSpeech,
@@ -126,7 +145,6 @@ func TestLayerCodeConversation(t *testing.T) {
 			return r
 		},
 	})
-	a := lcAgent(peer)
 	a.Metadata = map[string]any{"user": "tester"}
 	a.AuthorizeExtra = map[string]any{"custom_metadata": map[string]any{"plan": "gold"}, "agent_id": "overridden?"}
 	a.AuthorizeHeader = http.Header{"Authorization": {"Bearer backend-token-canary"}}
@@ -297,24 +315,26 @@ func TestLayerCodeMalformedFrames(t *testing.T) {
 	} {
 		name := tc.want
 		t.Run(name, func(t *testing.T) {
-			cfg := layercodepeer.Config{Fault: tc.fault, Greeting: "Still here."}
-			if tc.send != "" {
-				cfg.Send = []string{tc.send}
-			}
-			peer := layercodepeer.New(t, cfg)
-			conn := lcDial(t, lcAgent(peer), adaptertest.Session(t, 24000))
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-			defer cancel()
-			_, err := conn.Recv(ctx)
-			var fe *wire.FrameError
-			if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) || fe.Adapter != "layercode" {
-				t.Fatalf("Recv = %v, want a layercode *FrameError saying %q", err, tc.want)
-			}
-			// The Conn stays usable: the greeting still arrives.
-			got := lcCollect(t, conn, 24000, 400*time.Millisecond, nil)
-			if got.text != "Still here." {
-				t.Errorf("after the bad frame the agent said %q", got.text)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				cfg := layercodepeer.Config{Fault: tc.fault, Greeting: "Still here."}
+				if tc.send != "" {
+					cfg.Send = []string{tc.send}
+				}
+				_, a := memPeer(t, adaptertest.NewMemNet(t), cfg)
+				conn := lcDial(t, a, adaptertest.Session(t, 24000))
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				defer cancel()
+				_, err := conn.Recv(ctx)
+				var fe *wire.FrameError
+				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) || fe.Adapter != "layercode" {
+					t.Fatalf("Recv = %v, want a layercode *FrameError saying %q", err, tc.want)
+				}
+				// The Conn stays usable: the greeting still arrives.
+				got := lcCollect(t, conn, 24000, 400*time.Millisecond, nil)
+				if got.text != "Still here." {
+					t.Errorf("after the bad frame the agent said %q", got.text)
+				}
+			})
 		})
 	}
 }
@@ -590,7 +610,7 @@ func TestLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
 // voicetest.Scenario: the user's lines are fake speech the peer decodes,
 // and the peer's replies stream back as fake speech with their text.
 func TestLayerCodeScenario(t *testing.T) {
-	peer := storyPeer(t)
+	peer := storyPeer(t, nil)
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     lcAgent(peer),
 		UserVoice: fixtures.FakeTTS(),
@@ -706,8 +726,12 @@ func TestLayerCodeAudioFidelity(t *testing.T) {
 // turn.start role=user is a barge-in: agent_interrupted, the story marked
 // interrupted. (This failed about one CI run in three under load before:
 // the adapter saw no audio playing and took the barge-in for a new turn.)
-func TestBargeInWhileTheAudioRanDry(t *testing.T) {
-	peer := layercodepeer.New(t, layercodepeer.Config{
+// It runs on virtual time, the peer on an in-memory network: the stall is
+// then exactly Reply.Pause, whatever the machine's load.
+func TestBargeInWhileTheAudioRanDry(t *testing.T) { synctest.Test(t, testBargeInWhileTheAudioRanDry) }
+
+func testBargeInWhileTheAudioRanDry(t *testing.T) {
+	peer, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{
 		Greeting: "Hello, how can I help?", Speech: adaptertest.FakeSpeech, Transcribe: fakeTranscribe,
 		RealTimeAudio: true, ReplyDelay: 50 * time.Millisecond,
 		Replies: func(n int, heard string) layercodepeer.Reply {
@@ -718,7 +742,7 @@ func TestBargeInWhileTheAudioRanDry(t *testing.T) {
 		},
 	})
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: lcAgent(peer), UserVoice: fixtures.FakeTTS(),
+		Agent: a, UserVoice: fixtures.FakeTTS(),
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/adapters/pipecat"
 	"github.com/voicetest-go/voicetest/adapters/pipecat/pipecatpb"
@@ -31,14 +30,18 @@ func start(ser pipecat.Serializer, rtvi bool) func(t *testing.T, p conformance.P
 		for _, f := range p.Send {
 			cfg.Send = append(cfg.Send, pipecatpeer.Frame{Data: f.Data, Binary: f.Binary})
 		}
+		cfg.Listener = p.Listener()
 		url := ""
 		if p.Stall == conformance.StallDial {
-			url = adaptertest.BlackHole(t)
+			url = p.BlackHole(t)
 		} else {
 			url = pipecatpeer.New(t, cfg).URL
 		}
 		a := pipecat.New(url, ser)
 		a.RTVI = rtvi
+		if p.Net != nil {
+			a.NetDial = p.Net.Dial
+		}
 		if p.Key != "" {
 			// A bot behind a gateway that takes a key: a secret all the same.
 			a.Header = http.Header{"Authorization": {"Bearer " + p.Key}}
@@ -80,6 +83,7 @@ func FuzzTwilioFrame(f *testing.F) { conformance.Fuzz(f, twilioSubject()) }
 func protobufSubject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "pipecat",
+		InMemory:   true,
 		Interrupts: true, // InterruptionFrame, bot-interrupted
 		Start:      start(pipecat.Protobuf, true),
 		Audio:      func(n int) conformance.Frame { return audioFrame(make([]byte, 2*n), 24000) },
@@ -102,6 +106,7 @@ func protobufSubject() conformance.Subject {
 func twilioSubject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "pipecat",
+		InMemory:   true,
 		Interrupts: true, // clear
 		Start:      start(pipecat.Twilio, false),
 		Audio: func(n int) conformance.Frame {

@@ -21,11 +21,15 @@ func TestPipecatCassette(t *testing.T) {
 		ser  pipecat.Serializer
 	}{{"protobuf", pipecat.Protobuf}, {"twilio", pipecat.Twilio}} {
 		t.Run(tc.name, func(t *testing.T) {
-			bot := pipecatpeer.New(t, pipecatpeer.Config{Serializer: pipecatpeer.Serializer(tc.ser), RTVI: true, HangUpAfter: 2,
-				Turns: []pipecatpeer.Turn{{Reply: "Sure, {heard}"}, {Reply: "Goodbye."}}})
-			a := pipecat.New(bot.URL, tc.ser)
-			a.RTVI = true
-			rec, _ := adaptertest.RecordReplay(t, a, bot.Close, voicetest.Config{
+			var bot *pipecatpeer.Server
+			rec, _ := adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+				bot = pipecatpeer.New(t, pipecatpeer.Config{Serializer: pipecatpeer.Serializer(tc.ser), RTVI: true, HangUpAfter: 2,
+					Turns: []pipecatpeer.Turn{{Reply: "Sure, {heard}"}, {Reply: "Goodbye."}}, Listener: n.Listen()})
+				a := pipecat.New(bot.URL, tc.ser)
+				a.RTVI = true
+				a.NetDial = n.Dial
+				return a
+			}, voicetest.Config{
 				UserVoice: fixtures.FakeTTS(),
 				Judge:     judges.All(judges.HungUp(), judges.Says("Sure, two at seven."), judges.Turns(2, 2)),
 				Script: []voicetest.Step{

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/adapters/realtime"
 	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
@@ -19,6 +18,7 @@ import (
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "openai-realtime",
+		InMemory:   true,
 		Handshake:  true, // session.update → session.updated
 		ChecksKey:  true,
 		Interrupts: true, // response.cancel → a cancelled response.done
@@ -38,14 +38,18 @@ func TestConformance(t *testing.T) {
 			for _, f := range p.Send {
 				cfg.Send = append(cfg.Send, string(f.Data))
 			}
+			cfg.Listener = p.Listener()
 			a := realtime.New("gpt-realtime")
 			switch p.Stall {
 			case conformance.StallDial:
-				a.URL = adaptertest.BlackHole(t)
+				a.URL = p.BlackHole(t)
 			case conformance.StallHandshake:
-				a.URL = adaptertest.SilentServer(t)
+				a.URL = p.SilentServer(t)
 			default:
 				a.URL = realtimepeer.New(t, cfg).URL
+			}
+			if p.Net != nil {
+				a.NetDial = p.Net.Dial
 			}
 			a.APIKey = p.Key
 			if a.APIKey == "" {

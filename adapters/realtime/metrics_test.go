@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -13,9 +14,11 @@ import (
 )
 
 // The conversation-quality metrics measured against a remote agent: the
-// Realtime adapter over loopback to the Realtime double, on the real
-// clock, within tolerances. The same metrics are exact on virtual time in
-// voicetest's own tests (voicetest/metrics_test.go).
+// Realtime adapter to the Realtime double, with the tolerances they had on
+// the real clock, now on virtual time with the double in process over an
+// in-memory network (adaptertest.MemNet). The conformance suite's
+// RealTimeConversation and TestRealtimeScenario keep the adapter on the
+// real clock over loopback TCP.
 
 // TestRealtimeMetrics: the double greets and answers two turns, each reply
 // 300 ms after the user's commit; its audio is fixtures.WordTones, 400 ms a
@@ -23,8 +26,12 @@ import (
 // ToneSTT whose vocabulary hears "seventeen" as "then" (same pitch, and
 // every other word its own): the agent's audio against its transcript is
 // one substitution in ten words.
-func TestRealtimeMetrics(t *testing.T) {
+func TestRealtimeMetrics(t *testing.T) { synctest.Test(t, testRealtimeMetrics) }
+
+func testRealtimeMetrics(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
 	peer := realtimepeer.New(t, realtimepeer.Config{
+		Listener:   n.Listen(),
 		Greeting:   "Hi welcome",
 		ReplyDelay: 300 * time.Millisecond,
 		Turns: []realtimepeer.Turn{
@@ -33,7 +40,7 @@ func TestRealtimeMetrics(t *testing.T) {
 		},
 	})
 	a := realtimeAgent(peer)
-	a.Greeting = true
+	a.Greeting, a.NetDial = true, n.Dial
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent: a, UserVoice: fixtures.FakeTTS(),
 		AgentSTT: fixtures.ToneSTT("hi welcome your table for is booked great thanks then"), MeasureAgentWER: true,
@@ -118,13 +125,19 @@ func TestRealtimeMetrics(t *testing.T) {
 // talk-over; a double that streams its 100 ms audio deltas 200 ms apart
 // stalls its replies: late audio, about 100 ms a delta.
 func TestRealtimeMetricsBargeInAndStalls(t *testing.T) {
+	synctest.Test(t, testRealtimeMetricsBargeInAndStalls)
+}
+
+func testRealtimeMetricsBargeInAndStalls(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
 	peer := realtimepeer.New(t, realtimepeer.Config{
+		Listener:   n.Listen(),
 		Greeting:   strings.Repeat("la ", 20),
 		ChunkDelay: 200 * time.Millisecond,
 		Turns:      []realtimepeer.Turn{{Reply: "Sure, {heard}"}},
 	})
 	a := realtimeAgent(peer)
-	a.Greeting = true
+	a.Greeting, a.NetDial = true, n.Dial
 	res := adaptertest.BargeInScenario(t, a)
 	m := res.Metrics
 	if w := m.Wire; w == nil || w.Cancels != 1 || w.Clears != 1 {

@@ -3,6 +3,7 @@ package realtime_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"testing"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -19,8 +20,13 @@ import (
 // session from the cassette: the same transcript, tool call, timeline and
 // verdict, with no server and no API key.
 func TestRealtimeCassette(t *testing.T) {
-	peer := bistroPeer(t)
-	adaptertest.RecordReplay(t, bistroAgent(peer), peer.Close, voicetest.Config{
+	var peer *realtimepeer.Server
+	adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		peer = bistroPeer(t, n.Listen())
+		a := bistroAgent(peer)
+		a.NetDial = n.Dial
+		return a
+	}, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge: judges.All(
 			judges.Says("Booked: A table for two please"),
@@ -44,8 +50,9 @@ func TestRealtimeCassette(t *testing.T) {
 // bistroPeer starts the Realtime server of the bistro scenarios: a
 // greeting, a reply that calls the tool "book" and says back what it heard
 // (it decodes the user's fake speech, fixtures.FakeTTS: proof that the
-// audio arrived intact), a goodbye, and the hang-up.
-func bistroPeer(t *testing.T) *realtimepeer.Server {
+// audio arrived intact), a goodbye, and the hang-up. It serves on ln, or
+// on loopback TCP when ln is nil.
+func bistroPeer(t *testing.T, ln net.Listener) *realtimepeer.Server {
 	return realtimepeer.New(t, realtimepeer.Config{
 		Greeting: "Welcome to the bistro",
 		Turns: []realtimepeer.Turn{
@@ -53,6 +60,7 @@ func bistroPeer(t *testing.T) *realtimepeer.Server {
 			{Reply: "Goodbye"},
 		},
 		HangUpAfter: 3,
+		Listener:    ln,
 	})
 }
 

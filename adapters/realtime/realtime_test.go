@@ -729,7 +729,7 @@ func TestRealtimeCapabilities(t *testing.T) {
 }
 
 func TestRealtimeScenario(t *testing.T) {
-	peer := bistroPeer(t)
+	peer := bistroPeer(t, nil)
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     bistroAgent(peer),
 		UserVoice: fixtures.FakeTTS(),

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/adapters/twilio"
 	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
@@ -20,6 +19,7 @@ import (
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "twilio",
+		InMemory:   true,
 		Interrupts: true, // the bot's clear
 		Start: func(t *testing.T, p conformance.Peer) voicetest.Agent {
 			cfg := twiliobot.Config{HangUpAfter: p.HangUpAfter}
@@ -32,13 +32,17 @@ func TestConformance(t *testing.T) {
 			for _, f := range p.Send {
 				cfg.Send = append(cfg.Send, string(f.Data))
 			}
+			cfg.Listener = p.Listener()
 			url := ""
 			if p.Stall == conformance.StallDial {
-				url = adaptertest.BlackHole(t)
+				url = p.BlackHole(t)
 			} else {
 				url = twiliobot.New(t, cfg).URL
 			}
 			a := twilio.New(url)
+			if p.Net != nil {
+				a.NetDial = p.Net.Dial
+			}
 			a.DialTimeout, a.MaxQueueBytes, a.MaxFrameBytes = p.DialTimeout, p.MaxQueueBytes, p.MaxFrameBytes
 			if p.Key != "" {
 				// Twilio signs its requests rather than sending a key, but a

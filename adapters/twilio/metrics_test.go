@@ -3,6 +3,7 @@ package twilio_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -13,16 +14,21 @@ import (
 )
 
 // TestTwilioMetrics measures a phone call over the Twilio adapter against
-// the loopback bot, on the real clock, within tolerances: the user barges
+// the loopback bot, within the tolerances it had on the real clock, now on
+// virtual time with the bot in process (a MemNet): the user barges
 // in on the bot's 3 s greeting, the bot hears it and clears (talk-over by
 // the user, the bot giving way), answers it and a second utterance, each
 // 300 ms after its 200 ms of end-of-speech silence, with 600 ms tones
 // followed by marks that the adapter echoes once they have played. The
-// same metrics are exact on virtual time in voicetest's own tests.
-func TestTwilioMetrics(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{Greeting: 3 * time.Second, ReplyDelay: 300 * time.Millisecond, ReplyDuration: 600 * time.Millisecond})
+// conformance suite's RealTimeConversation and TestTwilioScenario keep
+// the Twilio adapter on the real clock over TCP.
+func TestTwilioMetrics(t *testing.T) { synctest.Test(t, testTwilioMetrics) }
+
+func testTwilioMetrics(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := twiliobot.New(t, twiliobot.Config{Listener: n.Listen(), Greeting: 3 * time.Second, ReplyDelay: 300 * time.Millisecond, ReplyDuration: 600 * time.Millisecond})
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: twilio.New(bot.URL), UserVoice: adaptertest.ToneTTS{},
+		Agent: memAgent(bot.URL, n), UserVoice: adaptertest.ToneTTS{},
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
 			voicetest.Interrupt("wait", voicetest.After(500*time.Millisecond)),
@@ -107,10 +113,13 @@ func (pausedTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (p
 // bot takes its 200 ms of silence for the end and answers at once, over
 // the rest of the sentence, hears the caller and clears: talk-over
 // started by the agent, the agent giving way.
-func TestTwilioMetricsAgentTalksOver(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 600 * time.Millisecond})
+func TestTwilioMetricsAgentTalksOver(t *testing.T) { synctest.Test(t, testTwilioMetricsAgentTalksOver) }
+
+func testTwilioMetricsAgentTalksOver(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := twiliobot.New(t, twiliobot.Config{Listener: n.Listen(), ReplyDuration: 600 * time.Millisecond})
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: twilio.New(bot.URL), UserVoice: pausedTTS{},
+		Agent: memAgent(bot.URL, n), UserVoice: pausedTTS{},
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{voicetest.UserSays("I would like, um, a table"), voicetest.AgentTurn(voicetest.AllowSilence())},
 	})
@@ -135,10 +144,13 @@ func TestTwilioMetricsAgentTalksOver(t *testing.T) {
 // TestTwilioMetricsUnfilledGap: the caller says something, stays silent
 // 600 ms (the bot, which waits for a whole second of silence, says
 // nothing) and speaks again: a pause the agent left unfilled.
-func TestTwilioMetricsUnfilledGap(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{SilenceFrames: 50, ReplyDuration: 300 * time.Millisecond})
+func TestTwilioMetricsUnfilledGap(t *testing.T) { synctest.Test(t, testTwilioMetricsUnfilledGap) }
+
+func testTwilioMetricsUnfilledGap(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := twiliobot.New(t, twiliobot.Config{Listener: n.Listen(), SilenceFrames: 50, ReplyDuration: 300 * time.Millisecond})
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: twilio.New(bot.URL), UserVoice: adaptertest.ToneTTS{},
+		Agent: memAgent(bot.URL, n), UserVoice: adaptertest.ToneTTS{},
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
 			voicetest.UserSays("hello"),
@@ -158,4 +170,11 @@ func TestTwilioMetricsUnfilledGap(t *testing.T) {
 	adaptertest.WantDurationIn(t, "longest unfilled", p.LongestUnfilled, 550*time.Millisecond, 900*time.Millisecond)
 	// The bot's answer: after its second of silence.
 	adaptertest.WantDurationIn(t, "latency", res.Metrics.Latency.Max, time.Second, 2500*time.Millisecond)
+}
+
+// memAgent is twilio.New(url) reaching its bot through n.
+func memAgent(url string, n *adaptertest.MemNet) *twilio.Agent {
+	a := twilio.New(url)
+	a.NetDial = n.Dial
+	return a
 }

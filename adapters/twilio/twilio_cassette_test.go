@@ -16,8 +16,13 @@ import (
 // the bot's hang-up), stops the bot, and replays the call from the
 // cassette: the same transcript, timeline and verdict.
 func TestTwilioCassette(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{Greeting: 2 * time.Second, HangUpAfter: 3, ReplyDuration: 300 * time.Millisecond})
-	rec, _ := adaptertest.RecordReplay(t, twilio.New(bot.URL), bot.Close, voicetest.Config{
+	var bot *twiliobot.Server
+	rec, _ := adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		bot = twiliobot.New(t, twiliobot.Config{Greeting: 2 * time.Second, HangUpAfter: 3, ReplyDuration: 300 * time.Millisecond, Listener: n.Listen()})
+		a := twilio.New(bot.URL)
+		a.NetDial = n.Dial
+		return a
+	}, voicetest.Config{
 		UserVoice: adaptertest.ToneTTS{},
 		Judge:     judges.All(judges.HungUp(), judges.InterruptionHandled(time.Second), judges.Turns(2, 2)),
 		Script: []voicetest.Step{

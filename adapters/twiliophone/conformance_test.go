@@ -24,9 +24,13 @@ const (
 )
 
 // line returns an agent (twiliobot) on a line of a loopback carrier, and
-// the carrier.
-func line(t *testing.T, bot twiliobot.Config, carrier twiliocarrier.Config) *twiliocarrier.Server {
+// the carrier. With n, both serve on n, and the carrier dials through it.
+func line(t *testing.T, bot twiliobot.Config, carrier twiliocarrier.Config, n *adaptertest.MemNet) *twiliocarrier.Server {
 	t.Helper()
+	if n != nil {
+		bot.Listener = n.Listen()
+		carrier.Listener, carrier.NetDial = n.Listen(), n.Dial
+	}
 	b := twiliobot.New(t, bot)
 	if carrier.Numbers == nil {
 		carrier.Numbers = map[string]string{ourNumber: "https://demo.twilio.com/welcome/voice/"}
@@ -67,9 +71,12 @@ func start(t *testing.T, p conformance.Peer) voicetest.Agent {
 	}
 	var a *twiliophone.Agent
 	if p.Stall == conformance.StallDial {
-		a = dialer(&twiliocarrier.Server{URL: "http" + strings.TrimPrefix(adaptertest.BlackHole(t), "ws")}, token)
+		a = dialer(&twiliocarrier.Server{URL: "http" + strings.TrimPrefix(p.BlackHole(t), "ws")}, token)
 	} else {
-		a = dialer(line(t, bot, cfg), token)
+		a = dialer(line(t, bot, cfg, p.Net), token)
+	}
+	if p.Net != nil {
+		a.Listener, a.HTTPClient = p.Net.Listen(), p.Net.HTTPClient()
 	}
 	a.RingTimeout, a.RequestTimeout = p.DialTimeout, p.DialTimeout
 	a.MaxQueueBytes, a.MaxFrameBytes = p.MaxQueueBytes, p.MaxFrameBytes
@@ -99,6 +106,7 @@ func FuzzMediaStreamMessage(f *testing.F) { conformance.Fuzz(f, subject()) }
 func subject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:   "twiliophone",
+		InMemory:  true,
 		Handshake: true, // the call must be answered and its stream opened
 		ChecksKey: true, // the REST API refuses a wrong Auth Token
 		Start:     start,

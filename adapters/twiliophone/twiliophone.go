@@ -170,6 +170,12 @@ type Agent struct {
 	PublicURL string
 	// Listen is the webhook server's address (default DefaultListen).
 	Listen string
+	// Listener, when set, is where the webhook server serves instead of
+	// Listen: a test's in-memory listener, with a Twilio double that
+	// reaches it in process, to run a call on virtual time. The server
+	// closes it when the last call ends, so it serves one Agent's calls
+	// while they overlap.
+	Listener net.Listener
 	// APIBase is Twilio's REST API (default DefaultAPIBase).
 	APIBase string
 
@@ -585,13 +591,17 @@ func (a *Agent) acquire() (*server, error) {
 		a.refs++
 		return a.srv, nil
 	}
-	addr := a.Listen
-	if addr == "" {
-		addr = DefaultListen
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("adapters: %s: the webhook server cannot listen on Agent.Listen %q: %w", adapterName, addr, err)
+	ln := a.Listener
+	if ln == nil {
+		addr := a.Listen
+		if addr == "" {
+			addr = DefaultListen
+		}
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("adapters: %s: the webhook server cannot listen on Agent.Listen %q: %w", adapterName, addr, err)
+		}
 	}
 	s := &server{local: "http://" + ln.Addr().String(), conns: map[string]*conn{}, done: make(chan struct{})}
 	mux := http.NewServeMux()

@@ -17,8 +17,13 @@ import (
 // carrier, and replays the call from the cassette: the same transcript,
 // timeline and verdict, with no number dialled.
 func TestPhoneCassette(t *testing.T) {
-	carrier := line(t, twiliobot.Config{HangUpAfter: 2, ReplyDuration: 300 * time.Millisecond}, twiliocarrier.Config{})
-	rec, _ := adaptertest.RecordReplay(t, dialer(carrier, twiliocarrier.DefaultAuthToken), carrier.Close, voicetest.Config{
+	var carrier *twiliocarrier.Server
+	rec, _ := adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		carrier = line(t, twiliobot.Config{HangUpAfter: 2, ReplyDuration: 300 * time.Millisecond}, twiliocarrier.Config{}, n)
+		a := dialer(carrier, twiliocarrier.DefaultAuthToken)
+		a.Listener, a.HTTPClient = n.Listen(), n.HTTPClient()
+		return a
+	}, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.HungUp(), judges.Turns(2, 2)),
 		Script: []voicetest.Step{

@@ -38,7 +38,7 @@ func run(t *testing.T, agent voicetest.Agent, cfg voicetest.Config, script ...vo
 // number's voice URL back.
 func TestWaitForCall(t *testing.T) {
 	const original = "https://handler.twilio.com/twiml/EH0123"
-	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{Numbers: map[string]string{ourNumber: original}})
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{Numbers: map[string]string{ourNumber: original}}, nil)
 	var pointed string
 	a := &twiliophone.Agent{AccountSid: twiliocarrier.DefaultAccountSid, AuthToken: twiliocarrier.DefaultAuthToken,
 		WaitOn: ourNumber, ExpectCaller: agentNumber, APIBase: carrier.URL,
@@ -66,7 +66,7 @@ func TestWaitForCall(t *testing.T) {
 // TestRejectsOtherCallers: in Wait mode a call from another number than
 // ExpectCaller is rejected, and Connect times out naming the ring.
 func TestRejectsOtherCallers(t *testing.T) {
-	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{})
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{}, nil)
 	a := &twiliophone.Agent{AccountSid: twiliocarrier.DefaultAccountSid, AuthToken: twiliocarrier.DefaultAuthToken,
 		WaitOn: ourNumber, ExpectCaller: "+15550142424", APIBase: carrier.URL, RingTimeout: time.Second,
 		Trigger: func(context.Context) error { _, err := carrier.Dial(agentNumber, ourNumber); return err }}
@@ -109,7 +109,7 @@ func TestDTMF(t *testing.T) {
 // TestBadSignature: a webhook whose X-Twilio-Signature does not match is
 // refused, and Connect fails at once saying what to check.
 func TestBadSignature(t *testing.T) {
-	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{Fault: twiliocarrier.BadSignature})
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{Fault: twiliocarrier.BadSignature}, nil)
 	a := dialer(carrier, twiliocarrier.DefaultAuthToken)
 	a.RingTimeout = 30 * time.Second
 	start := time.Now()
@@ -156,7 +156,7 @@ func TestConfigErrors(t *testing.T) {
 // TestNumbersRedacted: the phone numbers, the Auth Token and the Account
 // SID reach neither the capture nor the log, in any encoding.
 func TestNumbersRedacted(t *testing.T) {
-	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{})
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{}, nil)
 	var log strings.Builder
 	capture := &adaptertest.SyncBuffer{}
 	run(t, dialer(carrier, twiliocarrier.DefaultAuthToken), voicetest.Config{Capture: capture,

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/adapters/vapi"
 	"github.com/voicetest-go/voicetest/internal/peers/vapipeer"
@@ -39,14 +38,18 @@ func start(t *testing.T, p conformance.Peer) voicetest.Agent {
 	for _, f := range p.Send {
 		cfg.Send = append(cfg.Send, vapipeer.Frame{Data: f.Data, Binary: f.Binary})
 	}
+	cfg.Listener = p.Listener()
 	base := ""
 	if p.Stall == conformance.StallDial {
-		base = "http" + strings.TrimPrefix(adaptertest.BlackHole(t), "ws")
+		base = "http" + strings.TrimPrefix(p.BlackHole(t), "ws")
 	} else {
 		base = vapipeer.New(t, cfg).URL
 	}
 	a := vapi.New(key, "5b0a4a08-133c-4146-9315-0984f8c6be80")
 	a.BaseURL = base
+	if p.Net != nil {
+		a.NetDial, a.HTTPClient = p.Net.Dial, p.Net.HTTPClient()
+	}
 	a.DialTimeout, a.MaxQueueBytes, a.MaxFrameBytes = p.DialTimeout, p.MaxQueueBytes, p.MaxFrameBytes
 	return a
 }
@@ -69,6 +72,7 @@ func FuzzServerMessage(f *testing.F) { conformance.Fuzz(f, subject()) }
 func subject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "vapi",
+		InMemory:   true,
 		Handshake:  true, // POST /call
 		ChecksKey:  true,
 		Interrupts: true, // user-interrupted

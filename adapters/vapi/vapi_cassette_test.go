@@ -16,13 +16,16 @@ import (
 // the double, and replays the call from the cassette: the same
 // transcript, timeline and verdict, with no Vapi to call.
 func TestVapiCassette(t *testing.T) {
-	bot := vapipeer.New(t, vapipeer.Config{HangUpAfter: 2, Turns: []vapipeer.Turn{
-		{Reply: "A table for {heard}, booked.", Tool: &vapipeer.Tool{Name: "book_table", Args: map[string]any{"people": 2}}},
-		{Reply: "Goodbye."},
-	}})
-	a := vapi.New("vapi-test-key", "asst-1")
-	a.BaseURL = bot.URL
-	rec, _ := adaptertest.RecordReplay(t, a, bot.Close, voicetest.Config{
+	rec, _ := adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		bot := vapipeer.New(t, vapipeer.Config{HangUpAfter: 2, Turns: []vapipeer.Turn{
+			{Reply: "A table for {heard}, booked.", Tool: &vapipeer.Tool{Name: "book_table", Args: map[string]any{"people": 2}}},
+			{Reply: "Goodbye."},
+		}, Listener: n.Listen()})
+		a := vapi.New("vapi-test-key", "asst-1")
+		a.BaseURL = bot.URL
+		a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
+		return a
+	}, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.ToolCalled("book_table", nil), judges.HungUp(), judges.Turns(2, 2)),
 		Script: []voicetest.Step{

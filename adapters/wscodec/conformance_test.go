@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/adapters/wscodec"
 	"github.com/voicetest-go/voicetest/internal/peers/wsbot"
@@ -19,6 +18,7 @@ import (
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "websocket",
+		InMemory:   true,
 		Interrupts: true, // {"type":"interrupted"}
 		Start: func(t *testing.T, p conformance.Peer) voicetest.Agent {
 			cfg := wsbot.Config{Rate: 16000, HangUpAfter: p.HangUpAfter}
@@ -31,13 +31,17 @@ func TestConformance(t *testing.T) {
 			for _, f := range p.Send {
 				cfg.Send = append(cfg.Send, string(f.Data))
 			}
+			cfg.Listener = p.Listener()
 			url := ""
 			if p.Stall == conformance.StallDial {
-				url = adaptertest.BlackHole(t)
+				url = p.BlackHole(t)
 			} else {
 				url = wsbot.New(t, cfg).URL
 			}
 			a := wscodec.New(url, wscodec.JSONBase64(wscodec.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true}))
+			if p.Net != nil {
+				a.NetDial = p.Net.Dial
+			}
 			if p.Key != "" {
 				a.Header = http.Header{"Authorization": {"Bearer " + p.Key}}
 			}

@@ -16,9 +16,13 @@ import (
 // caller interrupts through the protocol, DTMF), stops the bot, and
 // replays the conversation from the cassette.
 func TestWebSocketCassette(t *testing.T) {
-	bot := wsbot.New(t, wsbot.Config{Rate: 16000, Tools: true, HangUpAfter: 3, Paced: true, ReplyDuration: time.Second})
-	a := wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true}))
-	adaptertest.RecordReplay(t, a, bot.Close, voicetest.Config{
+	var bot *wsbot.Server
+	adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		bot = wsbot.New(t, wsbot.Config{Rate: 16000, Tools: true, HangUpAfter: 3, Paced: true, ReplyDuration: time.Second, Listener: n.Listen()})
+		a := wscodec.New(bot.URL, wscodec.JSONBase64(wscodec.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true}))
+		a.NetDial = n.Dial
+		return a
+	}, voicetest.Config{
 		UserVoice: adaptertest.ToneTTS{},
 		Judge:     judges.All(judges.Says("you pressed 5"), judges.InterruptionHandled(time.Second)),
 		Script: []voicetest.Step{

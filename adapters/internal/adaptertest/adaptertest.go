@@ -1,7 +1,10 @@
 // Package adaptertest holds the helpers the adapters' tests and benchmarks
 // share: sessions, test tones, receiving until an event, closing a Conn
-// with a check that it leaked no goroutine, and the scaffolding of the
-// benchmarks. Only tests import it.
+// with a check that it leaked no goroutine, the scaffolding of the
+// benchmarks, record-and-replay of cassettes (RecordReplay,
+// RecordReplayOn), and an in-memory network (MemNet) on which a peer and
+// its adapter run in one testing/synctest bubble, on virtual time. Only
+// tests import it.
 package adaptertest
 
 import (

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -23,10 +24,36 @@ import (
 // compared. It returns both results.
 func RecordReplay(t *testing.T, agent voicetest.Agent, stop func(), cfg voicetest.Config) (rec, rep *voicetest.Result) {
 	t.Helper()
+	return recordReplay(t, cfg, func(t *testing.T, scenario func(*testing.T, voicetest.Agent, cache.Mode) *voicetest.Result) (*voicetest.Result, voicetest.Agent) {
+		return scenario(t, agent, cache.Record), agent
+	}, stop)
+}
+
+// RecordReplayOn is RecordReplay with the recording on virtual time: the
+// subtest "record" runs in a testing/synctest bubble, where start serves
+// the loopback peer on an in-memory network (MemNet) and returns an agent
+// that reaches it through the network. The peer and the network end with
+// the bubble, before the replay, whose dialling would now fail. The
+// comparison is RecordReplay's.
+func RecordReplayOn(t *testing.T, start func(t *testing.T, n *MemNet) voicetest.Agent, cfg voicetest.Config) (rec, rep *voicetest.Result) {
+	t.Helper()
+	return recordReplay(t, cfg, func(t *testing.T, scenario func(*testing.T, voicetest.Agent, cache.Mode) *voicetest.Result) (res *voicetest.Result, agent voicetest.Agent) {
+		synctest.Test(t, func(t *testing.T) {
+			agent = start(t, NewMemNet(t))
+			res = scenario(t, agent, cache.Record)
+		})
+		return res, agent
+	}, func() {})
+}
+
+// recordReplay is RecordReplay, with record making the recording (in the
+// subtest "record") and returning the agent the replay wraps.
+func recordReplay(t *testing.T, cfg voicetest.Config, record func(*testing.T, func(*testing.T, voicetest.Agent, cache.Mode) *voicetest.Result) (*voicetest.Result, voicetest.Agent), stop func()) (rec, rep *voicetest.Result) {
+	t.Helper()
 	dir := t.TempDir()
 	ignore := cfg.Golden.Ignore
 	cfg.Golden = voicetest.GoldenOptions{Disable: true}
-	scenario := func(t *testing.T, mode cache.Mode) *voicetest.Result {
+	scenario := func(t *testing.T, agent voicetest.Agent, mode cache.Mode) *voicetest.Result {
 		t.Helper()
 		a := cassette.New(t, agent, cassette.WithDir(dir), cassette.WithName("conversation"), cassette.WithMode(mode))
 		if a.Replaying() != (mode == cache.Replay) {
@@ -40,12 +67,13 @@ func RecordReplay(t *testing.T, agent voicetest.Agent, stop func(), cfg voicetes
 		}
 		return res
 	}
-	t.Run("record", func(t *testing.T) { rec = scenario(t, cache.Record) })
+	var agent voicetest.Agent
+	t.Run("record", func(t *testing.T) { rec, agent = record(t, scenario) })
 	if rec == nil {
 		t.FailNow()
 	}
 	stop()
-	t.Run("replay", func(t *testing.T) { rep = scenario(t, cache.Replay) })
+	t.Run("replay", func(t *testing.T) { rep = scenario(t, agent, cache.Replay) })
 	if rep == nil {
 		t.FailNow()
 	}

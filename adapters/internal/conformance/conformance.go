@@ -9,6 +9,15 @@
 // The suite asserts only what voicetest.Conn promises every adapter, so
 // that a green run means the same thing for Twilio, Realtime, Gemini Live
 // or Pipecat. Only tests import it.
+//
+// A Subject whose peer can serve on an in-memory listener (InMemory) runs
+// every check on virtual time, each in its own testing/synctest bubble
+// with the peer in the test's process over an adaptertest.MemNet: the
+// checks' real-time waits (a paced reply, a barge-in 400 ms in, a dial
+// timeout) then cost no wall time, and no machine load moves an event.
+// One check, the conversation, runs once more over loopback TCP on the
+// real clock (RealTimeConversation), so that the real socket and clock
+// stay tested.
 package conformance
 
 import (
@@ -17,12 +26,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -93,6 +104,45 @@ type Peer struct {
 	DialTimeout   time.Duration
 	MaxQueueBytes int64
 	MaxFrameBytes int64
+	// Net, when not nil, is the in-memory network of a check that runs on
+	// virtual time (Subject.InMemory): Start serves the peer on a
+	// listener of it (Peer.Listener), has the agent reach it through it
+	// (Net.Dial as wire.WSOptions.NetDial, Net.HTTPClient for an HTTP
+	// request), and takes the stalled peers of Peer.BlackHole and
+	// Peer.SilentServer. Nil: the peer serves on loopback TCP.
+	Net *adaptertest.MemNet
+}
+
+// Listener returns a new listener of p.Net for the peer to serve on, or
+// nil (loopback TCP) when p has no Net.
+func (p Peer) Listener() net.Listener {
+	if p.Net == nil {
+		return nil
+	}
+	return p.Net.Listen()
+}
+
+// BlackHole returns the ws:// URL of a peer that accepts connections and
+// never answers (StallDial): adaptertest.BlackHole, or its in-memory
+// double on p.Net.
+func (p Peer) BlackHole(t testing.TB) string {
+	t.Helper()
+	if p.Net == nil {
+		return adaptertest.BlackHole(t)
+	}
+	return p.Net.BlackHole(t)
+}
+
+// SilentServer returns the ws:// URL of a WebSocket server that accepts
+// the connection and never answers (a StallHandshake for protocols whose
+// peer speaks first): adaptertest.SilentServer, or its in-memory double
+// on p.Net.
+func (p Peer) SilentServer(t testing.TB) string {
+	t.Helper()
+	if p.Net == nil {
+		return adaptertest.SilentServer(t)
+	}
+	return p.Net.SilentServer(t)
 }
 
 // Subject describes one adapter and its loopback peer to the suite.
@@ -101,7 +151,8 @@ type Subject struct {
 	Adapter string
 	// Start starts a loopback peer that behaves as p says, stopped when
 	// the test ends, and returns an agent that reaches it configured
-	// with p's settings.
+	// with p's settings: over p.Net when it is set (see Peer.Net and
+	// InMemory), otherwise over loopback TCP.
 	Start func(t *testing.T, p Peer) voicetest.Agent
 	// Handshake reports that the protocol has an opening handshake the
 	// peer completes (a session confirmation, initiation metadata), so
@@ -130,6 +181,15 @@ type Subject struct {
 	Pacing voicetest.Pacing
 	// Rate is the session rate (default pcm.DefaultRate).
 	Rate int
+	// InMemory reports that Start honours Peer.Net. Run then runs every
+	// check on virtual time, each in its own testing/synctest bubble with
+	// the peer on an in-memory network, and the conversation once more
+	// over loopback TCP on the real clock (RealTimeConversation). Without
+	// it every check runs over loopback TCP on the real clock.
+	InMemory bool
+
+	// net is the in-memory network of the check being run (InMemory).
+	net *adaptertest.MemNet
 }
 
 // canary is a credential that must appear nowhere but on the wire to the
@@ -141,6 +201,9 @@ const sentinel = "sentinel-7e21"
 
 // Run runs the whole suite against s, one subtest per case. The cases run
 // one after another: the memory and leak checks look at the whole process.
+// With s.InMemory each case runs on virtual time (see the package
+// comment), and RealTimeConversation runs the conversation on the real
+// clock over loopback TCP.
 func Run(t *testing.T, s Subject) {
 	if s.Rate == 0 {
 		s.Rate = pcm.DefaultRate
@@ -148,15 +211,43 @@ func Run(t *testing.T, s Subject) {
 	if s.Pacing == 0 {
 		s.Pacing = voicetest.PaceFast
 	}
-	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, s) })
-	t.Run("Conversation", func(t *testing.T) { testConversation(t, s) })
-	t.Run("BargeIn", func(t *testing.T) { testBargeIn(t, s) })
-	t.Run("HangUp", func(t *testing.T) { testHangUp(t, s) })
-	t.Run("MalformedFrames", func(t *testing.T) { testMalformed(t, s) })
+	s.net = nil
+	s.sub(t, "Capabilities", testCapabilities)
+	s.sub(t, "Conversation", testConversation)
+	if s.InMemory {
+		t.Run("RealTimeConversation", func(t *testing.T) { testConversation(t, s) })
+	}
+	s.sub(t, "BargeIn", testBargeIn)
+	s.sub(t, "HangUp", testHangUp)
+	s.sub(t, "MalformedFrames", testMalformed)
 	t.Run("Timeouts", func(t *testing.T) { testTimeouts(t, s) })
 	t.Run("BoundedMemory", func(t *testing.T) { testBoundedMemory(t, s) })
 	t.Run("Secrets", func(t *testing.T) { testSecrets(t, s) })
-	t.Run("Capture", func(t *testing.T) { testCapture(t, s) })
+	s.sub(t, "Capture", testCapture)
+}
+
+// sub runs check as the subtest name of t: in a testing/synctest bubble
+// of its own over a fresh in-memory network when s.InMemory, otherwise
+// directly (loopback TCP, the real clock).
+func (s Subject) sub(t *testing.T, name string, check func(*testing.T, Subject)) {
+	t.Run(name, func(t *testing.T) {
+		if !s.InMemory {
+			check(t, s)
+			return
+		}
+		synctest.Test(t, func(t *testing.T) {
+			s.net = adaptertest.NewMemNet(t)
+			check(t, s)
+		})
+	})
+}
+
+// start starts the peer of p with s.Start, on the check's in-memory
+// network when it has one.
+func (s Subject) start(t *testing.T, p Peer) voicetest.Agent {
+	t.Helper()
+	p.Net = s.net
+	return s.Start(t, p)
 }
 
 // session returns the suite's Session for t.
@@ -179,7 +270,7 @@ func leakCheck(t *testing.T) {
 func (s Subject) connect(t *testing.T, p Peer) voicetest.Conn {
 	t.Helper()
 	leakCheck(t)
-	a := s.Start(t, p)
+	a := s.start(t, p)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	conn, err := a.Connect(ctx, s.session(t, nil))
@@ -208,7 +299,7 @@ func (s Subject) say(t *testing.T, ctx context.Context, conn voicetest.Conn, tex
 func (s Subject) run(t *testing.T, p Peer, cfg voicetest.Config) (*voicetest.Result, error) {
 	t.Helper()
 	leakCheck(t)
-	cfg.Agent = s.Start(t, p)
+	cfg.Agent = s.start(t, p)
 	cfg.Name = t.Name()
 	if cfg.UserVoice == nil {
 		cfg.UserVoice = fixtures.FakeTTS()
@@ -432,9 +523,9 @@ func testMalformed(t *testing.T, s Subject) {
 // answers fails the run with one naming the first audio; and a Recv whose
 // ctx ends returns ctx's error and leaves the Conn usable.
 func testTimeouts(t *testing.T, s Subject) {
-	connectTimeout := func(t *testing.T, stall Stall) {
+	connectTimeout := func(t *testing.T, s Subject, stall Stall) {
 		leakCheck(t)
-		a := s.Start(t, Peer{Stall: stall, DialTimeout: 300 * time.Millisecond})
+		a := s.start(t, Peer{Stall: stall, DialTimeout: 300 * time.Millisecond})
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		conn, err := a.Connect(ctx, s.session(t, nil))
@@ -450,11 +541,11 @@ func testTimeouts(t *testing.T, s Subject) {
 			t.Errorf("Connect returned only when the test's own deadline ended: %v", err)
 		}
 	}
-	t.Run("Dial", func(t *testing.T) { connectTimeout(t, StallDial) })
+	s.sub(t, "Dial", func(t *testing.T, s Subject) { connectTimeout(t, s, StallDial) })
 	if s.Handshake {
-		t.Run("Handshake", func(t *testing.T) { connectTimeout(t, StallHandshake) })
+		s.sub(t, "Handshake", func(t *testing.T, s Subject) { connectTimeout(t, s, StallHandshake) })
 	}
-	t.Run("FirstChunk", func(t *testing.T) {
+	s.sub(t, "FirstChunk", func(t *testing.T, s Subject) {
 		_, err := s.run(t, Peer{Stall: StallAnswer}, voicetest.Config{
 			Golden:   voicetest.GoldenOptions{Disable: true},
 			Timeouts: voicetest.Timeouts{FirstChunk: time.Second},
@@ -465,7 +556,7 @@ func testTimeouts(t *testing.T, s Subject) {
 			t.Errorf("run against a mute agent: %v, want a *TimeoutError in phase %q", err, voicetest.PhaseFirstChunk)
 		}
 	})
-	t.Run("RecvDeadline", func(t *testing.T) {
+	s.sub(t, "RecvDeadline", func(t *testing.T, s Subject) {
 		conn := s.connect(t, Peer{})
 		var err error
 		for range 100 { // events the peer sends unasked come first
@@ -501,7 +592,7 @@ func heapLive() int64 {
 // *voicetest.LimitError after the events queued before it; a frame larger
 // than MaxFrameBytes ends the connection with an error naming the bound.
 func testBoundedMemory(t *testing.T, s Subject) {
-	t.Run("Queue", func(t *testing.T) {
+	s.sub(t, "Queue", func(t *testing.T, s Subject) {
 		const limit = 1 << 20
 		const frames = 400
 		flood := make([]Frame, frames)
@@ -510,7 +601,7 @@ func testBoundedMemory(t *testing.T, s Subject) {
 			flood[i] = frame
 		}
 		leakCheck(t)
-		a := s.Start(t, Peer{Send: flood, MaxQueueBytes: limit})
+		a := s.start(t, Peer{Send: flood, MaxQueueBytes: limit})
 		before := heapLive()
 		conn, err := a.Connect(t.Context(), s.session(t, nil))
 		if err != nil {
@@ -561,7 +652,7 @@ func testBoundedMemory(t *testing.T, s Subject) {
 			t.Error("no audio was delivered before the limit error")
 		}
 	})
-	t.Run("Frame", func(t *testing.T) {
+	s.sub(t, "Frame", func(t *testing.T, s Subject) {
 		const limit = 64 << 10
 		big := s.Audio(96000)
 		if len(big.Data) <= limit {
@@ -607,7 +698,7 @@ func (l *logBuf) String() string {
 // neither the capture, the log, the result's artifacts nor its golden
 // files; a rejected credential is not repeated in the error.
 func testSecrets(t *testing.T, s Subject) {
-	t.Run("Echoed", func(t *testing.T) {
+	s.sub(t, "Echoed", func(t *testing.T, s Subject) {
 		var log logBuf
 		capture := &adaptertest.SyncBuffer{}
 		res, err := s.run(t, Peer{Key: canary, Send: []Frame{s.Echo("the key is " + canary)}}, voicetest.Config{
@@ -672,10 +763,10 @@ func testSecrets(t *testing.T, s Subject) {
 		}
 	})
 	if s.ChecksKey {
-		t.Run("Rejected", func(t *testing.T) {
+		s.sub(t, "Rejected", func(t *testing.T, s Subject) {
 			var log logBuf
 			leakCheck(t)
-			a := s.Start(t, Peer{Key: canary, PeerKey: "the-right-key"})
+			a := s.start(t, Peer{Key: canary, PeerKey: "the-right-key"})
 			conn, err := a.Connect(t.Context(), s.session(t, log.logf))
 			if err == nil {
 				conn.Close()

@@ -50,6 +50,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -147,6 +148,10 @@ type Config struct {
 	Fault Fault
 	// Send holds text frames sent verbatim after the metadata.
 	Send []string
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // Conversation is what the server saw of one connection.
@@ -235,7 +240,7 @@ func Start(cfg Config) *Server {
 	s := &Server{cfg: cfg, convs: peerkit.NewLog(cloneConversation)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/convai/conversation", s.serve)
-	s.srv = peerkit.Start(mux)
+	s.srv = peerkit.StartOn(mux, cfg.Listener)
 	s.URL = s.srv.WSURL("/v1/convai/conversation")
 	return s
 }

@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -167,6 +168,10 @@ type Config struct {
 	Fault Fault
 	// Send holds text frames sent verbatim after client.ready.
 	Send []string
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // Ack is one trigger.response.audio.replay_finished the client sent.
@@ -265,7 +270,7 @@ func Start(cfg Config) *Peer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/authorize", p.authorize)
 	mux.HandleFunc("GET /v1/agents/web/websocket", p.serveWS)
-	p.srv = peerkit.Start(mux)
+	p.srv = peerkit.StartOn(mux, cfg.Listener)
 	p.AuthorizeURL = p.srv.URL + "/api/authorize"
 	p.WebSocketURL = p.srv.WSURL("/v1/agents/web/websocket")
 	return p

@@ -8,6 +8,7 @@ package peerkit
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,9 +29,22 @@ type Server struct {
 }
 
 // Start starts a server that serves h on loopback; Close stops it.
-func Start(h http.Handler) *Server {
+func Start(h http.Handler) *Server { return StartOn(h, nil) }
+
+// StartOn starts a server that serves h on ln, or on loopback when ln is
+// nil; Close stops it (and closes ln). A test passes an in-memory
+// listener (adaptertest.MemNet) to run the double and its client in a
+// testing/synctest bubble, on virtual time.
+func StartOn(h http.Handler, ln net.Listener) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{srv: httptest.NewServer(h), ctx: ctx, cancel: cancel}
+	var srv *httptest.Server
+	if ln == nil {
+		srv = httptest.NewServer(h)
+	} else {
+		srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
+		srv.Start()
+	}
+	s := &Server{srv: srv, ctx: ctx, cancel: cancel}
 	s.URL = s.srv.URL
 	return s
 }

@@ -50,6 +50,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -142,6 +143,10 @@ type Config struct {
 	// Send holds frames sent verbatim once the call is open (Twilio:
 	// after start, with "{sid}" replaced by the stream SID).
 	Send []Frame
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // Call is what the bot saw of one connection.
@@ -203,7 +208,7 @@ func Start(cfg Config) *Server {
 		cfg.Threshold = 300
 	}
 	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall)}
-	s.srv = peerkit.Start(http.HandlerFunc(s.serve))
+	s.srv = peerkit.StartOn(http.HandlerFunc(s.serve), cfg.Listener)
 	s.URL = s.srv.WSURL("/ws")
 	return s
 }

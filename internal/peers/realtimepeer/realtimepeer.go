@@ -54,6 +54,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -140,6 +141,10 @@ type Config struct {
 	Fault Fault
 	// Send holds text frames sent verbatim after session.updated.
 	Send []string
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // Truncate is a conversation.item.truncate the server took.
@@ -212,7 +217,7 @@ func Start(cfg Config) *Server {
 	s := &Server{cfg: cfg, sessions: peerkit.NewLog(cloneSession)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/realtime", s.serve)
-	s.srv = peerkit.Start(mux)
+	s.srv = peerkit.StartOn(mux, cfg.Listener)
 	s.URL = s.srv.WSURL("/v1/realtime")
 	return s
 }

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -99,6 +100,10 @@ type Config struct {
 	// the greeting), with "{sid}" replaced by the stream's SID: a way to
 	// script any malformed message.
 	Send []string
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // StartInfo is what the bot read from the start message.
@@ -168,7 +173,7 @@ func Start(cfg Config) *Server {
 		cfg.Threshold = 500
 	}
 	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall)}
-	s.srv = peerkit.Start(http.HandlerFunc(s.serve))
+	s.srv = peerkit.StartOn(http.HandlerFunc(s.serve), cfg.Listener)
 	s.URL = s.srv.WSURL("")
 	return s
 }

@@ -63,6 +63,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -107,6 +108,13 @@ type Config struct {
 	// Send holds text frames sent verbatim on the account's stream right
 	// after its start message, with "{sid}" replaced by its streamSid.
 	Send []string
+	// Listener, when set, is where the REST API serves instead of a port
+	// of 127.0.0.1, and NetDial, when set, opens the carrier's own
+	// connections (webhooks, media streams) instead of TCP dials: an
+	// in-memory network (adaptertest.MemNet), to run a call on virtual
+	// time. The double closes Listener.
+	Listener net.Listener
+	NetDial  func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // DefaultAccountSid and DefaultAuthToken are Config's defaults.
@@ -144,10 +152,11 @@ type Server struct {
 	// of https://api.twilio.com.
 	URL string
 
-	cfg   Config
-	srv   *peerkit.Server
-	calls *peerkit.Log[Call]
-	wg    sync.WaitGroup
+	cfg    Config
+	srv    *peerkit.Server
+	client *http.Client // webhooks and media streams
+	calls  *peerkit.Log[Call]
+	wg     sync.WaitGroup
 
 	mu      sync.Mutex
 	numbers map[string]*number // by phone number
@@ -176,7 +185,10 @@ func Start(cfg Config) *Server {
 	if cfg.AuthToken == "" {
 		cfg.AuthToken = DefaultAuthToken
 	}
-	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall), numbers: map[string]*number{}, live: map[string]*call{}}
+	s := &Server{cfg: cfg, client: http.DefaultClient, calls: peerkit.NewLog(cloneCall), numbers: map[string]*number{}, live: map[string]*call{}}
+	if cfg.NetDial != nil {
+		s.client = &http.Client{Transport: &http.Transport{DialContext: cfg.NetDial, DisableKeepAlives: true}}
+	}
 	for phone, voice := range cfg.Numbers {
 		s.nextSid++
 		s.numbers[phone] = &number{sid: sid("PN", s.nextSid), phone: phone, voiceURL: voice, voiceMethod: "POST"}
@@ -187,7 +199,7 @@ func Start(cfg Config) *Server {
 	mux.HandleFunc("POST "+base+"Calls/{sid}", s.auth(s.updateCall))
 	mux.HandleFunc("GET "+base+"IncomingPhoneNumbers.json", s.auth(s.listNumbers))
 	mux.HandleFunc("POST "+base+"IncomingPhoneNumbers/{sid}", s.auth(s.updateNumber))
-	s.srv = peerkit.Start(mux)
+	s.srv = peerkit.StartOn(mux, cfg.Listener)
 	s.URL = s.srv.URL
 	return s
 }
@@ -551,7 +563,7 @@ func (c *call) fetch(u string) (string, error) {
 	req.Header.Set("X-Twilio-Signature", Signature(key, u, form))
 	req.Header.Set("User-Agent", "TwilioProxy/1.1")
 	c.s.calls.Update(c.rec, func(cl *Call) { cl.Webhooks++ })
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.s.client.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -719,7 +731,7 @@ type item struct {
 func dialLeg(ctx context.Context, c *call, u string, params map[string]string) (*leg, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(dctx, u, nil)
+	ws, _, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: c.s.client})
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -107,6 +108,10 @@ type Config struct {
 	// Send holds WebSocket frames the double sends verbatim once the
 	// socket opens, before anything else.
 	Send []Frame
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // Frame is one WebSocket frame.
@@ -181,7 +186,7 @@ func Start(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /call", s.create)
 	mux.HandleFunc("GET /{id}/transport", s.transport)
-	s.srv = peerkit.Start(mux)
+	s.srv = peerkit.StartOn(mux, cfg.Listener)
 	s.URL = s.srv.URL
 	return s
 }

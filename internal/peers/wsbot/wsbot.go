@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"testing"
@@ -93,6 +94,10 @@ type Config struct {
 	// opens (after the Fault, and after {"status":"ready"} in Raw mode),
 	// before the bot reads anything: a way to script any message.
 	Send []string
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // Call is what the bot saw of one connection.
@@ -141,7 +146,7 @@ func Start(cfg Config) *Server {
 		cfg.ReplyDuration = 300 * time.Millisecond
 	}
 	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall)}
-	s.srv = peerkit.Start(http.HandlerFunc(s.serve))
+	s.srv = peerkit.StartOn(http.HandlerFunc(s.serve), cfg.Listener)
 	s.URL = s.srv.WSURL("")
 	return s
 }
