@@ -37,11 +37,7 @@ func minimalLive(b *testing.B) (url string, blast chan int) {
 		defer cancel()
 		go func() {
 			defer cancel() // the client left: stop blasting
-			for {
-				_, msg, err := ws.Read(ctx)
-				if err != nil {
-					return
-				}
+			adaptertest.ReadLoop(ws, func(msg []byte) {
 				switch {
 				case bytes.HasPrefix(msg, []byte(`{"setup"`)):
 					ws.Write(ctx, websocket.MessageBinary, []byte(`{"setupComplete":{}}`))
@@ -49,7 +45,7 @@ func minimalLive(b *testing.B) (url string, blast chan int) {
 					ws.Write(ctx, websocket.MessageBinary, reply)
 					ws.Write(ctx, websocket.MessageBinary, []byte(`{"serverContent":{"turnComplete":true}}`))
 				}
-			}
+			})
 		}()
 		adaptertest.BlastLoop(ctx, ws, blast, audio)
 	}))

@@ -197,7 +197,7 @@ type Conn struct {
 	opts    WSOptions
 	scrub   *scrub.Scrubber
 	ws      *websocket.Conn
-	raw     *net.Conn // the TCP connection under ws
+	raw     *batchConn // the connection under ws, which batches its writes
 	capture *CaptureWriter
 	logf    func(string, ...any)
 	decode  DecodeFunc
@@ -256,8 +256,9 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	defer cancel()
 	// Keep the raw connection, so that Close can always end it: after a
 	// closing handshake has begun, coder/websocket offers no other way to
-	// stop waiting for a peer that never answers it.
-	var raw atomic.Pointer[net.Conn]
+	// stop waiting for a peer that never answers it. It batches the
+	// frames written in a burst into few system calls (batchConn).
+	var raw atomic.Pointer[batchConn]
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	dial := (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
 	if opts.NetDial != nil {
@@ -265,10 +266,12 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := dial(ctx, network, addr)
-		if err == nil {
-			raw.Store(&conn)
+		if err != nil {
+			return nil, err
 		}
-		return conn, err
+		bc := newBatchConn(conn)
+		raw.Store(bc)
+		return bc, nil
 	}
 	ws, resp, err := websocket.Dial(dctx, url, &websocket.DialOptions{
 		HTTPClient:   &http.Client{Transport: tr},
@@ -310,6 +313,9 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.writeTimer = time.AfterFunc(time.Hour, c.writeTimedOut)
 	c.writeTimer.Stop()
+	if c.raw != nil {
+		c.Go(c.raw.start(opts.WriteTimeout, c.writeDead))
+	}
 	return c, nil
 }
 
@@ -663,6 +669,13 @@ func (c *Conn) writeTimedOut() {
 	if !c.writing.Load() {
 		return // the write finished just as the timer fired
 	}
+	c.writeDead()
+}
+
+// writeDead declares the connection dead because a write (the Conn's, or
+// its batchConn's write to the kernel) did not finish within WriteTimeout,
+// and closes it.
+func (c *Conn) writeDead() {
 	c.mu.Lock()
 	if c.cause == nil {
 		c.cause = fmt.Errorf("a write did not finish within %v: the agent stopped reading (raise WSOptions.WriteTimeout if it is merely slow)", c.opts.WriteTimeout)
@@ -675,7 +688,7 @@ func (c *Conn) writeTimedOut() {
 // connection itself, which works even while a handshake is under way.
 func (c *Conn) kill() {
 	if c.raw != nil {
-		(*c.raw).Close()
+		c.raw.abort()
 		return
 	}
 	c.ws.CloseNow()
