@@ -482,7 +482,7 @@ func (c *elevenConn) sendChunkLocked(ctx context.Context, samples []int16) error
 	b = base64.StdEncoding.AppendEncode(b, c.wire)
 	b = append(b, `"}`...)
 	c.msg = b
-	return c.ws.Write(ctx, websocket.MessageText, b)
+	return c.ws.WriteAudio(ctx, websocket.MessageText, b)
 }
 
 // SendAudio streams user speech as user_audio_chunk messages.

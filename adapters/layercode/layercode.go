@@ -536,7 +536,7 @@ func (c *lcConn) sendChunksLocked(ctx context.Context, flush bool) error {
 		b = base64.StdEncoding.AppendEncode(b, c.pcmBuf)
 		b = append(b, `"}`...)
 		c.msg = b
-		if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		if err := c.ws.WriteAudio(ctx, websocket.MessageText, b); err != nil {
 			return err
 		}
 		n = end

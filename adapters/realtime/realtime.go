@@ -737,7 +737,7 @@ func (c *realtimeConn) appendLocked(ctx context.Context, samples []int16) error 
 	b = base64.StdEncoding.AppendEncode(b, c.sendPCM)
 	b = append(b, `"}`...)
 	c.msg = b
-	if err := c.send(ctx, b); err != nil {
+	if err := c.ws.WriteAudio(ctx, websocket.MessageText, b); err != nil {
 		return err
 	}
 	c.uncommitted += len(samples)
