@@ -486,7 +486,7 @@ func (c *elevenConn) appendChunk(dst []byte, samples []int16) []byte {
 	if c.in.mulaw {
 		c.wire = pcm.EncodeMulaw(c.wire[:0], samples)
 	} else {
-		c.wire = pcm.EncodePCM16(c.wire[:0], samples)
+		c.wire = wire.AppendPCM16(c.wire[:0], samples)
 	}
 	b := append(dst, `{"user_audio_chunk":"`...)
 	b = base64.StdEncoding.AppendEncode(b, c.wire)

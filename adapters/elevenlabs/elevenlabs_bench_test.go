@@ -24,6 +24,7 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 	b.Helper()
 	audio := []byte(`{"type":"audio","audio_event":{"audio_base_64":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `","event_id":1}}`)
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return

@@ -514,7 +514,7 @@ func (c *conn) audioLocked(ctx context.Context, samples []int16) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	c.pcmBuf = pcm.EncodePCM16(c.pcmBuf[:0], samples)
+	c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], samples)
 	return c.realtime(ctx, genai.LiveRealtimeInput{Audio: &genai.Blob{MIMEType: inputMIME, Data: c.pcmBuf}})
 }
 

@@ -531,7 +531,7 @@ func (c *lcConn) sendChunksLocked(ctx context.Context, flush bool) error {
 	defer func() { c.pending = c.pending[:copy(c.pending, c.pending[n:])] }()
 	for len(c.pending)-n >= c.chunkSamples || flush && len(c.pending) > n {
 		end := min(n+c.chunkSamples, len(c.pending))
-		c.pcmBuf = pcm.EncodePCM16(c.pcmBuf[:0], c.pending[n:end])
+		c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], c.pending[n:end])
 		b := append(c.msg[:0], `{"type":"client.audio","content":"`...)
 		b = base64.StdEncoding.AppendEncode(b, c.pcmBuf)
 		b = append(b, `"}`...)

@@ -44,6 +44,7 @@ func newLCBenchPeer(b *testing.B) *lcBenchPeer {
 		w.Write([]byte(`{"client_session_key":"k","conversation_id":"c"}`))
 	})
 	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return

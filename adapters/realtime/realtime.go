@@ -1117,5 +1117,5 @@ func (c *realtimeConn) answerTools(calls []voicetest.ToolCall) {
 
 // pcmBufSend encodes samples as PCM16 LE into c.sendPCM.
 func (c *realtimeConn) pcmBufSend(samples []int16) {
-	c.sendPCM = pcm.EncodePCM16(c.sendPCM[:0], samples)
+	c.sendPCM = wire.AppendPCM16(c.sendPCM[:0], samples)
 }

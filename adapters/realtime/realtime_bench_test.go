@@ -33,6 +33,7 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 		[]byte(`{"type":"response.done","event_id":"e","response":{"id":"r","status":"completed","output":[]}}`),
 	}
 	base := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return

@@ -34,6 +34,7 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 	p := &benchPeer{blast: make(chan int, 1), turnFrames: turnFrames}
 	frame := base64.StdEncoding.EncodeToString(make([]byte, 160))
 	base := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return

@@ -3,6 +3,8 @@ package adaptertest
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"runtime/pprof"
 
 	"github.com/coder/websocket"
 )
@@ -27,4 +29,14 @@ func ReadLoop(ws *websocket.Conn, f func(data []byte)) {
 		}
 		f(buf.Bytes())
 	}
+}
+
+// LabelPeer labels the calling goroutine (a minimal peer's handler, r its
+// request) and the goroutines it starts from now on side=peer in CPU
+// profiles, so that a benchmark's profile splits the process's CPU
+// between the harness and its in-process peer:
+//
+//	go tool pprof -tagfocus side=peer x.test cpu.out
+func LabelPeer(r *http.Request) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(r.Context(), pprof.Labels("side", "peer")))
 }
