@@ -15,15 +15,23 @@ import (
 // WSOptions.WriteTimeout.
 const maxBatchBytes = 64 << 10
 
+// burstGap is how soon after the previous write a write counts as part of
+// a burst, and is batched; a later one (a lone frame: a text message,
+// audio paced in real time) is written by its caller at once, as a plain
+// connection would, which spares the hand-off to the flusher goroutine
+// (waking it costs more than the system call it saves).
+const burstGap = 100 * time.Microsecond
+
 // batchConn is the network connection under a Conn's WebSocket. Until
 // start it passes writes through (the HTTP handshake). After start a
 // write copies its bytes into a bounded buffer and returns, and one
 // flusher goroutine hands what has accumulated to the kernel in one
 // system call: a burst of small frames sent faster than the socket takes
 // them (a Fast-paced utterance is thirty 20 ms frames back to back) costs
-// a few writes instead of one each, while a lone frame (real-time pacing)
-// is written at once, since the flusher is idle when it comes. The bytes
-// and their order are exactly what was written.
+// a few writes instead of one each, while a lone frame (one that comes
+// burstGap or more after the previous write, with nothing buffered) is
+// written by its caller at once. The bytes and their order are exactly
+// what was written.
 //
 // A flusher write that has not finished within the Conn's WriteTimeout
 // kills the connection (the agent stopped reading), as a blocked write
@@ -34,10 +42,12 @@ type batchConn struct {
 	net.Conn
 
 	mu      sync.Mutex
-	async   bool   // start was called: writes go through the flusher
-	closing bool   // Close was called: the flusher ends once the buffer is empty
-	buf     []byte // bytes written and not yet taken by the flusher
-	err     error  // why writes fail from now on
+	async   bool      // start was called: writes go through the flusher
+	closing bool      // Close was called: the flusher ends once the buffer is empty
+	buf     []byte    // bytes written and not yet taken by the flusher
+	err     error     // why writes fail from now on
+	busy    bool      // a kernel write is under way (the flusher's or a lone write's)
+	last    time.Time // when the previous write came
 
 	kick chan struct{} // capacity 1: buf has bytes, or closing
 	room chan struct{} // capacity 1: the flusher took buf
@@ -102,13 +112,49 @@ func (b *batchConn) Write(p []byte) (int, error) {
 		b.mu.Unlock()
 		return 0, net.ErrClosed
 	}
+	now := time.Now()
+	lone := now.Sub(b.last) >= burstGap
+	b.last = now
+	if lone && !b.busy && len(b.buf) == 0 {
+		b.busy = true
+		b.mu.Unlock()
+		err := b.kernelWrite(p)
+		b.mu.Lock()
+		b.busy = false
+		more := len(b.buf) > 0 || b.closing
+		b.mu.Unlock()
+		if err != nil {
+			b.fail(err)
+			return 0, err
+		}
+		if more {
+			b.kickFlusher()
+		}
+		return len(p), nil
+	}
 	b.buf = append(b.buf, p...)
 	b.mu.Unlock()
+	b.kickFlusher()
+	return len(p), nil
+}
+
+// kickFlusher tells the flusher there is something to do.
+func (b *batchConn) kickFlusher() {
 	select {
 	case b.kick <- struct{}{}:
 	default:
 	}
-	return len(p), nil
+}
+
+// kernelWrite writes p to the connection, bounded by the write timeout.
+// One runs at a time (busy).
+func (b *batchConn) kernelWrite(p []byte) error {
+	b.writing.Store(true)
+	b.timer.Reset(b.timeout)
+	_, err := b.Conn.Write(p)
+	b.writing.Store(false)
+	b.timer.Stop()
+	return err
 }
 
 // flush hands the buffered bytes to the kernel until the connection is
@@ -123,19 +169,23 @@ func (b *batchConn) flush() {
 			return
 		}
 		b.mu.Lock()
+		if b.busy {
+			b.mu.Unlock()
+			continue // a lone write is under way; its writer kicks again
+		}
 		out, b.buf = b.buf, out[:0]
 		closing := b.closing
+		b.busy = len(out) > 0
 		b.mu.Unlock()
 		select {
 		case b.room <- struct{}{}:
 		default:
 		}
 		if len(out) > 0 {
-			b.writing.Store(true)
-			b.timer.Reset(b.timeout)
-			_, err := b.Conn.Write(out)
-			b.writing.Store(false)
-			b.timer.Stop()
+			err := b.kernelWrite(out)
+			b.mu.Lock()
+			b.busy = false
+			b.mu.Unlock()
 			if err != nil {
 				b.fail(err)
 				return
@@ -188,10 +238,7 @@ func (b *batchConn) Close() error {
 	b.closing = true
 	b.mu.Unlock()
 	if wait {
-		select {
-		case b.kick <- struct{}{}:
-		default:
-		}
+		b.kickFlusher()
 		<-b.done
 	}
 	b.fail(net.ErrClosed)

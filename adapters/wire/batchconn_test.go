@@ -89,6 +89,36 @@ func TestBatchConnPassesThroughUntilStart(t *testing.T) {
 	b.Close()
 }
 
+// writeFirst writes p from a goroutine of its own (a lone write, which
+// its caller writes to the kernel itself) and waits until the kernel
+// write has begun.
+func writeFirst(t *testing.T, b *batchConn, g *gatedConn, p []byte) {
+	t.Helper()
+	go b.Write(p)
+	<-g.entered
+}
+
+// A lone write goes to the kernel before Write returns, on the caller's
+// goroutine; so does one that comes burstGap after the previous one.
+func TestBatchConnWritesALoneFrameAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGatedConn(true)
+		b := newBatchConn(g)
+		_, wait := startBatch(b)
+		for i, frame := range []string{"first", "after a pause"} {
+			if _, err := b.Write([]byte(frame)); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := g.got(); n != i+1 {
+				t.Fatalf("after lone write %d returned, %d kernel writes, want %d", i+1, n, i+1)
+			}
+			time.Sleep(burstGap)
+		}
+		b.Close()
+		wait()
+	})
+}
+
 // A burst of frames written while the kernel is busy with the first goes
 // out in one more write, with every byte in order.
 func TestBatchConnBatchesABurstInOrder(t *testing.T) {
@@ -96,15 +126,13 @@ func TestBatchConnBatchesABurstInOrder(t *testing.T) {
 		g := newGatedConn(false)
 		b := newBatchConn(g)
 		_, wait := startBatch(b)
-		var want []byte
-		for i := range 31 {
+		want := []byte("first frame;")
+		writeFirst(t, b, g, want)
+		for i := range 30 {
 			frame := bytes.Repeat([]byte{byte('a' + i%26)}, 100+i)
 			want = append(want, frame...)
 			if n, err := b.Write(frame); err != nil || n != len(frame) {
 				t.Fatalf("write %d: %d, %v", i, n, err)
-			}
-			if i == 0 {
-				<-g.entered // the flusher is writing the first frame
 			}
 		}
 		close(g.gate)
@@ -131,8 +159,7 @@ func TestBatchConnBoundAndWriteTimeout(t *testing.T) {
 		b := newBatchConn(g)
 		timeouts, wait := startBatch(b)
 		frame := make([]byte, maxBatchBytes/2)
-		b.Write(frame)
-		<-g.entered
+		writeFirst(t, b, g, frame)
 		for range 2 { // fills the buffer
 			if _, err := b.Write(frame); err != nil {
 				t.Fatal(err)
@@ -175,8 +202,7 @@ func TestBatchConnCloseFlushesAbortDrops(t *testing.T) {
 		g := newGatedConn(false)
 		b := newBatchConn(g)
 		_, wait := startBatch(b)
-		b.Write([]byte("one,"))
-		<-g.entered
+		writeFirst(t, b, g, []byte("one,"))
 		b.Write([]byte("close"))
 		closed := make(chan error)
 		go func() { closed <- b.Close() }()
@@ -196,8 +222,7 @@ func TestBatchConnCloseFlushesAbortDrops(t *testing.T) {
 		g = newGatedConn(false)
 		b = newBatchConn(g)
 		_, wait = startBatch(b)
-		b.Write([]byte("one,"))
-		<-g.entered
+		writeFirst(t, b, g, []byte("one,"))
 		b.Write([]byte("dropped"))
 		b.abort()
 		close(g.gate)
