@@ -295,6 +295,9 @@ type elevenConn struct {
 	wire    []byte
 	msg     []byte
 	silence []int16
+	// silenceMsg is the user_audio_chunk of c.silence, the same bytes at
+	// every EndUtterance: built once.
+	silenceMsg []byte
 
 	// The output resampler, used by the reader goroutine and flushDown.
 	downMu     sync.Mutex
@@ -473,16 +476,21 @@ func (c *elevenConn) sendChunkLocked(ctx context.Context, samples []int16) error
 	if len(samples) == 0 {
 		return nil
 	}
+	c.msg = c.appendChunk(c.msg[:0], samples)
+	return c.ws.WriteAudio(ctx, websocket.MessageText, c.msg)
+}
+
+// appendChunk appends the user_audio_chunk message of samples (at the
+// input rate) to dst. Call with sendMu held.
+func (c *elevenConn) appendChunk(dst []byte, samples []int16) []byte {
 	if c.in.mulaw {
 		c.wire = pcm.EncodeMulaw(c.wire[:0], samples)
 	} else {
-		c.wire = pcm.EncodePCM16(c.wire[:0], samples)
+		c.wire = wire.AppendPCM16(c.wire[:0], samples)
 	}
-	b := append(c.msg[:0], `{"user_audio_chunk":"`...)
+	b := append(dst, `{"user_audio_chunk":"`...)
 	b = base64.StdEncoding.AppendEncode(b, c.wire)
-	b = append(b, `"}`...)
-	c.msg = b
-	return c.ws.Write(ctx, websocket.MessageText, b)
+	return append(b, `"}`...)
 }
 
 // SendAudio streams user speech as user_audio_chunk messages.
@@ -512,7 +520,16 @@ func (c *elevenConn) EndUtterance(ctx context.Context) error {
 	left := pcm.SamplesFor(c.in.rate, c.endSilence)
 	for left > 0 {
 		n := min(left, len(c.silence))
-		if err := c.sendChunkLocked(ctx, c.silence[:n]); err != nil {
+		var err error
+		if n == len(c.silence) {
+			if c.silenceMsg == nil {
+				c.silenceMsg = c.appendChunk(nil, c.silence)
+			}
+			err = c.ws.WriteAudio(ctx, websocket.MessageText, c.silenceMsg)
+		} else {
+			err = c.sendChunkLocked(ctx, c.silence[:n])
+		}
+		if err != nil {
 			return err
 		}
 		left -= n

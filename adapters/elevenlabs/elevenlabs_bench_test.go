@@ -24,6 +24,7 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 	b.Helper()
 	audio := []byte(`{"type":"audio","audio_event":{"audio_base_64":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `","event_id":1}}`)
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -31,11 +32,7 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 		defer ws.CloseNow()
 		ctx := r.Context()
 		n := 0
-		for {
-			_, data, err := ws.Read(ctx)
-			if err != nil {
-				return
-			}
+		adaptertest.ReadLoop(ws, func(data []byte) {
 			switch {
 			case bytes.Contains(data, []byte(`"conversation_initiation_client_data"`)):
 				ws.Write(ctx, websocket.MessageText, []byte(`{"type":"conversation_initiation_metadata","conversation_initiation_metadata_event":{"conversation_id":"c","agent_output_audio_format":"pcm_24000","user_input_audio_format":"pcm_16000"}}`))
@@ -44,7 +41,7 @@ func minimalEleven(b *testing.B, turnChunks int) string {
 					ws.Write(ctx, websocket.MessageText, audio)
 				}
 			}
-		}
+		})
 	}))
 	return srv.WSURL("/?agent_id=bench")
 }

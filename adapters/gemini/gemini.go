@@ -410,6 +410,11 @@ type conn struct {
 	agentText   strings.Builder
 	userText    strings.Builder
 	unknown     map[string]bool
+	// answer holds the tool calls of the message being decoded, answered
+	// (OnToolCall) once its events are queued, so that a call's
+	// AgentToolResult never comes before its AgentToolCall. Reader
+	// goroutine only.
+	answer []voicetest.ToolCall
 
 	closeOnce sync.Once
 }
@@ -514,7 +519,7 @@ func (c *conn) audioLocked(ctx context.Context, samples []int16) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	c.pcmBuf = pcm.EncodePCM16(c.pcmBuf[:0], samples)
+	c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], samples)
 	return c.realtime(ctx, genai.LiveRealtimeInput{Audio: &genai.Blob{MIMEType: inputMIME, Data: c.pcmBuf}})
 }
 
@@ -689,6 +694,7 @@ func (c *conn) readLoop() {
 			err = &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.scrub.Bytes(b)), Err: wire.ScrubError(c.scrub, err)}
 		}
 		c.push(evs, err)
+		c.answerQueued()
 	}
 }
 
@@ -939,14 +945,26 @@ func (c *conn) toolCalls(tc *genai.LiveServerToolCall) []voicetest.AgentEvent {
 		calls = append(calls, call)
 		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentToolCall, Tool: &call})
 	}
-	if c.onTool != nil && len(calls) > 0 {
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			c.answerTools(calls)
-		}()
+	if c.onTool != nil {
+		c.answer = append(c.answer, calls...)
 	}
 	return evs
+}
+
+// answerQueued answers, on a goroutine that Close waits for, the tool
+// calls of the message whose events were just queued. It runs on the
+// reader goroutine.
+func (c *conn) answerQueued() {
+	if len(c.answer) == 0 {
+		return
+	}
+	calls := c.answer
+	c.answer = nil
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.answerTools(calls)
+	}()
 }
 
 // answerTools runs OnToolCall for each call and sends the responses.

@@ -27,6 +27,7 @@ func minimalLive(b *testing.B) (url string, blast chan int) {
 	audio := []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` + data + `"}}]}}}`)
 	reply := []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `"}}]}}}`)
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -37,11 +38,7 @@ func minimalLive(b *testing.B) (url string, blast chan int) {
 		defer cancel()
 		go func() {
 			defer cancel() // the client left: stop blasting
-			for {
-				_, msg, err := ws.Read(ctx)
-				if err != nil {
-					return
-				}
+			adaptertest.ReadLoop(ws, func(msg []byte) {
 				switch {
 				case bytes.HasPrefix(msg, []byte(`{"setup"`)):
 					ws.Write(ctx, websocket.MessageBinary, []byte(`{"setupComplete":{}}`))
@@ -49,7 +46,7 @@ func minimalLive(b *testing.B) (url string, blast chan int) {
 					ws.Write(ctx, websocket.MessageBinary, reply)
 					ws.Write(ctx, websocket.MessageBinary, []byte(`{"serverContent":{"turnComplete":true}}`))
 				}
-			}
+			})
 		}()
 		adaptertest.BlastLoop(ctx, ws, blast, audio)
 	}))

@@ -531,12 +531,12 @@ func (c *lcConn) sendChunksLocked(ctx context.Context, flush bool) error {
 	defer func() { c.pending = c.pending[:copy(c.pending, c.pending[n:])] }()
 	for len(c.pending)-n >= c.chunkSamples || flush && len(c.pending) > n {
 		end := min(n+c.chunkSamples, len(c.pending))
-		c.pcmBuf = pcm.EncodePCM16(c.pcmBuf[:0], c.pending[n:end])
+		c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], c.pending[n:end])
 		b := append(c.msg[:0], `{"type":"client.audio","content":"`...)
 		b = base64.StdEncoding.AppendEncode(b, c.pcmBuf)
 		b = append(b, `"}`...)
 		c.msg = b
-		if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		if err := c.ws.WriteAudio(ctx, websocket.MessageText, b); err != nil {
 			return err
 		}
 		n = end

@@ -44,25 +44,24 @@ func newLCBenchPeer(b *testing.B) *lcBenchPeer {
 		w.Write([]byte(`{"client_session_key":"k","conversation_id":"c"}`))
 	})
 	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
 		defer ws.CloseNow()
-		ctx := r.Context()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
 		go func() {
+			defer cancel() // the client left: stop blasting
 			end := []byte(`"vad_end"`)
-			for {
-				_, data, err := ws.Read(ctx)
-				if err != nil {
-					return
-				}
+			adaptertest.ReadLoop(ws, func(data []byte) {
 				if bytes.Contains(data, end) {
 					for _, m := range reply {
 						ws.Write(ctx, websocket.MessageText, m)
 					}
 				}
-			}
+			})
 		}()
 		adaptertest.BlastLoop(ctx, ws, p.blast, chunk)
 	})

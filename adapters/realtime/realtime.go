@@ -737,7 +737,7 @@ func (c *realtimeConn) appendLocked(ctx context.Context, samples []int16) error 
 	b = base64.StdEncoding.AppendEncode(b, c.sendPCM)
 	b = append(b, `"}`...)
 	c.msg = b
-	if err := c.send(ctx, b); err != nil {
+	if err := c.ws.WriteAudio(ctx, websocket.MessageText, b); err != nil {
 		return err
 	}
 	c.uncommitted += len(samples)
@@ -1117,5 +1117,5 @@ func (c *realtimeConn) answerTools(calls []voicetest.ToolCall) {
 
 // pcmBufSend encodes samples as PCM16 LE into c.sendPCM.
 func (c *realtimeConn) pcmBufSend(samples []int16) {
-	c.sendPCM = pcm.EncodePCM16(c.sendPCM[:0], samples)
+	c.sendPCM = wire.AppendPCM16(c.sendPCM[:0], samples)
 }

@@ -33,19 +33,18 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 		[]byte(`{"type":"response.done","event_id":"e","response":{"id":"r","status":"completed","output":[]}}`),
 	}
 	base := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
 		defer ws.CloseNow()
-		ctx := r.Context()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
 		ws.Write(ctx, websocket.MessageText, []byte(`{"type":"session.created","event_id":"e","session":{}}`))
 		go func() {
-			for {
-				_, data, err := ws.Read(ctx)
-				if err != nil {
-					return
-				}
+			defer cancel() // the client left: stop blasting
+			adaptertest.ReadLoop(ws, func(data []byte) {
 				switch {
 				case bytes.Contains(data, []byte(`"session.update"`)):
 					ws.Write(ctx, websocket.MessageText, []byte(`{"type":"session.updated","event_id":"e","session":{}}`))
@@ -54,7 +53,7 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 						ws.Write(ctx, websocket.MessageText, m)
 					}
 				}
-			}
+			})
 		}()
 		adaptertest.BlastLoop(ctx, ws, blast, audio)
 	}))

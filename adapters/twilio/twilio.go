@@ -590,7 +590,7 @@ func (c *twilioConn) sendMediaLocked(ctx context.Context, frame []byte) error {
 	b = base64.StdEncoding.AppendEncode(b, frame)
 	b = append(b, `"}}`...)
 	c.msg = b
-	return c.ws.Write(ctx, websocket.MessageText, b)
+	return c.ws.WriteAudio(ctx, websocket.MessageText, b)
 }
 
 // sendFramesLocked sends every whole frame pending (Fast pacing); with

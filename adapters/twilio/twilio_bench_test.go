@@ -34,12 +34,14 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 	p := &benchPeer{blast: make(chan int, 1), turnFrames: turnFrames}
 	frame := base64.StdEncoding.EncodeToString(make([]byte, 160))
 	base := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
 		defer ws.CloseNow()
-		ctx := r.Context()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
 		var sid string
 		for sid == "" {
 			_, data, err := ws.Read(ctx)
@@ -53,19 +55,16 @@ func newBenchPeer(b *testing.B, turnFrames int) *benchPeer {
 		msg := []byte(`{"event":"media","streamSid":"` + sid + `","media":{"payload":"` + frame + `"}}`)
 		mark := []byte(`{"event":"mark","streamSid":"` + sid + `","mark":{"name":"r"}}`)
 		go func() {
+			defer cancel() // the client left: stop blasting
 			media, n := []byte(`"event":"media"`), 0
-			for {
-				_, data, err := ws.Read(ctx)
-				if err != nil {
-					return
-				}
+			adaptertest.ReadLoop(ws, func(data []byte) {
 				if p.turnFrames > 0 && bytes.Contains(data, media) {
 					if n++; n%p.turnFrames == 0 {
 						ws.Write(ctx, websocket.MessageText, msg)
 						ws.Write(ctx, websocket.MessageText, mark)
 					}
 				}
-			}
+			})
 		}()
 		adaptertest.BlastLoop(ctx, ws, p.blast, msg)
 	}))

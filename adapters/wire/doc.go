@@ -3,8 +3,9 @@
 // it reports (FrameError), its wire capture (CaptureRecord, ReadCapture),
 // the answer to client tool calls (ToolHandler), and the machinery the
 // protocol packages under adapters/ are built on: Dial and Conn (one reader
-// goroutine, keepalive, bounded writes, capture of every frame, a Close
-// that releases everything), the refusal of plain-text URLs (RequireTLS),
+// goroutine, keepalive, bounded writes, batched into few system calls
+// when they come in a burst, capture of every frame, a Close that
+// releases everything), the refusal of plain-text URLs (RequireTLS),
 // the scrubbing of credentials from URLs and errors, the streaming
 // resampling of the user's audio (Upstream) and the checks every Conn
 // makes of what it is asked to send.

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -197,7 +198,7 @@ type Conn struct {
 	opts    WSOptions
 	scrub   *scrub.Scrubber
 	ws      *websocket.Conn
-	raw     *net.Conn // the TCP connection under ws
+	raw     *batchConn // the connection under ws, which batches its writes
 	capture *CaptureWriter
 	logf    func(string, ...any)
 	decode  DecodeFunc
@@ -225,6 +226,10 @@ type Conn struct {
 	writeMu    sync.Mutex // one write at a time, so one timer bounds them
 	writeTimer *time.Timer
 	writing    atomic.Bool
+	// Under writeMu: WriteAudio has looked at its first frame's member
+	// names (audioChecked), and they named a credential (audioScan), so
+	// that every audio frame is scanned as Write scans a frame.
+	audioChecked, audioScan bool
 
 	closeOnce sync.Once
 
@@ -256,8 +261,9 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	defer cancel()
 	// Keep the raw connection, so that Close can always end it: after a
 	// closing handshake has begun, coder/websocket offers no other way to
-	// stop waiting for a peer that never answers it.
-	var raw atomic.Pointer[net.Conn]
+	// stop waiting for a peer that never answers it. It batches the
+	// frames written in a burst into few system calls (batchConn).
+	var raw atomic.Pointer[batchConn]
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	dial := (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
 	if opts.NetDial != nil {
@@ -265,10 +271,12 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := dial(ctx, network, addr)
-		if err == nil {
-			raw.Store(&conn)
+		if err != nil {
+			return nil, err
 		}
-		return conn, err
+		bc := newBatchConn(conn)
+		raw.Store(bc)
+		return bc, nil
 	}
 	ws, resp, err := websocket.Dial(dctx, url, &websocket.DialOptions{
 		HTTPClient:   &http.Client{Transport: tr},
@@ -310,6 +318,9 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.writeTimer = time.AfterFunc(time.Hour, c.writeTimedOut)
 	c.writeTimer.Stop()
+	if c.raw != nil {
+		c.Go(c.raw.start(opts.WriteTimeout, c.writeDead))
+	}
 	return c, nil
 }
 
@@ -621,9 +632,60 @@ func (c *Conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 // Write sends one frame. A ctx that is already done sends nothing; once
 // started, the write is bounded by WriteTimeout rather than ctx, because
 // coder/websocket closes the connection when a write's ctx ends mid-frame.
-// The bound is one reusable timer rather than a context per write, which
-// would cost several allocations per 20 ms frame.
+// Under the WebSocket, a batchConn takes the frame (waiting while its
+// bounded buffer is full) and writes it to the kernel with the frames
+// written just before and after it; each of its kernel writes is bounded
+// by WriteTimeout, and so is a wait for room in its buffer, which lasts at
+// most one such write. (Without a batchConn, the bound is one reusable
+// timer rather than a context per write, which would cost several
+// allocations per 20 ms frame.)
+//
+// The member names of a text frame are scanned for credentials to learn
+// (WSOptions.Scrub): an auth message's token, which the agent may echo.
 func (c *Conn) Write(ctx context.Context, typ websocket.MessageType, data []byte) error {
+	return c.write(ctx, typ, data, false)
+}
+
+// WriteAudio is Write for the frames of the user's audio that an adapter
+// builds itself, every time with the same member names (the event's name,
+// counters, the audio in base64): it scans the member names of the first
+// of them for credentials, and those of the later ones only if the first
+// named one. Scanning costs about a microsecond per frame, as much as
+// building it.
+func (c *Conn) WriteAudio(ctx context.Context, typ websocket.MessageType, data []byte) error {
+	return c.write(ctx, typ, data, true)
+}
+
+// namesCredential reports whether a member of the JSON text b, at any
+// depth, has a name scrub.Name matches, or b is not JSON.
+func namesCredential(b []byte) bool {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return true
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, m := range v {
+				if scrub.Name(k) || walk(m) {
+					return true
+				}
+			}
+		case []any:
+			for _, m := range v {
+				if walk(m) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
+// write is Write, and with audio WriteAudio.
+func (c *Conn) write(ctx context.Context, typ websocket.MessageType, data []byte, audio bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -633,14 +695,24 @@ func (c *Conn) Write(ctx context.Context, typ websocket.MessageType, data []byte
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if typ == websocket.MessageText {
-		c.scrub.AddJSON(data) // an auth message's token, echoed later
+		if !audio || !c.audioChecked || c.audioScan {
+			c.scrub.AddJSON(data) // an auth message's token, echoed later
+		}
+		if audio && !c.audioChecked {
+			c.audioChecked, c.audioScan = true, namesCredential(data)
+		}
 	}
 	c.capture.Frame("send", typ, data)
-	c.writing.Store(true)
-	c.writeTimer.Reset(c.opts.WriteTimeout)
-	err := c.ws.Write(context.Background(), typ, data)
-	c.writing.Store(false)
-	c.writeTimer.Stop()
+	var err error
+	if c.raw != nil {
+		err = c.ws.Write(context.Background(), typ, data) // bounded by the batchConn
+	} else {
+		c.writing.Store(true)
+		c.writeTimer.Reset(c.opts.WriteTimeout)
+		err = c.ws.Write(context.Background(), typ, data)
+		c.writing.Store(false)
+		c.writeTimer.Stop()
+	}
 	if err == nil {
 		c.stats.FrameOut(len(data))
 		return nil
@@ -663,6 +735,13 @@ func (c *Conn) writeTimedOut() {
 	if !c.writing.Load() {
 		return // the write finished just as the timer fired
 	}
+	c.writeDead()
+}
+
+// writeDead declares the connection dead because a write (the Conn's, or
+// its batchConn's write to the kernel) did not finish within WriteTimeout,
+// and closes it.
+func (c *Conn) writeDead() {
 	c.mu.Lock()
 	if c.cause == nil {
 		c.cause = fmt.Errorf("a write did not finish within %v: the agent stopped reading (raise WSOptions.WriteTimeout if it is merely slow)", c.opts.WriteTimeout)
@@ -675,7 +754,7 @@ func (c *Conn) writeTimedOut() {
 // connection itself, which works even while a handshake is under way.
 func (c *Conn) kill() {
 	if c.raw != nil {
-		(*c.raw).Close()
+		c.raw.abort()
 		return
 	}
 	c.ws.CloseNow()

@@ -68,7 +68,7 @@ func (r *rawPCMSession) EncodeAudio(dst []Frame, c pcm.Chunk) ([]Frame, error) {
 	if len(samples) == 0 {
 		return dst, nil
 	}
-	return append(dst, Frame{Binary: true, Data: pcm.EncodePCM16(nil, samples)}), nil
+	return append(dst, Frame{Binary: true, Data: wire.AppendPCM16(nil, samples)}), nil
 }
 
 func (r *rawPCMSession) EncodeEndUtterance(dst []Frame) ([]Frame, error) {
@@ -80,7 +80,7 @@ func (r *rawPCMSession) EncodeEndUtterance(dst []Frame) ([]Frame, error) {
 	if len(r.upBuf) == 0 {
 		return dst, nil
 	}
-	return append(dst, Frame{Binary: true, Data: pcm.EncodePCM16(nil, r.upBuf)}), nil
+	return append(dst, Frame{Binary: true, Data: wire.AppendPCM16(nil, r.upBuf)}), nil
 }
 
 var errRawPCMOnlyAudio = errors.New("the raw PCM protocol carries only audio")
@@ -259,7 +259,7 @@ func (j *jsonSession) audioFrame(dst []Frame, samples []int16) ([]Frame, error) 
 	if len(samples) == 0 {
 		return dst, nil
 	}
-	raw := pcm.EncodePCM16(nil, samples)
+	raw := wire.AppendPCM16(nil, samples)
 	return jsonFrame(dst, jsonOut{Type: "audio", Audio: base64.StdEncoding.EncodeToString(raw), SampleRate: j.opts.Rate})
 }
 
