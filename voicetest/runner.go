@@ -105,6 +105,8 @@ type runner struct {
 	listen *atomic.Int64   // see receive
 	said   *atomic.Int64   // user utterances begun, for receive to stamp
 	queued <-chan struct{} // signalled by receive when it has queued an event
+	direct *direct         // receives from a queuedConn instead of receive
+	prompt bool            // the Conn is a promptConn (send)
 	timer  *time.Timer
 	stray  *strays      // callees left running at their bound (callee.go)
 	sender *audioSender // calls SendAudio (sender.go)

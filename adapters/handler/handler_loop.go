@@ -11,20 +11,28 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// agentLoop owns the state of one conversation. It runs on one goroutine and
-// blocks only on channels and timers, so it runs on virtual time under
-// testing/synctest. It takes the conversation's time from clock
-// (Session.Clock, or the system clock) and keeps its protocol: Busy when
-// woken by a message, Idle when nothing is due and no handler call or task
-// runs user code; only closing waits on the system clock.
+// agentLoop owns the state of one conversation. It has no goroutine of its
+// own: whoever has something for it (the runner through the Conn, a handler
+// call or task through its Call, a timer of the clock) runs it, one at a
+// time under handlerConn.mu, as step does; so a message reaches the loop
+// without a goroutine hand-off, and a timer the runner's virtual clock fires
+// is handled before the clock's jump returns. The loop never blocks and
+// never runs user code (handler calls and tasks run on goroutines of their
+// own), so the time it holds the lock is short. It takes the
+// conversation's time from clock (Session.Clock, or the system clock) and
+// keeps its protocol: Busy when woken by a message, Idle when nothing is
+// due and no handler call or task runs user code; only closing waits on the
+// system clock.
 type agentLoop struct {
 	c     *handlerConn
 	clock voicetest.Clock
 	start time.Time
 
-	wake     chan struct{} // clock timers fire here
-	stopWake func() bool   // cancels the armed clock timer
-	sent     int64         // events Recv has returned
+	stopWake  func() bool // cancels the armed clock timer
+	wakeFunc  func()      // the armed timer's callback (made once)
+	sent      int64       // events Recv has returned
+	exited    bool        // the loop is over (loopDone is closed)
+	closeWake *time.Timer // wakes the loop while closing (system clock)
 
 	outbox []voicetest.AgentEvent // events Recv has not taken yet
 	inbox  []Event                // events waiting for the handler
@@ -42,7 +50,6 @@ type agentLoop struct {
 	timeouts  int
 	settling  bool
 	settleFor time.Time
-	settleC   chan struct{}
 	settleT   func() bool
 
 	tasks   map[int]bool // live background tasks by rank
@@ -58,84 +65,126 @@ type agentLoop struct {
 	stopCtx       context.Context
 	stopCancel    context.CancelFunc
 	closeErrs     []error
-
-	timer *time.Timer
 }
 
-func (l *agentLoop) run() {
+// deliver runs m through the loop. It reports ErrCallEnded once the loop
+// is over.
+func (l *agentLoop) deliver(m message) error {
 	c := l.c
-	l.settleC = make(chan struct{}, 1)
-	l.tasks = make(map[int]bool)
-	l.wake = make(chan struct{}, 1)
-	l.timer = time.NewTimer(time.Hour)
-	l.timer.Stop()
-	defer func() {
-		l.timer.Stop()
-		l.disarm()
-		if l.settleT != nil {
-			l.settleT()
-		}
-		if l.stopCancel != nil {
-			l.stopCancel()
-		}
-		c.cancel()
-		l.endEvents()
-		if err := errors.Join(l.closeErrs...); err != nil {
-			c.closeErr = fmt.Errorf("adapters: %s: Close: %w", c.who(), err)
-		}
-		close(c.loopDone)
-	}()
-	for {
-		now := l.clock.Now()
-		l.advance(now)
-		if l.closing {
-			if l.closeStep(time.Now()) {
-				return
-			}
-		} else {
-			l.pump(now)
-			l.checkIdle(now)
-		}
-		if l.stopped && len(l.outbox) == 0 {
-			l.endEvents()
-		}
-		// Closing is bounded on the system clock (nobody moves a shared
-		// clock while the runner waits for Close); the conversation's
-		// deadlines on the conversation's clock.
-		l.disarm()
-		l.timer.Stop()
-		if l.closing {
-			l.timer.Reset(max(time.Until(l.closeDeadline), 0))
-		} else if d, ok := l.nextDeadline(); ok {
-			wake := l.wake
-			l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), func() {
-				select {
-				case wake <- struct{}{}:
-				default:
-				}
-			})
-		}
-		var out chan voicetest.AgentEvent
-		var head voicetest.AgentEvent
-		if len(l.outbox) > 0 {
-			out, head = c.out, l.outbox[0]
-		} else if !l.closing && l.quiescent() {
-			l.clock.Idle(l.sent)
-		}
-		select {
-		case m := <-c.msgs:
-			l.clock.Busy()
-			l.handle(m, l.clock.Now())
-		case out <- head:
-			l.outbox[0] = voicetest.AgentEvent{}
-			l.outbox = l.outbox[1:]
-			l.sent++
-		case <-l.timer.C:
-		case <-l.wake:
-		case <-l.settleC:
-			l.settled()
-		}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.exited {
+		return ErrCallEnded
 	}
+	l.clock.Busy()
+	l.handle(m, l.clock.Now())
+	l.step()
+	return nil
+}
+
+// wakeUp runs the loop for a timer that fired.
+func (l *agentLoop) wakeUp() {
+	c := l.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l.step()
+}
+
+// settleUp runs the loop for the inactivity timeout's settling timer.
+func (l *agentLoop) settleUp() {
+	c := l.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.exited {
+		return
+	}
+	l.settled()
+	l.step()
+}
+
+// take returns the first event of the outbox, if any, for Recv.
+func (l *agentLoop) take() (voicetest.AgentEvent, bool) {
+	c := l.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(l.outbox) == 0 {
+		return voicetest.AgentEvent{}, false
+	}
+	ev := l.outbox[0]
+	l.outbox[0] = voicetest.AgentEvent{}
+	l.outbox = l.outbox[1:]
+	l.sent++
+	l.step()
+	return ev, true
+}
+
+// step does what is due now, arms the next wake-up, and tells the clock
+// when the agent is idle. It runs under handlerConn.mu after every change
+// (a message, a timer, an event taken).
+func (l *agentLoop) step() {
+	if l.exited {
+		return
+	}
+	c := l.c
+	now := l.clock.Now()
+	l.advance(now)
+	if l.closing {
+		if l.closeStep(time.Now()) {
+			l.exit()
+			return
+		}
+	} else {
+		l.pump(now)
+		l.checkIdle(now)
+	}
+	if l.stopped && len(l.outbox) == 0 {
+		l.endEvents()
+	}
+	// Closing is bounded on the system clock (nobody moves a shared
+	// clock while the runner waits for Close); the conversation's
+	// deadlines on the conversation's clock.
+	l.disarm()
+	if l.closing {
+		if l.closeWake == nil {
+			l.closeWake = time.AfterFunc(max(time.Until(l.closeDeadline), 0), l.wakeUp)
+		}
+	} else if d, ok := l.nextDeadline(); ok {
+		if l.wakeFunc == nil {
+			l.wakeFunc = l.wakeUp
+		}
+		l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), l.wakeFunc)
+	}
+	if len(l.outbox) > 0 {
+		select {
+		case c.ready <- struct{}{}:
+		default:
+		}
+	} else if !l.closing && l.quiescent() {
+		l.clock.Idle(l.sent)
+	}
+}
+
+// exit ends the loop: timers stop, contexts are cancelled, Recv reports
+// the end and Close returns.
+func (l *agentLoop) exit() {
+	c := l.c
+	l.exited = true
+	if l.closeWake != nil {
+		l.closeWake.Stop()
+	}
+	l.disarm()
+	if l.settleT != nil {
+		l.settleT()
+	}
+	if l.stopCancel != nil {
+		l.stopCancel()
+	}
+	c.cancel()
+	l.endEvents()
+	if err := errors.Join(l.closeErrs...); err != nil {
+		c.closeErr = fmt.Errorf("adapters: %s: Close: %w", c.who(), err)
+	}
+	close(c.loopDone)
 }
 
 // disarm cancels the armed clock timer, if any.
@@ -187,6 +236,10 @@ func (l *agentLoop) endEvents() {
 	}
 	l.c.termErr = l.term
 	close(l.c.ended)
+	select {
+	case l.c.ready <- struct{}{}: // for TryRecv's caller
+	default:
+	}
 }
 
 func (l *agentLoop) push(ev voicetest.AgentEvent) {
@@ -575,13 +628,7 @@ func (l *agentLoop) checkIdle(now time.Time) {
 		return
 	}
 	l.settling, l.settleFor = true, deadline
-	settleC := l.settleC
-	l.settleT = l.clock.AfterFunc(time.Nanosecond, func() {
-		select {
-		case settleC <- struct{}{}:
-		default:
-		}
-	})
+	l.settleT = l.clock.AfterFunc(time.Nanosecond, l.settleUp)
 }
 
 // settled delivers the inactivity timeout if nothing happened meanwhile.
