@@ -45,7 +45,6 @@ type message struct {
 	err    error
 	stack  []byte
 	task   TaskFunc
-	reply  chan error
 }
 
 type outKind uint8
@@ -235,22 +234,9 @@ func (c *handlerConn) who() string {
 	return "handler agent"
 }
 
-// send delivers m to the loop, or reports that the conversation is over.
+// send delivers m to the loop and returns the loop's answer (ErrCallEnded
+// once the conversation is over).
 func (c *handlerConn) send(m message) error { return c.loop.deliver(m) }
-
-// sendCheck delivers m with a reply channel and returns the loop's answer.
-func (c *handlerConn) sendCheck(m message) error {
-	m.reply = make(chan error, 1)
-	if err := c.send(m); err != nil {
-		return err
-	}
-	select {
-	case err := <-m.reply:
-		return err
-	case <-c.loopDone:
-		return ErrCallEnded
-	}
-}
 
 // input sends a runner input and maps the end of the conversation to the
 // error Recv reports.
@@ -258,7 +244,7 @@ func (c *handlerConn) input(ctx context.Context, m message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := c.sendCheck(m); err != nil {
+	if err := c.send(m); err != nil {
 		return c.closedErr(err)
 	}
 	return nil

@@ -29,6 +29,7 @@ type agentLoop struct {
 	start time.Time
 
 	stopWake  func() bool // cancels the armed clock timer
+	wakeAt    time.Time   // when the armed clock timer is due
 	wakeFunc  func()      // the armed timer's callback (made once)
 	sent      int64       // events Recv has returned
 	exited    bool        // the loop is over (loopDone is closed)
@@ -39,6 +40,7 @@ type agentLoop struct {
 
 	call     *callState
 	callSeq  int
+	calls    chan callJob // to the goroutine that runs handler calls
 	handlerQ []*outReq // outputs of the running handler call, not yet emitted
 	taskQ    []*outReq // outputs of background tasks, held or not yet emitted
 	sp       *speech   // what the agent is saying now
@@ -67,8 +69,8 @@ type agentLoop struct {
 	closeErrs     []error
 }
 
-// deliver runs m through the loop. It reports ErrCallEnded once the loop
-// is over.
+// deliver runs m through the loop and returns its answer (see handle). It
+// reports ErrCallEnded once the loop is over.
 func (l *agentLoop) deliver(m message) error {
 	c := l.c
 	c.mu.Lock()
@@ -77,9 +79,9 @@ func (l *agentLoop) deliver(m message) error {
 		return ErrCallEnded
 	}
 	l.clock.Busy()
-	l.handle(m, l.clock.Now())
+	err := l.handle(m, l.clock.Now())
 	l.step()
-	return nil
+	return err
 }
 
 // wakeUp runs the loop for a timer that fired.
@@ -87,6 +89,12 @@ func (l *agentLoop) wakeUp() {
 	c := l.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if l.stopWake != nil && !l.clock.Now().Before(l.wakeAt) {
+		// The armed timer is due: it has fired (this may be it), or
+		// fires at once. (A timer disarmed after it had fired may call
+		// wakeUp earlier.)
+		l.stopWake = nil
+	}
 	l.step()
 }
 
@@ -143,15 +151,20 @@ func (l *agentLoop) step() {
 	// Closing is bounded on the system clock (nobody moves a shared
 	// clock while the runner waits for Close); the conversation's
 	// deadlines on the conversation's clock.
-	l.disarm()
 	if l.closing {
+		l.disarm()
 		if l.closeWake == nil {
 			l.closeWake = time.AfterFunc(max(time.Until(l.closeDeadline), 0), l.wakeUp)
 		}
-	} else if d, ok := l.nextDeadline(); ok {
+	} else if d, ok := l.nextDeadline(); !ok {
+		l.disarm()
+	} else if l.stopWake == nil || !d.Equal(l.wakeAt) {
+		// (A timer armed for d already is kept.)
+		l.disarm()
 		if l.wakeFunc == nil {
 			l.wakeFunc = l.wakeUp
 		}
+		l.wakeAt = d
 		l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), l.wakeFunc)
 	}
 	if len(l.outbox) > 0 {
@@ -252,27 +265,20 @@ func (l *agentLoop) logf(format string, args ...any) {
 	l.c.sess.Logf("%s: "+format, append([]any{l.c.who()}, args...)...)
 }
 
-// handle applies one message.
-func (l *agentLoop) handle(m message, now time.Time) {
-	reply := func(err error) {
-		if m.reply != nil {
-			m.reply <- err
-		}
-	}
+// handle applies one message, and returns the answer of one that waits
+// for it (an input, Call.Go).
+func (l *agentLoop) handle(m message, now time.Time) error {
 	switch m.kind {
 	case msgInput, msgUtterance, msgInterrupt, msgVoiced:
 		if l.stopped || l.closing {
 			if m.from != nil {
-				reply(ErrCallEnded) // Emit from a Call
-			} else {
-				reply(l.endErr())
+				return ErrCallEnded // Emit from a Call
 			}
-			return
+			return l.endErr()
 		}
 		if m.from != nil {
 			if err := l.checkView(m.from); err != nil {
-				reply(err)
-				return
+				return err
 			}
 		}
 		switch m.kind {
@@ -293,7 +299,7 @@ func (l *agentLoop) handle(m message, now time.Time) {
 			l.lastInput = now
 			l.timeouts = 0
 		}
-		reply(nil)
+		return nil
 	case msgOutput:
 		l.output(m.out, now)
 	case msgCallDone:
@@ -303,21 +309,21 @@ func (l *agentLoop) handle(m message, now time.Time) {
 		}
 	case msgTaskStart:
 		if l.stopped || l.closing {
-			reply(ErrCallEnded)
-			return
+			return ErrCallEnded
 		}
 		l.startTask(m.text, m.task)
-		reply(nil)
+		return nil
 	case msgTaskDone:
 		delete(l.tasks, m.callID)
 		if l.benign(m.err) {
-			return
+			return nil
 		}
 		herr := &Error{Agent: l.c.cfg.name, Task: m.text, Err: m.err, Stack: m.stack}
 		l.fail(herr)
 	case msgClose:
 		l.beginClose(now)
 	}
+	return nil
 }
 
 // endErr is what an input gets once the conversation is over.
@@ -713,12 +719,45 @@ func (l *agentLoop) launch(cs *callState) {
 	if cs.stop {
 		ctx = l.stopCtx
 	}
-	view := &Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
-	ev := cs.ev
-	go func() {
-		stack, err := runProtected(func() error { return c.fn(ctx, ev, view) })
-		_ = c.send(message{kind: msgCallDone, callID: cs.id, err: err, stack: stack})
-	}()
+	job := callJob{ctx: ctx, ev: cs.ev, view: &Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}}
+	if l.calls == nil {
+		l.calls = make(chan callJob, 1)
+		go c.callWorker(l.calls)
+	}
+	select {
+	case l.calls <- job: // the worker runs it once it has returned the last one
+	default:
+		// The worker is still in a call (one that outlived Close's
+		// wait): this one gets a goroutine of its own.
+		go c.runCall(job)
+	}
+}
+
+// callJob is one handler call for callWorker.
+type callJob struct {
+	ctx  context.Context
+	ev   Event
+	view *Call
+}
+
+// callWorker runs the handler calls of a conversation, one after the
+// other (the loop starts a call only once the last has returned), on one
+// goroutine instead of one each, until the loop is over.
+func (c *handlerConn) callWorker(jobs <-chan callJob) {
+	for {
+		select {
+		case job := <-jobs:
+			c.runCall(job)
+		case <-c.loopDone:
+			return
+		}
+	}
+}
+
+// runCall runs one handler call and reports its end to the loop.
+func (c *handlerConn) runCall(job callJob) {
+	stack, err := runProtected(func() error { return c.fn(job.ctx, job.ev, job.view) })
+	_ = c.send(message{kind: msgCallDone, callID: job.view.callID, err: err, stack: stack})
 }
 
 // startTask runs a background task on its own goroutine.
