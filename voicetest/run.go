@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,7 +156,8 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			// the runner jumps it, after it has taken every event the
 			// agent sent: taking them on this goroutine stamps them as
 			// receive would.
-			r.direct = &direct{conn: q, ready: q.Ready(inproc.Token{}), out: events, done: done, gate: newRecvGate()}
+			r.direct = &direct{conn: q, ready: q.Ready(inproc.Token{}), out: events, done: done, gate: newRecvGate(), signalled: true, free: make([]*recvItem, 0, 4)}
+			r.listen.Store(1) // listening since the start
 		} else {
 			queued := make(chan struct{}, 1)
 			r.queued = queued
@@ -310,7 +312,7 @@ func (r *runner) runScript(ctx context.Context) error {
 				continue
 			}
 		}
-		r.step = fmt.Sprintf("step %d %s", i+1, s)
+		r.step = "step " + strconv.Itoa(i+1) + " " + s.String() // not Sprintf: no copy of s
 		if r.now() >= r.cfg.Timeouts.MaxDuration {
 			return r.stepFailed(i, r.overtime())
 		}

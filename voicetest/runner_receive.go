@@ -78,6 +78,21 @@ type direct struct {
 	done  chan<- struct{}  // closed with out, or at Close
 	gate  *recvGate
 	held  *recvItem // taken from conn, waiting for room in out
+	// signalled: ready fired while the runner waited on it; TryRecv is
+	// asked only then, or when ready holds a signal (the Conn signals it
+	// whenever it has something after TryRecv reported nothing).
+	signalled bool
+	free      []*recvItem // items taken and handled, for fetch to reuse
+}
+
+// takeItem takes one item from r.events; an item fetch made is reused.
+func (r *runner) takeItem(it *recvItem) error {
+	err := r.take(*it)
+	if d := r.direct; d != nil && it.gate == d.gate && len(d.free) < cap(d.free) {
+		*it = recvItem{}
+		d.free = append(d.free, it)
+	}
+	return err
 }
 
 // fetch moves onto r.events what the queuedConn has ready, stamped as
@@ -90,14 +105,29 @@ func (r *runner) fetch() {
 	if d == nil {
 		return
 	}
+	if d.held == nil && !d.signalled {
+		select {
+		case <-d.ready:
+		default:
+			return // nothing new since TryRecv last reported nothing
+		}
+	}
+	d.signalled = false
 	for {
 		if d.held == nil {
 			ev, ok, err := d.conn.TryRecv(inproc.Token{})
 			if !ok {
-				r.listen.Store(int64(r.now()) + 1)
+				if r.listen.Load() == 0 {
+					r.listen.Store(int64(r.now()) + 1)
+				}
 				return
 			}
-			d.held = &recvItem{ev: ev, at: r.now(), err: err, said: r.said.Load(), gate: d.gate, size: ev.Size()}
+			it := new(recvItem)
+			if n := len(d.free); n > 0 {
+				it, d.free = d.free[n-1], d.free[:n-1]
+			}
+			*it = recvItem{ev: ev, at: r.now(), err: err, said: r.said.Load(), gate: d.gate, size: ev.Size()}
+			d.held = it
 			r.listen.Store(0)
 		}
 		it := d.held
@@ -206,6 +236,7 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 		select {
 		case <-r.readyC(): // the queuedConn has something new
 			r.timer.Stop()
+			r.direct.signalled = true
 		case it, ok := <-r.events:
 			r.timer.Stop()
 			if !ok {
@@ -213,7 +244,7 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 				r.streamClosed = true
 				continue
 			}
-			if err := r.take(*it); err != nil {
+			if err := r.takeItem(it); err != nil {
 				return err
 			}
 		case <-idle: // the agent went idle: time may jump
@@ -293,6 +324,7 @@ func (r *runner) catchUp() {
 			case <-r.clock.idleC:
 			case <-r.queued:
 			case <-r.readyC():
+				r.direct.signalled = true
 			case <-r.received:
 				return // all it received is queued
 			case <-timer.C:
@@ -324,7 +356,7 @@ func (r *runner) poll() error {
 				r.streamClosed = true
 				return nil
 			}
-			if err := r.take(*it); err != nil {
+			if err := r.takeItem(it); err != nil {
 				return err
 			}
 		default:

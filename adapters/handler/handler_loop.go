@@ -120,7 +120,11 @@ func (l *agentLoop) take() (voicetest.AgentEvent, bool) {
 	}
 	ev := l.outbox[0]
 	l.outbox[0] = voicetest.AgentEvent{}
-	l.outbox = l.outbox[1:]
+	if len(l.outbox) == 1 {
+		l.outbox = l.outbox[:0] // the next push reuses the array
+	} else {
+		l.outbox = l.outbox[1:]
+	}
 	l.sent++
 	l.step()
 	return ev, true
