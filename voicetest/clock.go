@@ -81,13 +81,13 @@ type vclock struct {
 	real   atomic.Bool
 	base   time.Time
 	offset atomic.Int64
-	timers  vtimers
-	seq     uint64
-	idle    bool
-	sent    int64
-	fires   uint64        // jumps that fired a timer
-	seen    uint64        // fires when the agent last read Now
-	idleC   chan struct{} // signalled by Idle
+	timers vtimers
+	seq    uint64
+	idle   bool
+	sent   int64
+	fires  uint64        // jumps that fired a timer
+	seen   uint64        // fires when the agent last read Now
+	idleC  chan struct{} // signalled by Idle
 }
 
 // agentClock is the view of a vclock given to the agent: its Now records

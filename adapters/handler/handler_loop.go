@@ -41,10 +41,10 @@ type agentLoop struct {
 	call     *callState
 	callSeq  int
 	calls    chan callJob // to the goroutine that runs handler calls
-	handlerQ []*outReq // outputs of the running handler call, not yet emitted
-	taskQ    []*outReq // outputs of background tasks, held or not yet emitted
-	sp       *speech   // what the agent is saying now
-	taskTurn bool      // a task spoke since the last AgentTurnEnd
+	handlerQ []*outReq    // outputs of the running handler call, not yet emitted
+	taskQ    []*outReq    // outputs of background tasks, held or not yet emitted
+	sp       *speech      // what the agent is saying now
+	taskTurn bool         // a task spoke since the last AgentTurnEnd
 
 	lastInput time.Time
 	idleSince time.Time
