@@ -182,10 +182,15 @@ type runner struct {
 }
 
 func (r *runner) now() time.Duration {
-	if r.clock == nil {
+	c := r.clock
+	if c == nil {
 		return time.Since(r.start)
 	}
-	return r.clock.Now().Sub(r.start)
+	if !c.real.Load() {
+		// Virtual: the clock's offset from its base, r.start's.
+		return time.Duration(c.offset.Load()) - r.start.Sub(c.base)
+	}
+	return c.Now().Sub(r.start)
 }
 
 func (r *runner) realTime() bool { return r.cfg.Pacing == PaceRealTime }
