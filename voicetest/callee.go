@@ -19,7 +19,9 @@ import (
 // call: the User, the Judge, the TTS and STT engines, a Check's function,
 // an Interrupter's decision, audio effects, and the agent's Connect, Send
 // methods and Close (its Recv runs on the receive goroutine, which the
-// runner never waits on without a bound). The callee runs on a goroutine
+// runner never waits on without a bound; the sends of a promptConn, which
+// only this module can implement and which never block, run inline, see
+// send). The callee runs on a goroutine
 // of its own with a context that ends at its bound, and the runner waits
 // for it, for the bound, or for the scenario's context, whichever comes
 // first; so the scenario ends within its bounds, and when cancelled, even

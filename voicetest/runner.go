@@ -19,7 +19,11 @@ var errDeadline = errors.New("deadline")
 //
 // Two goroutines share a run. receive (runner_receive.go) calls Conn.Recv
 // in a loop and queues each event, stamped with its offset and with how
-// many user utterances had begun (said), on events. The script goroutine
+// many user utterances had begun (said), on events. (A Conn of this module
+// whose events wait in process, the handler agent's, is read on the
+// runner's virtual Clock by the script goroutine itself: fetch queues its
+// events as receive would, stamped the same, since that time moves only
+// when the runner jumps it; see queuedConn.) The script goroutine
 // runs the steps (run.go, steps.go) and owns every field below. Agent
 // events change the runner's state only in handle (runner_events.go), and
 // handle runs only while a step waits: in pump, which waits for events,

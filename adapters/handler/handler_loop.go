@@ -700,8 +700,8 @@ func (l *agentLoop) interrupt(now time.Time) {
 	l.inbox = append(l.inbox, ev)
 }
 
-// startCall makes the handler call for ev, which starts on its own
-// goroutine once the think time (WithThinkTime) has passed on the
+// startCall makes the handler call for ev, which starts (on a goroutine
+// apart from the runner's, see launch) once the think time (WithThinkTime) has passed on the
 // conversation's clock; the loop keeps that time, so that a thinking
 // agent is only waiting.
 func (l *agentLoop) startCall(ev Event, stop bool, now time.Time) {
@@ -715,7 +715,7 @@ func (l *agentLoop) startCall(ev Event, stop bool, now time.Time) {
 	l.launch(cs)
 }
 
-// launch runs the handler call cs on its own goroutine.
+// launch runs the handler call cs on the conversation's call worker.
 func (l *agentLoop) launch(cs *callState) {
 	c := l.c
 	cs.started = true
