@@ -56,6 +56,18 @@ func (g *recvGate) acquire(ctx context.Context, n int64) bool {
 }
 
 // release gives n bytes back. A nil gate does nothing.
+// tryAcquire takes n bytes when they fit (an event larger than the bound
+// passes alone), without waiting, and reports whether it did.
+func (g *recvGate) tryAcquire(n int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.used == 0 || g.used+n <= maxInFlightBytes {
+		g.used += n
+		return true
+	}
+	return false
+}
+
 func (g *recvGate) release(n int64) {
 	if g == nil {
 		return

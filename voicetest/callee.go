@@ -11,13 +11,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/voicetest-go/voicetest/internal/inproc"
 )
 
 // Every call the runner makes into code it does not control goes through
 // call: the User, the Judge, the TTS and STT engines, a Check's function,
 // an Interrupter's decision, audio effects, and the agent's Connect, Send
 // methods and Close (its Recv runs on the receive goroutine, which the
-// runner never waits on without a bound). The callee runs on a goroutine
+// runner never waits on without a bound; the sends of a promptConn, which
+// only this module can implement and which never block, run inline, see
+// send). The callee runs on a goroutine
 // of its own with a context that ends at its bound, and the runner waits
 // for it, for the bound, or for the scenario's context, whichever comes
 // first; so the scenario ends within its bounds, and when cancelled, even
@@ -217,6 +221,44 @@ func (r *runner) call(ctx context.Context, c callee, f func(context.Context) err
 	if left {
 		r.view = nil // the callee left running may still read it
 	}
+	return err
+}
+
+// promptConn is implemented by a Conn of this module whose SendText,
+// SendDTMF, SendAudio and Interrupt never block and run no user code (the
+// handler adapter's: they hand the input to its loop under a lock, and the
+// handler's functions run on goroutines of their own). See
+// internal/inproc: no Conn of another module can implement it.
+type promptConn interface {
+	PromptSends(inproc.Token)
+}
+
+// send calls f, one of the adapter's sending methods (SendText, SendDTMF,
+// SendAudio, Interrupt), as call does; for a promptConn on the runner's
+// goroutine, with no goroutine hand-off: f returns at once, and a panic in
+// it is still returned as an error.
+func (r *runner) send(ctx context.Context, c callee, f func(context.Context) error) error {
+	if !r.prompt {
+		return r.call(ctx, c, f)
+	}
+	return callPrompt(ctx, c, f)
+}
+
+// callPrompt calls f on this goroutine, returning a panic in f as an
+// error with its stack (a runtime.Goexit in f exits this goroutine, as
+// call makes it do).
+func callPrompt(ctx context.Context, c callee, f func(context.Context) error) (err error) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if p := recover(); p != nil {
+			err = &panicError{callee: c.who(), value: p, stack: debug.Stack()}
+		}
+	}()
+	err = f(ctx)
+	returned = true
 	return err
 }
 

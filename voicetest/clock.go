@@ -3,6 +3,7 @@ package voicetest
 import (
 	"container/heap"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -75,13 +76,18 @@ type vclock struct {
 	mu      sync.Mutex
 	virtual bool
 	now     time.Time // while virtual
-	timers  vtimers
-	seq     uint64
-	idle    bool
-	sent    int64
-	fires   uint64        // jumps that fired a timer
-	seen    uint64        // fires when the agent last read Now
-	idleC   chan struct{} // signalled by Idle
+	// real and offset mirror !virtual and now (base+offset) for Now,
+	// which reads them without the lock; they change under it.
+	real   atomic.Bool
+	base   time.Time
+	offset atomic.Int64
+	timers vtimers
+	seq    uint64
+	idle   bool
+	sent   int64
+	fires  uint64        // jumps that fired a timer
+	seen   uint64        // fires when the agent last read Now
+	idleC  chan struct{} // signalled by Idle
 }
 
 // agentClock is the view of a vclock given to the agent: its Now records
@@ -120,7 +126,8 @@ func (a agentClock) Idle(events int64) {
 }
 
 func newVClock() *vclock {
-	return &vclock{virtual: true, now: time.Now(), idleC: make(chan struct{}, 1)}
+	now := time.Now()
+	return &vclock{virtual: true, now: now, base: now, idleC: make(chan struct{}, 1)}
 }
 
 // vtimer is one AfterFunc of a virtual clock.
@@ -159,13 +166,13 @@ func (h *vtimers) Pop() any {
 	return t
 }
 
+// Now is the runner's reading of the time (the agent reads it through
+// agentClock). It takes no lock: the runner reads it often.
 func (c *vclock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.virtual {
+	if c.real.Load() {
 		return time.Now()
 	}
-	return c.now
+	return c.base.Add(time.Duration(c.offset.Load()))
 }
 
 func (c *vclock) AfterFunc(d time.Duration, f func()) func() bool {
@@ -210,11 +217,7 @@ func (c *vclock) next() (time.Time, bool) {
 }
 
 // isVirtual reports whether the clock runs on virtual time.
-func (c *vclock) isVirtual() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.virtual
-}
+func (c *vclock) isVirtual() bool { return !c.real.Load() }
 
 // realize turns the clock into the system clock from now on: time goes on
 // from the real time, and pending timers fire on it.
@@ -225,6 +228,7 @@ func (c *vclock) realize() {
 		return
 	}
 	c.virtual = false
+	c.real.Store(true)
 	now := time.Now()
 	for _, t := range c.timers {
 		t.index = -1
@@ -266,6 +270,7 @@ func (c *vclock) jump(to time.Time) bool {
 	}
 	if to.After(c.now) {
 		c.now = to
+		c.offset.Store(int64(to.Sub(c.base)))
 	}
 	var due []*vtimer
 	for len(c.timers) > 0 && !c.timers[0].when.After(c.now) {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/voicetest-go/voicetest/internal/inproc"
 )
 
 // VirtualTimer is implemented by agents that can run on virtual time
@@ -147,9 +150,19 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 		done := make(chan struct{})
 		r.events = events
 		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
-		queued := make(chan struct{}, 1)
-		r.queued, r.received = queued, done
-		go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, queued, done)
+		r.received = done
+		if q, ok := r.conn.(queuedConn); ok && r.clock.isVirtual() {
+			// On the runner's virtual Clock the time moves only when
+			// the runner jumps it, after it has taken every event the
+			// agent sent: taking them on this goroutine stamps them as
+			// receive would.
+			r.direct = &direct{conn: q, ready: q.Ready(inproc.Token{}), out: events, done: done, gate: newRecvGate(), signalled: true, free: make([]*recvItem, 0, 4)}
+			r.listen.Store(1) // listening since the start
+		} else {
+			queued := make(chan struct{}, 1)
+			r.queued = queued
+			go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, queued, done)
+		}
 		// Close even if a step panics or calls runtime.Goexit (t.FailNow
 		// in a Check): no goroutine or socket outlives the run.
 		closed := false
@@ -159,6 +172,11 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			}
 			closed = true
 			cancel()
+			if d := r.direct; d != nil {
+				// Nothing receives once the Conn is closed.
+				r.direct = nil
+				close(d.done)
+			}
 			r.closeSender()
 			if cerr := r.close(r.conn); cerr != nil {
 				var te *TimeoutError
@@ -248,6 +266,7 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 		h.connected(conn)
 	}
 	r.conn = conn
+	_, r.prompt = conn.(promptConn)
 	r.caps = conn.Capabilities()
 	if !r.caps.SessionClock {
 		// The agent keeps its own time: so does the runner.
@@ -293,7 +312,7 @@ func (r *runner) runScript(ctx context.Context) error {
 				continue
 			}
 		}
-		r.step = fmt.Sprintf("step %d %s", i+1, s)
+		r.step = "step " + strconv.Itoa(i+1) + " " + s.String() // not Sprintf: no copy of s
 		if r.now() >= r.cfg.Timeouts.MaxDuration {
 			return r.stepFailed(i, r.overtime())
 		}

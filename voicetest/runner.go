@@ -19,7 +19,11 @@ var errDeadline = errors.New("deadline")
 //
 // Two goroutines share a run. receive (runner_receive.go) calls Conn.Recv
 // in a loop and queues each event, stamped with its offset and with how
-// many user utterances had begun (said), on events. The script goroutine
+// many user utterances had begun (said), on events. (A Conn of this module
+// whose events wait in process, the handler agent's, is read on the
+// runner's virtual Clock by the script goroutine itself: fetch queues its
+// events as receive would, stamped the same, since that time moves only
+// when the runner jumps it; see queuedConn.) The script goroutine
 // runs the steps (run.go, steps.go) and owns every field below. Agent
 // events change the runner's state only in handle (runner_events.go), and
 // handle runs only while a step waits: in pump, which waits for events,
@@ -105,6 +109,8 @@ type runner struct {
 	listen *atomic.Int64   // see receive
 	said   *atomic.Int64   // user utterances begun, for receive to stamp
 	queued <-chan struct{} // signalled by receive when it has queued an event
+	direct *direct         // receives from a queuedConn instead of receive
+	prompt bool            // the Conn is a promptConn (send)
 	timer  *time.Timer
 	stray  *strays      // callees left running at their bound (callee.go)
 	sender *audioSender // calls SendAudio (sender.go)
@@ -180,10 +186,15 @@ type runner struct {
 }
 
 func (r *runner) now() time.Duration {
-	if r.clock == nil {
+	c := r.clock
+	if c == nil {
 		return time.Since(r.start)
 	}
-	return r.clock.Now().Sub(r.start)
+	if !c.real.Load() {
+		// Virtual: the clock's offset from its base, r.start's.
+		return time.Duration(c.offset.Load()) - r.start.Sub(c.base)
+	}
+	return c.Now().Sub(r.start)
 }
 
 func (r *runner) realTime() bool { return r.cfg.Pacing == PaceRealTime }

@@ -103,7 +103,7 @@ func (r *runner) interrupt(ctx context.Context, u Utterance, when InterruptWhen)
 		r.seg.interrupted = true
 	}
 	if r.caps.NativeInterrupt {
-		if err := r.call(ctx, r.line("Interrupt"), r.conn.Interrupt); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.send(ctx, r.line("Interrupt"), r.conn.Interrupt); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("interrupting the agent", err)
 		}
 		r.clip(at)

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing/synctest"
 	"time"
+
+	"github.com/voicetest-go/voicetest/internal/inproc"
 )
 
 // recvItem is one result of Conn.Recv with the time it returned.
@@ -51,6 +53,113 @@ func receive(ctx context.Context, conn Conn, clock Clock, start time.Time, liste
 			return
 		}
 	}
+}
+
+// queuedConn is implemented by a Conn of this module whose events wait in
+// a queue in process (the handler adapter's): on the runner's virtual
+// Clock the runner takes them itself (fetch), without a receive goroutine
+// and the two hand-offs per event it costs. Its methods never block, so
+// the runner calls them on its own goroutine (see internal/inproc).
+type queuedConn interface {
+	// TryRecv returns what Recv would return now, reporting false when
+	// Recv would wait.
+	TryRecv(inproc.Token) (ev AgentEvent, ok bool, err error)
+	// Ready returns a channel signalled when TryRecv may have something
+	// new to return (an event, the end of the stream).
+	Ready(inproc.Token) <-chan struct{}
+}
+
+// direct is the receive side of a run whose Conn is a queuedConn: the
+// runner's goroutine does what receive does for other Conns.
+type direct struct {
+	conn  queuedConn
+	ready <-chan struct{}
+	out   chan<- *recvItem // the runner's events
+	done  chan<- struct{}  // closed with out, or at Close
+	gate  *recvGate
+	held  *recvItem // taken from conn, waiting for room in out
+	// signalled: ready fired while the runner waited on it; TryRecv is
+	// asked only then, or when ready holds a signal (the Conn signals it
+	// whenever it has something after TryRecv reported nothing).
+	signalled bool
+	free      []*recvItem // items taken and handled, for fetch to reuse
+}
+
+// takeItem takes one item from r.events; an item fetch made is reused.
+func (r *runner) takeItem(it *recvItem) error {
+	err := r.take(*it)
+	if d := r.direct; d != nil && it.gate == d.gate && len(d.free) < cap(d.free) {
+		*it = recvItem{}
+		d.free = append(d.free, it)
+	}
+	return err
+}
+
+// fetch moves onto r.events what the queuedConn has ready, stamped as
+// receive stamps it, as long as there is room (the same bounds as for
+// receive: the queue's capacity and maxInFlightBytes). It never blocks.
+// As receive, it keeps listen at 0 while it holds an event it could not
+// queue, and it ends the stream after an error or a hang-up.
+func (r *runner) fetch() {
+	d := r.direct
+	if d == nil {
+		return
+	}
+	if d.held == nil && !d.signalled {
+		select {
+		case <-d.ready:
+		default:
+			return // nothing new since TryRecv last reported nothing
+		}
+	}
+	d.signalled = false
+	for {
+		if d.held == nil {
+			ev, ok, err := d.conn.TryRecv(inproc.Token{})
+			if !ok {
+				if r.listen.Load() == 0 {
+					r.listen.Store(int64(r.now()) + 1)
+				}
+				return
+			}
+			it := new(recvItem)
+			if n := len(d.free); n > 0 {
+				it, d.free = d.free[n-1], d.free[:n-1]
+			}
+			*it = recvItem{ev: ev, at: r.now(), err: err, said: r.said.Load(), gate: d.gate, size: ev.Size()}
+			d.held = it
+			r.listen.Store(0)
+		}
+		it := d.held
+		if len(d.out) == cap(d.out) || !d.gate.tryAcquire(it.size) {
+			return
+		}
+		d.held = nil
+		d.out <- it
+		if it.err != nil || it.ev.Kind == AgentHangUp {
+			r.endDirect()
+			return
+		}
+	}
+}
+
+// endDirect ends the stream of a queuedConn: what is queued is handled,
+// then the runner sees the stream closed, as when receive returns.
+func (r *runner) endDirect() {
+	if d := r.direct; d != nil {
+		r.direct = nil
+		close(d.out)
+		close(d.done)
+	}
+}
+
+// readyC is the channel that signals new events of a queuedConn (nil,
+// which never fires, for other Conns).
+func (r *runner) readyC() <-chan struct{} {
+	if r.direct == nil {
+		return nil
+	}
+	return r.direct.ready
 }
 
 // pump handles agent events until stop reports true (nil) or the offset
@@ -118,12 +227,16 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 				d = max(next.Sub(r.clock.Now()), 0)
 			}
 		}
+		r.fetch()
 		if r.timer == nil {
 			r.timer = time.NewTimer(d)
 		} else {
 			r.timer.Reset(d)
 		}
 		select {
+		case <-r.readyC(): // the queuedConn has something new
+			r.timer.Stop()
+			r.direct.signalled = true
 		case it, ok := <-r.events:
 			r.timer.Stop()
 			if !ok {
@@ -131,7 +244,7 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 				r.streamClosed = true
 				continue
 			}
-			if err := r.take(*it); err != nil {
+			if err := r.takeItem(it); err != nil {
 				return err
 			}
 		case <-idle: // the agent went idle: time may jump
@@ -159,6 +272,7 @@ func (r *runner) overtime() error {
 // quiet reports whether nothing can happen until the virtual clock moves:
 // the agent is idle, and every event it sent has been handled.
 func (r *runner) quiet() bool {
+	r.fetch()
 	if r.events == nil {
 		return true // the agent's stream is over
 	}
@@ -200,6 +314,7 @@ func (r *runner) catchUp() {
 			r.agentAtWork = false
 		}
 		var timer *time.Timer
+		r.fetch()
 		for !r.clock.caughtUp(r.took+int64(len(r.events))) && len(r.events) < cap(r.events) {
 			if timer == nil {
 				timer = time.NewTimer(catchUpWait)
@@ -208,12 +323,15 @@ func (r *runner) catchUp() {
 			select {
 			case <-r.clock.idleC:
 			case <-r.queued:
+			case <-r.readyC():
+				r.direct.signalled = true
 			case <-r.received:
 				return // all it received is queued
 			case <-timer.C:
 				r.agentAtWork = true
 				return
 			}
+			r.fetch()
 		}
 	}
 }
@@ -229,6 +347,7 @@ const catchUpWait = 100 * time.Millisecond
 // keep it, and the runner's memory, growing forever.
 func (r *runner) poll() error {
 	r.catchUp()
+	r.fetch()
 	for budget := len(r.events) + 1; budget > 0 && r.events != nil; budget-- {
 		select {
 		case it, ok := <-r.events:
@@ -237,7 +356,7 @@ func (r *runner) poll() error {
 				r.streamClosed = true
 				return nil
 			}
-			if err := r.take(*it); err != nil {
+			if err := r.takeItem(it); err != nil {
 				return err
 			}
 		default:

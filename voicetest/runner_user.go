@@ -129,7 +129,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		end = r.now()
 		if !r.hungUp {
 			send := func(ctx context.Context) error { return r.conn.SendText(ctx, u.Text) }
-			if err := r.call(ctx, r.line("SendText"), send); err != nil && !r.hungUpAfter(ctx, err) {
+			if err := r.send(ctx, r.line("SendText"), send); err != nil && !r.hungUpAfter(ctx, err) {
 				return r.sendErr("sending the user's text", err)
 			}
 		}
@@ -318,7 +318,7 @@ func (r *runner) dtmf(ctx context.Context, digits string) error {
 	case r.caps.DTMF:
 		r.addEvent(Event{At: at, Type: EventDTMF, Turn: r.st.turn, Role: RoleUser, Text: digits})
 		send := func(ctx context.Context) error { return r.conn.SendDTMF(ctx, digits) }
-		if err := r.call(ctx, r.line("SendDTMF"), send); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.send(ctx, r.line("SendDTMF"), send); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("sending DTMF", err)
 		}
 		return nil

@@ -74,6 +74,13 @@ func (r *runner) utterance(ctx context.Context, d time.Duration) (context.Contex
 // describes it) on the run's sender. It returns SendAudio's error, or
 // call's errors when the bound passes or ctx ends first.
 func (r *runner) sendFrame(ctx, sctx context.Context, c callee, f pcm.Chunk) error {
+	if r.prompt {
+		err := callPrompt(sctx, c, func(ctx context.Context) error { return r.conn.SendAudio(ctx, f) })
+		if err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+			return c.timeoutError()
+		}
+		return err
+	}
 	if r.sender == nil {
 		r.sender = newAudioSender(r.conn, c.who())
 	}

@@ -368,8 +368,9 @@ func WithSessionData(data map[string]any) Option {
 //
 // Each Connect starts a conversation: fn receives a StartEvent, then a
 // TextEvent for each user message, DTMFEvent, TimeoutEvent, InterruptEvent
-// and CustomEvent as they happen, and a StopEvent at Close. The agent runs on
-// goroutines and channels only, so inside testing/synctest it runs on
+// and CustomEvent as they happen, and a StopEvent at Close. The agent waits
+// on channels and timers only (its state is under a lock that nobody holds
+// while waiting), so inside testing/synctest it runs on
 // virtual time and its timeline is identical on every run. It takes its
 // time from Session.Clock when the runner gives one (voicetest.Run outside
 // a bubble, a scenario in a testing.B), with the same timeline; a handler

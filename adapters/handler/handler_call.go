@@ -202,7 +202,7 @@ func (c *Call) HangUp(reason string) error {
 // Emit delivers a CustomEvent to the handler, after the events already
 // queued. Background tasks use it to tell the handler their work is done.
 func (c *Call) Emit(name string, data any) error {
-	return c.c.sendCheck(message{kind: msgInput, ev: CustomEvent{Name: name, Data: data}, from: c})
+	return c.c.send(message{kind: msgInput, ev: CustomEvent{Name: name, Data: data}, from: c})
 }
 
 // Get returns the session value stored under key.
@@ -242,17 +242,7 @@ func (c *Call) Go(name string, fn TaskFunc) error {
 	if fn == nil {
 		return fmt.Errorf("adapters: Go(%q): nil task function", name)
 	}
-	reply := make(chan error, 1)
-	m := message{kind: msgTaskStart, text: name, task: fn, reply: reply}
-	if err := c.c.send(m); err != nil {
-		return err
-	}
-	select {
-	case err := <-reply:
-		return err
-	case <-c.c.loopDone:
-		return ErrCallEnded
-	}
+	return c.c.send(message{kind: msgTaskStart, text: name, task: fn})
 }
 
 // speak posts a speech request and waits until it has been spoken.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
@@ -44,7 +45,6 @@ type message struct {
 	err    error
 	stack  []byte
 	task   TaskFunc
-	reply  chan error
 }
 
 type outKind uint8
@@ -143,8 +143,8 @@ type callState struct {
 }
 
 // handlerConn is the voicetest.Conn of a handler agent. All conversation
-// state lives in the loop goroutine; other goroutines talk to it through
-// msgs.
+// state lives in its loop, which runs under mu; other goroutines talk to
+// it through send.
 type handlerConn struct {
 	fn   Func
 	cfg  handlerConfig
@@ -154,8 +154,9 @@ type handlerConn struct {
 	ctx    context.Context // cancelled at Close
 	cancel context.CancelFunc
 
-	msgs     chan message
-	out      chan voicetest.AgentEvent
+	mu       sync.Mutex // held while the loop runs
+	loop     *agentLoop
+	ready    chan struct{} // signalled when the outbox has events for Recv
 	ended    chan struct{} // closed when no more events will come
 	loopDone chan struct{} // closed when the loop has exited
 	termErr  error         // what Recv returns after ended; set before ended closes
@@ -185,8 +186,7 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 	c := &handlerConn{
 		fn: a.fn, cfg: a.cfg, sess: s,
 		ctx: ctx, cancel: cancel,
-		msgs:     make(chan message),
-		out:      make(chan voicetest.AgentEvent),
+		ready:    make(chan struct{}, 1),
 		ended:    make(chan struct{}),
 		loopDone: make(chan struct{}),
 		data:     make(map[string]any, len(a.cfg.data)),
@@ -219,7 +219,11 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 	l.lastInput = l.start
 	l.idleSince = l.start
 	l.inbox = append(l.inbox, StartEvent{})
-	go l.run()
+	l.tasks = make(map[int]bool)
+	c.loop = l
+	c.mu.Lock()
+	l.step()
+	c.mu.Unlock()
 	return c
 }
 
@@ -230,29 +234,9 @@ func (c *handlerConn) who() string {
 	return "handler agent"
 }
 
-// send delivers m to the loop, or reports that the conversation is over.
-func (c *handlerConn) send(m message) error {
-	select {
-	case c.msgs <- m:
-		return nil
-	case <-c.loopDone:
-		return ErrCallEnded
-	}
-}
-
-// sendCheck delivers m with a reply channel and returns the loop's answer.
-func (c *handlerConn) sendCheck(m message) error {
-	m.reply = make(chan error, 1)
-	if err := c.send(m); err != nil {
-		return err
-	}
-	select {
-	case err := <-m.reply:
-		return err
-	case <-c.loopDone:
-		return ErrCallEnded
-	}
-}
+// send delivers m to the loop and returns the loop's answer (ErrCallEnded
+// once the conversation is over).
+func (c *handlerConn) send(m message) error { return c.loop.deliver(m) }
 
 // input sends a runner input and maps the end of the conversation to the
 // error Recv reports.
@@ -260,7 +244,7 @@ func (c *handlerConn) input(ctx context.Context, m message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := c.sendCheck(m); err != nil {
+	if err := c.send(m); err != nil {
 		return c.closedErr(err)
 	}
 	return nil
@@ -410,24 +394,52 @@ func (c *handlerConn) Interrupt(ctx context.Context) error {
 
 // Recv returns the agent's next event.
 func (c *handlerConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
-	select {
-	case ev := <-c.out:
-		return ev, nil
-	case <-c.ended:
-		return voicetest.AgentEvent{}, c.termErr
-	case <-ctx.Done():
-		return voicetest.AgentEvent{}, ctx.Err()
+	for {
+		if ev, ok := c.loop.take(); ok {
+			return ev, nil
+		}
+		select {
+		case <-c.ready:
+		case <-c.ended:
+			return voicetest.AgentEvent{}, c.termErr
+		case <-ctx.Done():
+			return voicetest.AgentEvent{}, ctx.Err()
+		}
 	}
 }
+
+// PromptSends declares that SendText, SendDTMF, SendAudio and Interrupt
+// never block and run no user code: they hand the input to the loop,
+// which runs under a lock and never waits (the handler's functions run on
+// goroutines of their own). The runner calls them on its own goroutine
+// (see internal/inproc). EndUtterance, which calls the STT, and Close,
+// which waits for the handler's goroutines, are not among them.
+func (c *handlerConn) PromptSends(inproc.Token) {}
+
+// TryRecv returns what Recv would return now, reporting false when Recv
+// would wait: the runner takes a handler agent's events on its own
+// goroutine (see internal/inproc).
+func (c *handlerConn) TryRecv(inproc.Token) (voicetest.AgentEvent, bool, error) {
+	if ev, ok := c.loop.take(); ok {
+		return ev, true, nil
+	}
+	select {
+	case <-c.ended:
+		return voicetest.AgentEvent{}, true, c.termErr
+	default:
+		return voicetest.AgentEvent{}, false, nil
+	}
+}
+
+// Ready returns the channel signalled when TryRecv may have something new
+// to return.
+func (c *handlerConn) Ready(inproc.Token) <-chan struct{} { return c.ready }
 
 // Close delivers the StopEvent, cancels the background tasks and waits (up
 // to the stop timeout) for every goroutine of the conversation to end.
 func (c *handlerConn) Close() error {
 	c.close.Do(func() {
-		select {
-		case c.msgs <- message{kind: msgClose}:
-		case <-c.loopDone:
-		}
+		_ = c.send(message{kind: msgClose})
 		<-c.loopDone
 	})
 	return c.closeErr

@@ -11,30 +11,40 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// agentLoop owns the state of one conversation. It runs on one goroutine and
-// blocks only on channels and timers, so it runs on virtual time under
-// testing/synctest. It takes the conversation's time from clock
-// (Session.Clock, or the system clock) and keeps its protocol: Busy when
-// woken by a message, Idle when nothing is due and no handler call or task
-// runs user code; only closing waits on the system clock.
+// agentLoop owns the state of one conversation. It has no goroutine of its
+// own: whoever has something for it (the runner through the Conn, a handler
+// call or task through its Call, a timer of the clock) runs it, one at a
+// time under handlerConn.mu, as step does; so a message reaches the loop
+// without a goroutine hand-off, and a timer the runner's virtual clock fires
+// is handled before the clock's jump returns. The loop never blocks and
+// never runs user code (handler calls and tasks run on goroutines of their
+// own), so the time it holds the lock is short. It takes the
+// conversation's time from clock (Session.Clock, or the system clock) and
+// keeps its protocol: Busy when woken by a message, Idle when nothing is
+// due and no handler call or task runs user code; only closing waits on the
+// system clock.
 type agentLoop struct {
 	c     *handlerConn
 	clock voicetest.Clock
 	start time.Time
 
-	wake     chan struct{} // clock timers fire here
-	stopWake func() bool   // cancels the armed clock timer
-	sent     int64         // events Recv has returned
+	stopWake  func() bool // cancels the armed clock timer
+	wakeAt    time.Time   // when the armed clock timer is due
+	wakeFunc  func()      // the armed timer's callback (made once)
+	sent      int64       // events Recv has returned
+	exited    bool        // the loop is over (loopDone is closed)
+	closeWake *time.Timer // wakes the loop while closing (system clock)
 
 	outbox []voicetest.AgentEvent // events Recv has not taken yet
 	inbox  []Event                // events waiting for the handler
 
 	call     *callState
 	callSeq  int
-	handlerQ []*outReq // outputs of the running handler call, not yet emitted
-	taskQ    []*outReq // outputs of background tasks, held or not yet emitted
-	sp       *speech   // what the agent is saying now
-	taskTurn bool      // a task spoke since the last AgentTurnEnd
+	calls    chan callJob // to the goroutine that runs handler calls
+	handlerQ []*outReq    // outputs of the running handler call, not yet emitted
+	taskQ    []*outReq    // outputs of background tasks, held or not yet emitted
+	sp       *speech      // what the agent is saying now
+	taskTurn bool         // a task spoke since the last AgentTurnEnd
 
 	lastInput time.Time
 	idleSince time.Time
@@ -42,7 +52,6 @@ type agentLoop struct {
 	timeouts  int
 	settling  bool
 	settleFor time.Time
-	settleC   chan struct{}
 	settleT   func() bool
 
 	tasks   map[int]bool // live background tasks by rank
@@ -58,84 +67,141 @@ type agentLoop struct {
 	stopCtx       context.Context
 	stopCancel    context.CancelFunc
 	closeErrs     []error
-
-	timer *time.Timer
 }
 
-func (l *agentLoop) run() {
+// deliver runs m through the loop and returns its answer (see handle). It
+// reports ErrCallEnded once the loop is over.
+func (l *agentLoop) deliver(m message) error {
 	c := l.c
-	l.settleC = make(chan struct{}, 1)
-	l.tasks = make(map[int]bool)
-	l.wake = make(chan struct{}, 1)
-	l.timer = time.NewTimer(time.Hour)
-	l.timer.Stop()
-	defer func() {
-		l.timer.Stop()
-		l.disarm()
-		if l.settleT != nil {
-			l.settleT()
-		}
-		if l.stopCancel != nil {
-			l.stopCancel()
-		}
-		c.cancel()
-		l.endEvents()
-		if err := errors.Join(l.closeErrs...); err != nil {
-			c.closeErr = fmt.Errorf("adapters: %s: Close: %w", c.who(), err)
-		}
-		close(c.loopDone)
-	}()
-	for {
-		now := l.clock.Now()
-		l.advance(now)
-		if l.closing {
-			if l.closeStep(time.Now()) {
-				return
-			}
-		} else {
-			l.pump(now)
-			l.checkIdle(now)
-		}
-		if l.stopped && len(l.outbox) == 0 {
-			l.endEvents()
-		}
-		// Closing is bounded on the system clock (nobody moves a shared
-		// clock while the runner waits for Close); the conversation's
-		// deadlines on the conversation's clock.
-		l.disarm()
-		l.timer.Stop()
-		if l.closing {
-			l.timer.Reset(max(time.Until(l.closeDeadline), 0))
-		} else if d, ok := l.nextDeadline(); ok {
-			wake := l.wake
-			l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), func() {
-				select {
-				case wake <- struct{}{}:
-				default:
-				}
-			})
-		}
-		var out chan voicetest.AgentEvent
-		var head voicetest.AgentEvent
-		if len(l.outbox) > 0 {
-			out, head = c.out, l.outbox[0]
-		} else if !l.closing && l.quiescent() {
-			l.clock.Idle(l.sent)
-		}
-		select {
-		case m := <-c.msgs:
-			l.clock.Busy()
-			l.handle(m, l.clock.Now())
-		case out <- head:
-			l.outbox[0] = voicetest.AgentEvent{}
-			l.outbox = l.outbox[1:]
-			l.sent++
-		case <-l.timer.C:
-		case <-l.wake:
-		case <-l.settleC:
-			l.settled()
-		}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.exited {
+		return ErrCallEnded
 	}
+	l.clock.Busy()
+	err := l.handle(m, l.clock.Now())
+	l.step()
+	return err
+}
+
+// wakeUp runs the loop for a timer that fired.
+func (l *agentLoop) wakeUp() {
+	c := l.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.stopWake != nil && !l.clock.Now().Before(l.wakeAt) {
+		// The armed timer is due: it has fired (this may be it), or
+		// fires at once. (A timer disarmed after it had fired may call
+		// wakeUp earlier.)
+		l.stopWake = nil
+	}
+	l.step()
+}
+
+// settleUp runs the loop for the inactivity timeout's settling timer.
+func (l *agentLoop) settleUp() {
+	c := l.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l.exited {
+		return
+	}
+	l.settled()
+	l.step()
+}
+
+// take returns the first event of the outbox, if any, for Recv.
+func (l *agentLoop) take() (voicetest.AgentEvent, bool) {
+	c := l.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(l.outbox) == 0 {
+		return voicetest.AgentEvent{}, false
+	}
+	ev := l.outbox[0]
+	l.outbox[0] = voicetest.AgentEvent{}
+	if len(l.outbox) == 1 {
+		l.outbox = l.outbox[:0] // the next push reuses the array
+	} else {
+		l.outbox = l.outbox[1:]
+	}
+	l.sent++
+	l.step()
+	return ev, true
+}
+
+// step does what is due now, arms the next wake-up, and tells the clock
+// when the agent is idle. It runs under handlerConn.mu after every change
+// (a message, a timer, an event taken).
+func (l *agentLoop) step() {
+	if l.exited {
+		return
+	}
+	c := l.c
+	now := l.clock.Now()
+	l.advance(now)
+	if l.closing {
+		if l.closeStep(time.Now()) {
+			l.exit()
+			return
+		}
+	} else {
+		l.pump(now)
+		l.checkIdle(now)
+	}
+	if l.stopped && len(l.outbox) == 0 {
+		l.endEvents()
+	}
+	// Closing is bounded on the system clock (nobody moves a shared
+	// clock while the runner waits for Close); the conversation's
+	// deadlines on the conversation's clock.
+	if l.closing {
+		l.disarm()
+		if l.closeWake == nil {
+			l.closeWake = time.AfterFunc(max(time.Until(l.closeDeadline), 0), l.wakeUp)
+		}
+	} else if d, ok := l.nextDeadline(); !ok {
+		l.disarm()
+	} else if l.stopWake == nil || !d.Equal(l.wakeAt) {
+		// (A timer armed for d already is kept.)
+		l.disarm()
+		if l.wakeFunc == nil {
+			l.wakeFunc = l.wakeUp
+		}
+		l.wakeAt = d
+		l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), l.wakeFunc)
+	}
+	if len(l.outbox) > 0 {
+		select {
+		case c.ready <- struct{}{}:
+		default:
+		}
+	} else if !l.closing && l.quiescent() {
+		l.clock.Idle(l.sent)
+	}
+}
+
+// exit ends the loop: timers stop, contexts are cancelled, Recv reports
+// the end and Close returns.
+func (l *agentLoop) exit() {
+	c := l.c
+	l.exited = true
+	if l.closeWake != nil {
+		l.closeWake.Stop()
+	}
+	l.disarm()
+	if l.settleT != nil {
+		l.settleT()
+	}
+	if l.stopCancel != nil {
+		l.stopCancel()
+	}
+	c.cancel()
+	l.endEvents()
+	if err := errors.Join(l.closeErrs...); err != nil {
+		c.closeErr = fmt.Errorf("adapters: %s: Close: %w", c.who(), err)
+	}
+	close(c.loopDone)
 }
 
 // disarm cancels the armed clock timer, if any.
@@ -187,6 +253,10 @@ func (l *agentLoop) endEvents() {
 	}
 	l.c.termErr = l.term
 	close(l.c.ended)
+	select {
+	case l.c.ready <- struct{}{}: // for TryRecv's caller
+	default:
+	}
 }
 
 func (l *agentLoop) push(ev voicetest.AgentEvent) {
@@ -199,27 +269,20 @@ func (l *agentLoop) logf(format string, args ...any) {
 	l.c.sess.Logf("%s: "+format, append([]any{l.c.who()}, args...)...)
 }
 
-// handle applies one message.
-func (l *agentLoop) handle(m message, now time.Time) {
-	reply := func(err error) {
-		if m.reply != nil {
-			m.reply <- err
-		}
-	}
+// handle applies one message, and returns the answer of one that waits
+// for it (an input, Call.Go).
+func (l *agentLoop) handle(m message, now time.Time) error {
 	switch m.kind {
 	case msgInput, msgUtterance, msgInterrupt, msgVoiced:
 		if l.stopped || l.closing {
 			if m.from != nil {
-				reply(ErrCallEnded) // Emit from a Call
-			} else {
-				reply(l.endErr())
+				return ErrCallEnded // Emit from a Call
 			}
-			return
+			return l.endErr()
 		}
 		if m.from != nil {
 			if err := l.checkView(m.from); err != nil {
-				reply(err)
-				return
+				return err
 			}
 		}
 		switch m.kind {
@@ -240,7 +303,7 @@ func (l *agentLoop) handle(m message, now time.Time) {
 			l.lastInput = now
 			l.timeouts = 0
 		}
-		reply(nil)
+		return nil
 	case msgOutput:
 		l.output(m.out, now)
 	case msgCallDone:
@@ -250,21 +313,21 @@ func (l *agentLoop) handle(m message, now time.Time) {
 		}
 	case msgTaskStart:
 		if l.stopped || l.closing {
-			reply(ErrCallEnded)
-			return
+			return ErrCallEnded
 		}
 		l.startTask(m.text, m.task)
-		reply(nil)
+		return nil
 	case msgTaskDone:
 		delete(l.tasks, m.callID)
 		if l.benign(m.err) {
-			return
+			return nil
 		}
 		herr := &Error{Agent: l.c.cfg.name, Task: m.text, Err: m.err, Stack: m.stack}
 		l.fail(herr)
 	case msgClose:
 		l.beginClose(now)
 	}
+	return nil
 }
 
 // endErr is what an input gets once the conversation is over.
@@ -575,13 +638,7 @@ func (l *agentLoop) checkIdle(now time.Time) {
 		return
 	}
 	l.settling, l.settleFor = true, deadline
-	settleC := l.settleC
-	l.settleT = l.clock.AfterFunc(time.Nanosecond, func() {
-		select {
-		case settleC <- struct{}{}:
-		default:
-		}
-	})
+	l.settleT = l.clock.AfterFunc(time.Nanosecond, l.settleUp)
 }
 
 // settled delivers the inactivity timeout if nothing happened meanwhile.
@@ -643,8 +700,8 @@ func (l *agentLoop) interrupt(now time.Time) {
 	l.inbox = append(l.inbox, ev)
 }
 
-// startCall makes the handler call for ev, which starts on its own
-// goroutine once the think time (WithThinkTime) has passed on the
+// startCall makes the handler call for ev, which starts (on a goroutine
+// apart from the runner's, see launch) once the think time (WithThinkTime) has passed on the
 // conversation's clock; the loop keeps that time, so that a thinking
 // agent is only waiting.
 func (l *agentLoop) startCall(ev Event, stop bool, now time.Time) {
@@ -658,7 +715,7 @@ func (l *agentLoop) startCall(ev Event, stop bool, now time.Time) {
 	l.launch(cs)
 }
 
-// launch runs the handler call cs on its own goroutine.
+// launch runs the handler call cs on the conversation's call worker.
 func (l *agentLoop) launch(cs *callState) {
 	c := l.c
 	cs.started = true
@@ -666,12 +723,45 @@ func (l *agentLoop) launch(cs *callState) {
 	if cs.stop {
 		ctx = l.stopCtx
 	}
-	view := &Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
-	ev := cs.ev
-	go func() {
-		stack, err := runProtected(func() error { return c.fn(ctx, ev, view) })
-		_ = c.send(message{kind: msgCallDone, callID: cs.id, err: err, stack: stack})
-	}()
+	job := callJob{ctx: ctx, ev: cs.ev, view: &Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}}
+	if l.calls == nil {
+		l.calls = make(chan callJob, 1)
+		go c.callWorker(l.calls)
+	}
+	select {
+	case l.calls <- job: // the worker runs it once it has returned the last one
+	default:
+		// The worker is still in a call (one that outlived Close's
+		// wait): this one gets a goroutine of its own.
+		go c.runCall(job)
+	}
+}
+
+// callJob is one handler call for callWorker.
+type callJob struct {
+	ctx  context.Context
+	ev   Event
+	view *Call
+}
+
+// callWorker runs the handler calls of a conversation, one after the
+// other (the loop starts a call only once the last has returned), on one
+// goroutine instead of one each, until the loop is over.
+func (c *handlerConn) callWorker(jobs <-chan callJob) {
+	for {
+		select {
+		case job := <-jobs:
+			c.runCall(job)
+		case <-c.loopDone:
+			return
+		}
+	}
+}
+
+// runCall runs one handler call and reports its end to the loop.
+func (c *handlerConn) runCall(job callJob) {
+	stack, err := runProtected(func() error { return c.fn(job.ctx, job.ev, job.view) })
+	_ = c.send(message{kind: msgCallDone, callID: job.view.callID, err: err, stack: stack})
 }
 
 // startTask runs a background task on its own goroutine.

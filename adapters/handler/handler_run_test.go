@@ -99,12 +99,14 @@ func BenchmarkRunTenTurnsText(b *testing.B) {
 	for _, pace := range []voicetest.Pacing{voicetest.PaceRealTime, voicetest.PaceFast} {
 		b.Run(pace.String(), func(b *testing.B) {
 			b.ReportAllocs()
+			ru := getRusage()
 			for b.Loop() {
 				res, err := voicetest.Run(context.Background(), tenTurnConfig(pace))
 				if err != nil || res.Turns != 10 {
 					b.Fatalf("%v, %d turns", err, res.Turns)
 				}
 			}
+			reportRusage(b, ru)
 		})
 	}
 }
@@ -114,12 +116,14 @@ func BenchmarkRunTenTurnsText(b *testing.B) {
 // bubble: it too runs on the virtual Clock.
 func BenchmarkScenarioTenTurnsText(b *testing.B) {
 	b.ReportAllocs()
+	ru := getRusage()
 	for b.Loop() {
 		res := voicetest.Scenario(b, tenTurnConfig(voicetest.PaceRealTime))
 		if res.Duration != 31*time.Second {
 			b.Fatalf("duration %v, want 31s of virtual time", res.Duration)
 		}
 	}
+	reportRusage(b, ru)
 }
 
 // BenchmarkScale100ParallelText runs 100 of the ten-turn text scenarios
