@@ -146,6 +146,8 @@ type runner struct {
 	// stream state
 	hungUp       bool
 	hangUpAt     time.Duration
+	userGone     bool // the user hung up: agent speech from userGoneAt on is not heard
+	userGoneAt   time.Duration
 	hangUpReason string
 	hangUpTurn   int
 	hangUpStep   string // the step during which the agent hung up
@@ -218,6 +220,21 @@ func (r *runner) decide(success bool, reason string) {
 
 // end marks the conversation over: the remaining steps that need the
 // line are not run (or, after the agent's hang-up, fail).
+// userHangsUp records the user's hang-up now (text says why, if not
+// said) and ends the conversation. From this instant the line is closed
+// for the user: speech the agent starts at or after it is not heard
+// (handle drops it), however fast the agent answers and whenever its
+// answer is read, so a goodbye answered at once reads the same on every
+// run.
+func (r *runner) userHangsUp(text string) {
+	now := r.now()
+	r.addEvent(Event{At: now, Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser, Text: text})
+	if !r.userGone {
+		r.userGone, r.userGoneAt = true, now
+	}
+	r.end("the user hung up")
+}
+
 func (r *runner) end(why string) {
 	if r.ended == "" {
 		r.ended = why

@@ -66,6 +66,11 @@ func (r *runner) handle(it recvItem) error {
 		return r.deferItem(it)
 	}
 	ev, at := it.ev, it.at
+	if r.userGone && at >= r.userGoneAt && r.seg == nil && (ev.Kind == AgentAudio || ev.Kind == AgentTranscript) {
+		// The user hung up: speech the agent begins from then on is
+		// not heard (userHangsUp).
+		return nil
+	}
 	if actsOnTurn(ev) {
 		r.lastAgentAt = max(r.lastAgentAt, at)
 	}

@@ -122,8 +122,7 @@ func (r *runner) userInterrupts(ctx context.Context) (bool, error) {
 		return true, fmt.Errorf("the user's barge-in %s after %v: %w", quote(u.Text), max(after, 0), err)
 	}
 	if u.HangUp && r.ended == "" {
-		r.addEvent(Event{At: r.now(), Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser})
-		r.end("the user hung up")
+		r.userHangsUp("")
 	}
 	return true, nil
 }

@@ -37,8 +37,7 @@ func (r *runner) userTurn(ctx context.Context, u Utterance, interrupt bool) erro
 		return nil
 	}
 	if u.Done {
-		r.addEvent(Event{At: r.now(), Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser, Text: "the user has nothing more to say"})
-		r.end("the user hung up")
+		r.userHangsUp("the user has nothing more to say")
 		return nil
 	}
 	if u.Wait > 0 {
@@ -57,8 +56,7 @@ func (r *runner) userTurn(ctx context.Context, u Utterance, interrupt bool) erro
 		return nil
 	}
 	if u.HangUp {
-		r.addEvent(Event{At: r.now(), Type: EventUserHangUp, Turn: r.st.turn, Role: RoleUser})
-		r.end("the user hung up")
+		r.userHangsUp("")
 	}
 	return nil
 }
