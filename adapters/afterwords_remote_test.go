@@ -132,6 +132,8 @@ func TestAfterWordsRemote(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has its own peer and waits on the real clock.
+			t.Parallel()
 			agent := tc.agent(t)
 			res, err := runAfterWords(t, agent, 3)
 			if err != nil {
@@ -175,6 +177,7 @@ func TestAfterWordsRemoteTurnEndsFirst(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			res, err := runAfterWords(t, tc.agent(t), 3)
 			if err == nil {
 				t.Fatalf("Run succeeded, want an error\n%s", res.TimelineText())

@@ -179,6 +179,8 @@ func TestRepliesBelongToTheirQuestionsWhenTheAgentDoesNotGreet(t *testing.T) {
 		}, func(t *testing.T, res *voicetest.Result) { dataBelongs(t, res, ui) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has its own peer; most wait on the real clock.
+			t.Parallel()
 			cfg := tc.cfg(t)
 			cfg.Golden = voicetest.GoldenOptions{Disable: true}
 			cfg.Script = noGreetingScript()

@@ -17,17 +17,29 @@ import (
 // agent. TestRemoteSTT talks to it live with Config.AgentSTT
 // (pocketsphinx behind the cache); TestDeployed talks to it through a
 // cassette, and with SAMPLE_DEPLOYED_DOWN set runs with no agent at all.
+//
+// With SAMPLE_CLOCK=real the agent listens on TCP on 127.0.0.1 and the
+// calls run on the real clock. Otherwise the same agent, the same
+// WebSocket frames and the same pauses run in a testing/synctest bubble
+// over in-memory connections (wscodec's NetDial and a net.Pipe), so a
+// call takes the time its engines take (flite, pocketsphinx) rather than
+// the 10 s it lasts.
 const remoteTest = `package remote
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -46,13 +58,74 @@ var replies = []string{
 	"Seven it is. Goodbye.",
 }
 
-// burstyAgent serves, on loopback, an agent that says its replies (flite,
-// through the test's cache) in bursts of one to eight 20 ms frames with
-// pauses of up to 150 ms between them, after and before up to 140 ms of
-// silent frames, all drawn from SAMPLE_SEED: each seed is another way for
-// the same speech to arrive. It answers each utterance of the caller once
-// 400 ms of silence follow it.
-func burstyAgent(t *testing.T, tts voicetest.TTS) string {
+// realClock reports whether the calls run on the real clock, over TCP.
+func realClock() bool { return os.Getenv("SAMPLE_CLOCK") == "real" }
+
+// onClock runs f on the real clock (SAMPLE_CLOCK=real) or in a synctest
+// bubble, on virtual time.
+func onClock(t *testing.T, f func(t *testing.T)) {
+	if realClock() {
+		f(t)
+		return
+	}
+	synctest.Test(t, f)
+}
+
+// pipeListener is a net.Listener whose connections are net.Pipes made by
+// its dial (the signature of wscodec's NetDial).
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		return nil, errors.New("pipe listener closed")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80} }
+
+// dialer opens the connection a WebSocket runs over (wscodec's NetDial).
+type dialer = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// remoteAgent returns the wscodec agent that reaches the bursty agent at
+// url (with dial, if not nil, instead of TCP).
+func remoteAgent(url string, dial dialer) *wscodec.Agent {
+	a := wscodec.New(url, wscodec.RawPCM(rate))
+	a.NetDial = dial
+	return a
+}
+
+// burstyAgent serves an agent that says its replies (flite, through the
+// test's cache) in bursts of one to eight 20 ms frames with pauses of up
+// to 150 ms between them, after and before up to 140 ms of silent
+// frames, all drawn from SAMPLE_SEED: each seed is another way for the
+// same speech to arrive. It answers each utterance of the caller once
+// 400 ms of silence follow it. It returns the agent's URL and, off the
+// real clock, the dialer of its in-memory connections.
+func burstyAgent(t *testing.T, tts voicetest.TTS) (string, dialer) {
 	seed, _ := strconv.ParseUint(os.Getenv("SAMPLE_SEED"), 10, 64)
 	var said [][]int16
 	for _, r := range replies {
@@ -63,7 +136,7 @@ func burstyAgent(t *testing.T, tts voicetest.TTS) string {
 		said = append(said, c.Samples)
 	}
 	const frame = rate / 50
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -120,9 +193,24 @@ func burstyAgent(t *testing.T, tts voicetest.TTS) string {
 				turn++
 			}
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+	})
+	if realClock() {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return "ws" + strings.TrimPrefix(srv.URL, "http"), nil
+	}
+	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	hs := &http.Server{Handler: h}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = hs.Serve(l)
+	}()
+	t.Cleanup(func() {
+		_ = hs.Close()
+		<-served
+	})
+	return "ws://127.0.0.1/agent", l.dial
 }
 
 func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Config {
@@ -167,25 +255,28 @@ func check(t *testing.T, res *voicetest.Result) {
 // TestRemoteSTT talks to the agent live and transcribes its replies.
 func TestRemoteSTT(t *testing.T) {
 	t.Parallel()
-	tts := speech.TTSForTest(t, "flite/slt")
-	url := burstyAgent(t, tts)
-	check(t, voicetest.Scenario(t, config(t, wscodec.New(url, wscodec.RawPCM(rate)), tts)))
+	onClock(t, func(t *testing.T) {
+		tts := speech.TTSForTest(t, "flite/slt")
+		check(t, voicetest.Scenario(t, config(t, remoteAgent(burstyAgent(t, tts)), tts)))
+	})
 }
 
 // TestDeployed talks to the agent through a cassette.
 func TestDeployed(t *testing.T) {
 	t.Parallel()
-	tts := speech.TTSForTest(t, "flite/slt")
-	url := "ws://127.0.0.1:9/nothing-listens-here"
-	if os.Getenv("SAMPLE_DEPLOYED_DOWN") == "" {
-		url = burstyAgent(t, tts)
-	}
-	var opts []cassette.Option
-	if name := os.Getenv("SAMPLE_CASSETTE"); name != "" {
-		opts = append(opts, cassette.WithName(name))
-	}
-	a := cassette.New(t, wscodec.New(url, wscodec.RawPCM(rate)), opts...)
-	check(t, voicetest.Scenario(t, config(t, a, tts)))
+	onClock(t, func(t *testing.T) {
+		tts := speech.TTSForTest(t, "flite/slt")
+		url, dial := "ws://127.0.0.1:9/nothing-listens-here", dialer(nil)
+		if os.Getenv("SAMPLE_DEPLOYED_DOWN") == "" {
+			url, dial = burstyAgent(t, tts)
+		}
+		var opts []cassette.Option
+		if name := os.Getenv("SAMPLE_CASSETTE"); name != "" {
+			opts = append(opts, cassette.WithName(name))
+		}
+		a := cassette.New(t, remoteAgent(url, dial), opts...)
+		check(t, voicetest.Scenario(t, config(t, a, tts)))
+	})
 }
 `
 
@@ -203,7 +294,10 @@ func files(t *testing.T, pattern string) []string {
 // five more runs in record mode (each with other bursts and pauses) add
 // no cache entry, -check then passes (with yet others), and the cassette
 // of TestDeployed is recorded, replayed with the agent down, checked and
-// pruned like cache entries.
+// pruned like cache entries. The first run records on the real clock,
+// over TCP; the others run on virtual time over in-memory connections
+// (see remoteTest), so they also show that what was recorded on one
+// clock replays on the other.
 func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a sample module's tests")
@@ -212,14 +306,17 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	speech.SkipIfNotInstalled(t, "pocketsphinx")
 	dir := newSample(t)
 	write(t, filepath.Join(dir, "remote", "remote_test.go"), remoteTest)
-	for _, v := range []string{"SAMPLE_SEED", "SAMPLE_DEPLOYED_DOWN", "SAMPLE_CASSETTE"} {
+	for _, v := range []string{"SAMPLE_SEED", "SAMPLE_DEPLOYED_DOWN", "SAMPLE_CASSETTE", "SAMPLE_CLOCK"} {
 		t.Setenv(v, "")
 	}
 	pkg := filepath.Join(dir, "remote", "testdata", "voicetest")
 	stt := filepath.Join(pkg, "cache", "stt", "*.json")
 
+	// Recorded on the real clock, with the real network's timing.
 	t.Setenv("SAMPLE_SEED", "1")
+	t.Setenv("SAMPLE_CLOCK", "real")
 	out := update(t, exitOK, "./remote")
+	t.Setenv("SAMPLE_CLOCK", "")
 	mustContain(t, out, "ok   TestRemoteSTT", "ok   TestDeployed", "voicetest-update: ok")
 	entries := files(t, stt)
 	if len(entries) < 6 {
