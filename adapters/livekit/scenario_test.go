@@ -12,14 +12,6 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-// The scenario and cassette tests with the Go agent double run in
-// parallel, each with its own livekit-server (on ports of its own): they
-// mostly wait on the real clock. TestConformance does not: its check that
-// no goroutine of the adapter outlives a connection sees every connection
-// of the process (Go starts the parallel tests only once the sequential
-// ones are done). Nor does TestNodeAgent, whose Node worker and Silero VAD
-// keep a core busy: beside it, the Go scenarios' real-time timing suffers.
-
 // goAgent starts a livekit-server on loopback and the Go agent double in
 // it, registered as name, and returns the adapter that dispatches it.
 func goAgent(t *testing.T, cfg lkagent.Config) (*livekit.Agent, *lkagent.Worker) {
@@ -58,7 +50,6 @@ func agentStates(tl []voicetest.Event) []string {
 // legacy transcription packets besides its streams, as LiveKit Agents 1.x
 // do: each line is read once.
 func TestScenarioMultiTurn(t *testing.T) {
-	t.Parallel()
 	a, w := goAgent(t, lkagent.Config{
 		Greeting: "Hello, how can I help?",
 		Turns: []lkagent.Turn{
@@ -139,7 +130,6 @@ func TestScenarioMultiTurn(t *testing.T) {
 // overlapping speech, it stops, reports its reply interrupted, and
 // answers the interruption.
 func TestScenarioBargeIn(t *testing.T) {
-	t.Parallel()
 	a, w := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{
 		{Reply: "Once upon a time there was a small restaurant by the sea, and every evening the cook made soup for the fishermen."},
 		{Reply: "Sorry, {heard}."},
@@ -176,7 +166,6 @@ func TestScenarioBargeIn(t *testing.T) {
 // The agent leaves the room after its reply: the runner sees the hang-up
 // and the conversation ends there.
 func TestScenarioHangUp(t *testing.T) {
-	t.Parallel()
 	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "Goodbye."}}, HangUpAfter: 1})
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
@@ -212,7 +201,6 @@ func TestScenarioHangUp(t *testing.T) {
 // transcription packets: with LegacyTranscriptions they are its
 // transcript (and its streams, had it any, are not read twice).
 func TestLegacyTranscriptions(t *testing.T) {
-	t.Parallel()
 	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "We open at nine."}}, LegacyTranscriptions: true})
 	a.LegacyTranscriptions = true
 	res := voicetest.Scenario(t, voicetest.Config{
