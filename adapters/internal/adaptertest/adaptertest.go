@@ -453,20 +453,24 @@ func SayFake(t testing.TB, ctx context.Context, conn voicetest.Conn, rate int, t
 // session, an ElevenLabs one that never sends its metadata).
 func SilentServer(t testing.TB) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.CloseNow()
-		for {
-			if _, _, err := ws.Read(r.Context()); err != nil {
-				return
-			}
-		}
-	}))
+	srv := httptest.NewServer(http.HandlerFunc(silentHandler))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// silentHandler accepts a WebSocket and reads it until it closes, never
+// answering.
+func silentHandler(w http.ResponseWriter, r *http.Request) {
+	ws, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer ws.CloseNow()
+	for {
+		if _, _, err := ws.Read(r.Context()); err != nil {
+			return
+		}
+	}
 }
 
 // Kinds lists the Kinds of events other than audio.

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // MemNet is an in-memory network for one test: a loopback peer serves on
@@ -143,18 +141,7 @@ func (n *MemNet) BlackHole(t testing.TB) string {
 // ws:// URL.
 func (n *MemNet) SilentServer(t testing.TB) string {
 	t.Helper()
-	srv := n.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.CloseNow()
-		for {
-			if _, _, err := ws.Read(r.Context()); err != nil {
-				return
-			}
-		}
-	}))
+	srv := n.Serve(http.HandlerFunc(silentHandler))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
 }
