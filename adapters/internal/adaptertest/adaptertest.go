@@ -326,11 +326,20 @@ func BlackHole(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	holdConns(t, ln)
+	return "ws://" + ln.Addr().String() + "/media"
+}
+
+// holdConns accepts l's connections and holds them, never reading nor
+// answering, until the test ends; then it closes l and them.
+func holdConns(t testing.TB, l net.Listener) {
 	var mu sync.Mutex
 	var conns []net.Conn
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		for {
-			c, err := ln.Accept()
+			c, err := l.Accept()
 			if err != nil {
 				return
 			}
@@ -340,14 +349,14 @@ func BlackHole(t testing.TB) string {
 		}
 	}()
 	t.Cleanup(func() {
-		ln.Close()
+		l.Close()
+		<-done
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
 	})
-	return "ws://" + ln.Addr().String() + "/media"
 }
 
 // BenchSession returns a benchmark's Session at rate, which logs nothing.

@@ -109,30 +109,7 @@ func (n *MemNet) Close() {
 func (n *MemNet) BlackHole(t testing.TB) string {
 	t.Helper()
 	l := n.Listen()
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
+	holdConns(t, l)
 	return "ws://" + l.Addr().String() + "/media"
 }
 
