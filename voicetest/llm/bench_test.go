@@ -30,6 +30,17 @@ func loopbackClient(tb testing.TB) *Client {
 	return cl
 }
 
+// cannedClient returns a Client with the default transport on a
+// cannedServer, which answers loopbackRequest's completion at next to no
+// cost of its own.
+func cannedClient(tb testing.TB) *Client {
+	tb.Helper()
+	srv := startCannedServer(tb)
+	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.baseURL()), WithAPIKey("sk-canned"), WithModel("m"))
+	require.NoError(tb, err)
+	return cl
+}
+
 var loopbackRequest = voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{Role: voicetest.ChatUser, Content: "question number one"}}}
 
 // BenchmarkCompleteLoopback is one completion (cache off) against the
@@ -39,8 +50,15 @@ var loopbackRequest = voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{R
 // and the double's own serving, all in this process). cpu-ns/op is the
 // process's CPU time (user and system) per call, which a shared machine
 // disturbs less than the wall time.
-func BenchmarkCompleteLoopback(b *testing.B) {
-	cl := loopbackClient(b)
+func BenchmarkCompleteLoopback(b *testing.B) { benchmarkComplete(b, loopbackClient(b)) }
+
+// BenchmarkCompleteCanned is BenchmarkCompleteLoopback's call against a
+// cannedServer instead of the double: the framework's own cost per LLM
+// call (the client's work and the loopback round trip), with the server's
+// share reduced to reading a header and writing prepared bytes.
+func BenchmarkCompleteCanned(b *testing.B) { benchmarkComplete(b, cannedClient(b)) }
+
+func benchmarkComplete(b *testing.B, cl *Client) {
 	b.ReportAllocs()
 	cpu0, cpuOK := processCPU()
 	for b.Loop() {
@@ -57,12 +75,19 @@ func BenchmarkCompleteLoopback(b *testing.B) {
 // call inside a synctest bubble, where a benchmark cannot run: with
 // -llm.bubblecalls=N it makes N calls in one bubble and logs the wall and
 // CPU time per call.
-func TestCompleteLoopbackInBubbleCost(t *testing.T) {
+func TestCompleteLoopbackInBubbleCost(t *testing.T) { bubbleCost(t, loopbackClient) }
+
+// TestCompleteCannedInBubbleCost is BenchmarkCompleteCanned's call inside a
+// synctest bubble, measured as TestCompleteLoopbackInBubbleCost measures
+// its own.
+func TestCompleteCannedInBubbleCost(t *testing.T) { bubbleCost(t, cannedClient) }
+
+func bubbleCost(t *testing.T, client func(testing.TB) *Client) {
 	n := *bubbleCalls
 	if n <= 0 {
 		t.Skip("set -llm.bubblecalls=N to measure N calls inside a synctest bubble")
 	}
-	cl := loopbackClient(t)
+	cl := client(t)
 	_, err := cl.Complete(t.Context(), loopbackRequest) // warm up outside the bubble
 	require.NoError(t, err)
 	// Measured outside the bubble, whose clock is virtual; starting and
