@@ -12,9 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 )
@@ -42,9 +39,8 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 // says otherwise.
 const DefaultProvider = "openai"
 
-// replayKey is the placeholder bearer key used when no key is configured:
-// openai-go refuses to run without one, local servers ignore it, and the
-// cache never stores keys.
+// replayKey is the placeholder bearer key sent when no key is configured
+// (to a local server, which ignores it); the cache never stores keys.
 const replayKey = "voicetest-no-key"
 
 // Option configures a Client.
@@ -89,19 +85,21 @@ func WithCache(c *cache.Cache) Option { return func(cfg *config) { cfg.cache = c
 // used as is.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
-// WithMaxRetries sets how often a failed call is retried (openai-go's
-// default is 2). In cache mode replay retries are always off, since no
-// call is made.
+// WithMaxRetries sets how often a failed call is retried (default 2, as
+// openai-go's, after a connection error or a 408, 409, 429 or 5xx answer).
+// In cache mode replay retries are always off, since no call is made.
 func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = max(n, 0) } }
 
 // withGetenv replaces os.Getenv (tests only).
 func withGetenv(f func(string) string) Option { return func(c *config) { c.getenv = f } }
 
-// Client answers chat completions from an OpenAI-compatible endpoint through
-// openai-go, behind the voicetest cache. It implements voicetest.LLM and is
+// Client answers chat completions from an OpenAI-compatible endpoint,
+// behind the voicetest cache: it encodes the request, sends it and decodes
+// the answer itself (as openai-go would, see wire.go and endpoint.go). It
+// implements voicetest.LLM and is
 // safe for concurrent use.
 type Client struct {
-	api      openai.Client
+	ep       *endpoint
 	model    string
 	modelEnv bool // the model was chosen by VOICETEST_LLM_MODEL (or its default)
 	provider string
@@ -141,33 +139,33 @@ func New(opts ...Option) (*Client, error) {
 	}
 	base := cfg.baseURL
 	if base == "" {
-		// Always pass the base URL: openai-go would otherwise read
-		// OPENAI_BASE_URL itself, behind WithBaseURL's back.
 		base = DefaultBaseURL
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("llm: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:11434/v1/\"", base)
 	}
-	ropts := []option.RequestOption{option.WithBaseURL(base)}
 	key := cfg.apiKey
 	if key == "" {
 		key = replayKey
 	}
-	ropts = append(ropts, option.WithAPIKey(key))
-	if cfg.httpClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
-	} else {
-		ropts = append(ropts, option.WithHTTPClient(defaultHTTPClient()))
+	h := cfg.httpClient
+	if h == nil {
+		h = defaultHTTPClient()
 	}
+	retries := defaultMaxRetries
 	switch {
 	case cfg.maxRetries >= 0:
-		ropts = append(ropts, option.WithMaxRetries(cfg.maxRetries))
+		retries = cfg.maxRetries
 	case cfg.cache != nil && cfg.cache.Mode() == cache.Replay:
-		ropts = append(ropts, option.WithMaxRetries(0))
+		retries = 0
+	}
+	ep, err := newEndpoint(h, base, "chat/completions", key, retries)
+	if err != nil {
+		return nil, fmt.Errorf("llm: base URL %q: %w", base, err)
 	}
 	return &Client{
-		api:      openai.NewClient(ropts...),
+		ep:       ep,
 		model:    cfg.model,
 		modelEnv: cfg.modelFromEnv,
 		provider: cfg.provider,
@@ -430,35 +428,11 @@ func (c *Client) call(ctx context.Context, model string, req voicetest.ChatReque
 	if err != nil {
 		return voicetest.ChatResponse{}, err
 	}
-	var res []byte
-	if err := c.api.Post(ctx, "chat/completions", body, &res); err != nil {
-		return voicetest.ChatResponse{}, describeAPIError(err)
+	res, err := c.ep.post(ctx, body)
+	if err != nil {
+		return voicetest.ChatResponse{}, err
 	}
 	return decodeCompletion(res)
-}
-
-// describeAPIError adds the endpoint's own error message to an openai-go
-// error, whose Error method shows only the HTTP status.
-func describeAPIError(err error) error {
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) {
-		return err
-	}
-	msg := apiErr.Message
-	if msg == "" {
-		msg = "(no message)"
-	}
-	detail := ""
-	if apiErr.Type != "" {
-		detail += " type=" + apiErr.Type
-	}
-	if apiErr.Param != "" {
-		detail += " param=" + apiErr.Param
-	}
-	if apiErr.Code != "" {
-		detail += " code=" + apiErr.Code
-	}
-	return fmt.Errorf("%w: %s%s", err, msg, detail)
 }
 
 // defaultHTTPClient returns the HTTP client used when the caller supplied

@@ -27,5 +27,5 @@
 // answered from the store when it holds it; a miss in replay mode is a
 // *cache.MissError naming the command that records it. Keys and stored
 // entries never hold the API key. In replay mode no key is needed and
-// openai-go's retries are off.
+// retries are off.
 package llm
