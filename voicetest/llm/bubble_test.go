@@ -16,6 +16,7 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
+	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
 )
 
 // TestRecordInsideScenarioBubble records chat completions from a User that
@@ -85,11 +86,11 @@ func TestDefaultClientKeepsConnectionsAliveInsideABubble(t *testing.T) {
 	srv.HandleChat(func(fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
 		return fakeopenai.ChatReply{Content: "ok"}, nil
 	})
-	h := defaultHTTPClient()
-	kt := h.Transport.(*keepAliveTransport)
+	h := keepalive.NewClient()
+	kt := h.Transport.(*keepalive.Transport)
 	var dials atomic.Int32
-	dial := kt.dial
-	kt.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := kt.Dial
+	kt.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dials.Add(1)
 		return dial(ctx, network, addr)
 	}
@@ -130,9 +131,7 @@ func TestDefaultClientKeepsConnectionsAliveInsideABubble(t *testing.T) {
 			time.Sleep(time.Hour) // the connection is idle in the pool meanwhile
 		}
 		assert.Equal(t, 4*time.Hour, time.Since(start), "virtual time")
-		kt.mu.Lock()
-		assert.Len(t, kt.idle, 1, "the connection stays idle in the bubble")
-		kt.mu.Unlock()
+		assert.Equal(t, 1, kt.IdleConns(), "the connection stays idle in the bubble")
 	})
 	in := addrs()[4:]
 	require.Len(t, in, 4)
@@ -143,9 +142,7 @@ func TestDefaultClientKeepsConnectionsAliveInsideABubble(t *testing.T) {
 	// connection belongs to no bubble.
 	assert.Equal(t, out[0], in[0], "the call inside the bubble did not reuse the idle connection")
 	assert.EqualValues(t, 1, dials.Load(), "after the calls inside the bubble")
-	kt.mu.Lock()
-	assert.Empty(t, kt.idle, "the connection left idle in the bubble outlived the bubble's context")
-	kt.mu.Unlock()
+	assert.Zero(t, kt.IdleConns(), "the connection left idle in the bubble outlived the bubble's context")
 
 	// Dialled inside a bubble, used outside it. A request whose context
 	// cannot end leaves no idle connection in a bubble (nothing would

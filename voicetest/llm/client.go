@@ -14,6 +14,7 @@ import (
 
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
+	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
 )
 
 // Environment variables the Client reads when no option overrides them.
@@ -81,7 +82,7 @@ func WithCache(c *cache.Cache) Option { return func(cfg *config) { cfg.cache = c
 // testing/synctest bubble such as voicetest.Scenario's: its transport runs
 // no goroutine of its own while a request is out, and none that waits on
 // an idle connection inside a bubble, so the bubble's virtual clock keeps
-// running (see keepAliveTransport in transport.go). A client given here is
+// running (see voicetest/internal/keepalive). A client given here is
 // used as is.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
@@ -151,7 +152,7 @@ func New(opts ...Option) (*Client, error) {
 	}
 	h := cfg.httpClient
 	if h == nil {
-		h = defaultHTTPClient()
+		h = keepalive.NewClient()
 	}
 	retries := defaultMaxRetries
 	switch {
@@ -434,49 +435,3 @@ func (c *Client) call(ctx context.Context, model string, req voicetest.ChatReque
 	}
 	return decodeCompletion(res)
 }
-
-// defaultHTTPClient returns the HTTP client used when the caller supplied
-// none: a keepAliveTransport, which keeps connections alive inside and
-// outside testing/synctest bubbles with no goroutine of its own while a
-// request runs, and hands what it does not make itself (proxied requests,
-// https outside a bubble) to a bubbleAwareTransport with
-// http.DefaultTransport's settings.
-func defaultHTTPClient() *http.Client {
-	var pooled *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		pooled = dt.Clone()
-	} else {
-		pooled = &http.Transport{Proxy: http.ProxyFromEnvironment}
-	}
-	fresh := pooled.Clone()
-	fresh.DisableKeepAlives = true
-	return &http.Client{Transport: newKeepAliveTransport(&bubbleAwareTransport{pooled: pooled, fresh: fresh})}
-}
-
-// bubbleAwareTransport sends a request through pooled, which keeps idle
-// connections alive for the next call, except inside a testing/synctest
-// bubble, where it uses fresh: a new connection per request, closed when
-// the response is done. An idle kept-alive connection parks a goroutine
-// on a network read, which is not durably blocked; inside a bubble
-// (voicetest.Scenario runs in-process agents in one, and Users, judges and
-// engines record their calls there) that goroutine would stop virtual
-// time and keep the bubble from ever finishing, and a connection made in
-// one bubble must not be used from outside it. A call inside a bubble
-// therefore never takes nor leaves a pooled connection.
-//
-// See inBubble for how a request made inside a bubble is told apart.
-type bubbleAwareTransport struct {
-	pooled, fresh *http.Transport
-}
-
-// RoundTrip implements http.RoundTripper.
-func (t *bubbleAwareTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if inBubble() {
-		return t.fresh.RoundTrip(req)
-	}
-	return t.pooled.RoundTrip(req)
-}
-
-// CloseIdleConnections closes the pooled connections that are idle
-// (http.Client.CloseIdleConnections calls it).
-func (t *bubbleAwareTransport) CloseIdleConnections() { t.pooled.CloseIdleConnections() }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
 )
 
 // Retry policy, as openai-go's (internal/requestconfig, v3.95.0), which
@@ -121,7 +123,7 @@ func newEndpoint(h *http.Client, base, path, key string, maxRetries int) (*endpo
 }
 
 // post sends body and returns the response body of a 2xx answer (at most
-// maxResponseBytes), retrying as openai-go did: after a connection error,
+// keepalive.MaxResponseBytes), retrying as openai-go did: after a connection error,
 // or a 408, 409, 429 or 5xx answer (unless the server's x-should-retry
 // says otherwise), waiting the server's Retry-After or an exponential
 // backoff from 0.5 s. An error status is returned as an *APIError.
@@ -179,11 +181,11 @@ func (e *endpoint) attempt(ctx context.Context, body []byte) (*http.Response, er
 	return e.client.Do(req)
 }
 
-// readBody reads and closes res's body, at most maxResponseBytes of it
+// readBody reads and closes res's body, at most keepalive.MaxResponseBytes of it
 // (maxErrorBody for an error status).
 func readBody(res *http.Response) ([]byte, error) {
 	defer res.Body.Close()
-	limit := int64(maxResponseBytes)
+	limit := int64(keepalive.MaxResponseBytes)
 	if res.StatusCode >= 400 {
 		limit = maxErrorBody
 	}

@@ -1,4 +1,4 @@
-package llm
+package keepalive
 
 import (
 	"bufio"
@@ -28,14 +28,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// countingTransport returns a keepAliveTransport whose dials are counted.
-func countingTransport(t *testing.T) (*keepAliveTransport, *atomic.Int32) {
+// countingTransport returns a Transport whose dials are counted.
+func countingTransport(t *testing.T) (*Transport, *atomic.Int32) {
 	t.Helper()
-	kt := newKeepAliveTransport(nil)
+	kt := newTransport(nil)
 	kt.proxy = nil
 	var dials atomic.Int32
-	dial := kt.dial
-	kt.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := kt.Dial
+	kt.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		dials.Add(1)
 		return dial(ctx, network, addr)
 	}

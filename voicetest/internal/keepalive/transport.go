@@ -1,4 +1,4 @@
-package llm
+package keepalive
 
 import (
 	"bufio"
@@ -18,29 +18,29 @@ import (
 
 // Limits of the keep-alive transport.
 const (
+	// MaxResponseBytes bounds what one response may send, header and body:
+	// a chat completion is a few kilobytes, an audio one a few megabytes.
+	MaxResponseBytes = 64 << 20
 	// maxIdleConns bounds the idle connections a transport keeps, over all
 	// hosts; one more idle connection is closed instead.
 	maxIdleConns = 4
-	// maxResponseBytes bounds what one response may send, header and body:
-	// a chat completion is a few kilobytes, an audio one a few megabytes.
-	maxResponseBytes = 64 << 20
 	// dialTimeout bounds connecting to the endpoint (and the TLS
 	// handshake), as http.DefaultTransport does.
 	dialTimeout = 30 * time.Second
 )
 
-// errResponseTooLarge is returned when a response exceeds maxResponseBytes.
+// errResponseTooLarge is returned when a response exceeds MaxResponseBytes.
 var errResponseTooLarge = errors.New("the response is larger than the transport accepts")
 
 // errUnsolicited is what an idle connection's watcher reports when the
 // server sent bytes while no request was out.
-var errUnsolicited = errors.New("llm: the server sent data on an idle connection")
+var errUnsolicited = errors.New("keepalive: the server sent data on an idle connection")
 
 // aLongTimeAgo is a deadline in the past: setting it makes blocked reads
 // and writes of a connection return at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// keepAliveTransport is an HTTP/1.1 http.RoundTripper that keeps
+// Transport is an HTTP/1.1 http.RoundTripper that keeps
 // connections alive between requests with no goroutine of its own while a
 // request runs: the caller's goroutine writes the request and reads the
 // response (its body too), so a request made inside a testing/synctest
@@ -69,21 +69,22 @@ var aLongTimeAgo = time.Unix(1, 0)
 // upgrade, and https requests outside a bubble (where HTTP/2 serves them
 // better) are handed to other, net/http's Transport (see
 // bubbleAwareTransport).
-type keepAliveTransport struct {
+type Transport struct {
 	tlsConfig   *tls.Config // nil: the defaults
 	proxy       func(*http.Request) (*url.URL, error)
 	other       http.RoundTripper // for requests this transport does not make
-	maxResponse int64             // bytes of one response, header and body (maxResponseBytes)
-	// dial connects to a host:port (a net.Dialer's DialContext).
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	maxResponse int64             // bytes of one response, header and body (MaxResponseBytes)
+	// Dial connects to a host:port (a net.Dialer's DialContext); a test
+	// may replace it before the first request.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu   sync.Mutex
 	idle []*persistConn // most recently used last
 }
 
-// persistConn is one connection of a keepAliveTransport.
+// persistConn is one connection of a Transport.
 type persistConn struct {
-	t   *keepAliveTransport
+	t   *Transport
 	key string // scheme://host:port
 	nc  net.Conn
 	lim limitedConn // what the bufio.Reader reads through
@@ -117,14 +118,14 @@ func (l *limitedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func newKeepAliveTransport(other http.RoundTripper) *keepAliveTransport {
-	t := &keepAliveTransport{
+func newTransport(other http.RoundTripper) *Transport {
+	t := &Transport{
 		proxy:       http.ProxyFromEnvironment,
-		maxResponse: maxResponseBytes,
+		maxResponse: MaxResponseBytes,
 		other:       other,
 	}
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
-	t.dial = d.DialContext
+	t.Dial = d.DialContext
 	if ht, ok := other.(*bubbleAwareTransport); ok && ht.pooled.TLSClientConfig != nil {
 		t.tlsConfig = ht.pooled.TLSClientConfig.Clone()
 	}
@@ -140,7 +141,7 @@ func inBubble() bool {
 }
 
 // handles reports whether t makes req itself.
-func (t *keepAliveTransport) handles(req *http.Request) bool {
+func (t *Transport) handles(req *http.Request) bool {
 	if req.URL == nil || req.URL.Host == "" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
 		return false
 	}
@@ -159,10 +160,10 @@ func (t *keepAliveTransport) handles(req *http.Request) bool {
 }
 
 // RoundTrip implements http.RoundTripper.
-func (t *keepAliveTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.handles(req) {
 		if t.other == nil {
-			return nil, fmt.Errorf("llm: %s %s: unsupported request", req.Method, req.URL)
+			return nil, fmt.Errorf("keepalive: %s %s: unsupported request", req.Method, req.URL)
 		}
 		return t.other.RoundTrip(req)
 	}
@@ -232,9 +233,9 @@ func canonicalAddr(u *url.URL) string {
 }
 
 // connect opens a new connection for key.
-func (t *keepAliveTransport) connect(ctx context.Context, key string, u *url.URL) (*persistConn, error) {
+func (t *Transport) connect(ctx context.Context, key string, u *url.URL) (*persistConn, error) {
 	addr := canonicalAddr(u)
-	nc, err := t.dial(ctx, "tcp", addr)
+	nc, err := t.Dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +271,7 @@ func (t *keepAliveTransport) connect(ctx context.Context, key string, u *url.URL
 
 // getIdle takes an idle connection to key that is still open, or returns
 // nil.
-func (t *keepAliveTransport) getIdle(key string) *persistConn {
+func (t *Transport) getIdle(key string) *persistConn {
 	for {
 		t.mu.Lock()
 		var pc *persistConn
@@ -314,8 +315,8 @@ func (t *keepAliveTransport) getIdle(key string) *persistConn {
 }
 
 // putIdle leaves pc idle for the next request, watched as the caller's
-// place says (see keepAliveTransport), or closes it.
-func (t *keepAliveTransport) putIdle(pc *persistConn, ctx context.Context) {
+// place says (see Transport), or closes it.
+func (t *Transport) putIdle(pc *persistConn, ctx context.Context) {
 	pc.reused = true
 	bubbled := inBubble()
 	if bubbled && ctx.Done() == nil {
@@ -362,7 +363,7 @@ func closeIdle(pc *persistConn, watched chan error, stopIdle func() bool) {
 }
 
 // remove takes pc out of the idle list, reporting whether it was there.
-func (t *keepAliveTransport) remove(pc *persistConn) bool {
+func (t *Transport) remove(pc *persistConn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, p := range t.idle {
@@ -395,8 +396,15 @@ func (pc *persistConn) watch(ch chan<- error) {
 
 func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
+// IdleConns returns how many connections are idle.
+func (t *Transport) IdleConns() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.idle)
+}
+
 // CloseIdleConnections closes the idle connections.
-func (t *keepAliveTransport) CloseIdleConnections() {
+func (t *Transport) CloseIdleConnections() {
 	type entry struct {
 		pc       *persistConn
 		watched  chan error
