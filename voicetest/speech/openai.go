@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
+	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
 )
 
 // DefaultBaseURL is OpenAI's API, used when neither WithBaseURL nor
@@ -62,7 +62,7 @@ func newOpenAIConn(cfg config, modelEnv, defaultModel string) (*openaiConn, erro
 	if cfg.httpClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
 	} else {
-		ropts = append(ropts, option.WithHTTPClient(noKeepAliveClient()))
+		ropts = append(ropts, option.WithHTTPClient(keepalive.NewClient()))
 	}
 	switch {
 	case cfg.maxRetries >= 0:
@@ -286,24 +286,4 @@ func describeAPIError(err error) error {
 		msg += " (code " + apiErr.Code + ")"
 	}
 	return fmt.Errorf("%w: %s", err, msg)
-}
-
-// noKeepAliveClient returns the HTTP client used when the caller supplied
-// none: http.DefaultTransport's settings, but without keep-alive. An idle
-// kept-alive connection parks a goroutine on a network read, which is not
-// durably blocked; inside a testing/synctest bubble (voicetest.Scenario
-// runs in-process agents in one, and Users, judges and engines record
-// their calls there) that goroutine stops virtual time and keeps the
-// bubble from ever finishing. A fresh connection per request costs a
-// handshake, negligible next to a model call; callers who want pooling
-// outside a bubble pass their own client with WithHTTPClient.
-func noKeepAliveClient() *http.Client {
-	var tr *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		tr = dt.Clone()
-	} else {
-		tr = &http.Transport{Proxy: http.ProxyFromEnvironment}
-	}
-	tr.DisableKeepAlives = true
-	return &http.Client{Transport: tr}
 }

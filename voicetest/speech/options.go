@@ -81,9 +81,11 @@ func WithModel(m string) Option { return func(c *config) { c.model = m } }
 func WithProvider(name string) Option { return func(c *config) { c.provider = name } }
 
 // WithHTTPClient sets the HTTP client of the OpenAI engines. Without it
-// they make a new connection per request (no keep-alive), so that they can
-// run inside a testing/synctest bubble such as voicetest.Scenario's; a
-// client given here is used as is.
+// each engine keeps its connections alive between calls, also inside a
+// testing/synctest bubble such as voicetest.Scenario's, whose virtual
+// clock keeps running while a connection is idle (the client voicetest/llm
+// uses too; see voicetest/internal/keepalive). A client given here is used
+// as is.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
 // WithMaxRetries sets how often a failed OpenAI call is retried (openai-go's
