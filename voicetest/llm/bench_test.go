@@ -45,8 +45,7 @@ var loopbackRequest = voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{R
 
 // BenchmarkCompleteLoopback is one completion (cache off) against the
 // loopback fakeopenai double with the client's default transport: the
-// framework's cost per LLM call (encoding the request, openai-go's
-// request handling, the HTTP round trip on loopback, decoding the answer,
+// framework's cost per LLM call (encoding the request, sending it, the HTTP round trip on loopback, decoding the answer,
 // and the double's own serving, all in this process). cpu-ns/op is the
 // process's CPU time (user and system) per call, which a shared machine
 // disturbs less than the wall time.

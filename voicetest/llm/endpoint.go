@@ -123,10 +123,10 @@ func newEndpoint(h *http.Client, base, path, key string, maxRetries int) (*endpo
 }
 
 // post sends body and returns the response body of a 2xx answer (at most
-// keepalive.MaxResponseBytes), retrying as openai-go did: after a connection error,
-// or a 408, 409, 429 or 5xx answer (unless the server's x-should-retry
-// says otherwise), waiting the server's Retry-After or an exponential
-// backoff from 0.5 s. An error status is returned as an *APIError.
+// keepalive.MaxResponseBytes), retrying as openai-go did: after a
+// connection error, or a 408, 409, 429 or 5xx answer (unless the server's
+// x-should-retry says otherwise), waiting the server's Retry-After or an
+// exponential backoff from 0.5 s. An error status is returned as an *APIError.
 func (e *endpoint) post(ctx context.Context, body []byte) ([]byte, error) {
 	for attempt := 0; ; attempt++ {
 		res, err := e.attempt(ctx, body)
@@ -181,8 +181,8 @@ func (e *endpoint) attempt(ctx context.Context, body []byte) (*http.Response, er
 	return e.client.Do(req)
 }
 
-// readBody reads and closes res's body, at most keepalive.MaxResponseBytes of it
-// (maxErrorBody for an error status).
+// readBody reads and closes res's body, at most
+// keepalive.MaxResponseBytes of it (maxErrorBody for an error status).
 func readBody(res *http.Response) ([]byte, error) {
 	defer res.Body.Close()
 	limit := int64(keepalive.MaxResponseBytes)

@@ -13,10 +13,10 @@ import (
 // The Chat Completions request and response, as far as the Client uses
 // them (platform.openai.com/docs/api-reference/chat/create). The Client
 // encodes and decodes them itself with encoding/json, which costs a
-// fraction of openai-go's reflective parameter and result types; openai-go
-// still sends the request (headers, retries, errors). wire_test.go checks
-// that a request encodes to the same JSON as openai-go's
-// ChatCompletionNewParams.
+// fraction of openai-go's reflective parameter and result types, and
+// sends them itself (endpoint.go: headers, retries, errors, as openai-go
+// did). wire_test.go checks that a request encodes to the same JSON as
+// openai-go's ChatCompletionNewParams.
 
 type wireRequest struct {
 	Model          string              `json:"model"`
