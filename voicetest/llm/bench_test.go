@@ -44,9 +44,11 @@ func cannedClient(tb testing.TB) *Client {
 var loopbackRequest = voicetest.ChatRequest{Messages: []voicetest.ChatMessage{{Role: voicetest.ChatUser, Content: "question number one"}}}
 
 // BenchmarkCompleteLoopback is one completion (cache off) against the
-// loopback fakeopenai double with the client's default transport: the
-// framework's cost per LLM call (encoding the request, sending it, the HTTP round trip on loopback, decoding the answer,
-// and the double's own serving, all in this process). cpu-ns/op is the
+// loopback fakeopenai double with the client's default transport:
+// encoding the request, sending it, the HTTP round trip on loopback,
+// decoding the answer, and the double's own serving (net/http, its JSON
+// decoding and checks), all in this process; BenchmarkCompleteCanned
+// leaves the double's share out. cpu-ns/op is the
 // process's CPU time (user and system) per call, which a shared machine
 // disturbs less than the wall time.
 func BenchmarkCompleteLoopback(b *testing.B) { benchmarkComplete(b, loopbackClient(b)) }
