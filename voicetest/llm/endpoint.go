@@ -182,19 +182,23 @@ func (e *endpoint) attempt(ctx context.Context, body []byte) (*http.Response, er
 }
 
 // readBody reads and closes res's body, at most
-// keepalive.MaxResponseBytes of it (maxErrorBody for an error status).
+// keepalive.MaxResponseBytes of it; of an error status's body, the first
+// maxErrorBody bytes, which are enough for its message.
 func readBody(res *http.Response) ([]byte, error) {
 	defer res.Body.Close()
-	limit := int64(keepalive.MaxResponseBytes)
 	if res.StatusCode >= 400 {
-		limit = maxErrorBody
+		out, err := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		if err != nil {
+			return nil, fmt.Errorf("reading the %d answer's body: %w", res.StatusCode, err)
+		}
+		return out, nil
 	}
-	var out []byte
+	const limit = int64(keepalive.MaxResponseBytes)
 	if n := res.ContentLength; n >= 0 {
 		if n > limit {
 			return nil, fmt.Errorf("reading the response body: the endpoint sends %d bytes, more than the %d accepted", n, limit)
 		}
-		out = make([]byte, n)
+		out := make([]byte, n)
 		if _, err := io.ReadFull(res.Body, out); err != nil {
 			return nil, fmt.Errorf("reading the response body: %w", err)
 		}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
 )
 
 // scriptedServer answers the n-th request (from 0) with answer(n, w, r)
@@ -175,4 +177,30 @@ func TestCallSendsHeadersAndRefusesForeignRedirects(t *testing.T) {
 	assert.Equal(t, "Bearer sk-secret", got.Get("Authorization"))
 	assert.Equal(t, "application/json", got.Get("Content-Type"))
 	assert.Equal(t, "application/json", got.Get("Accept"))
+}
+
+// TestCallBoundsTheAnswer: a 2xx answer larger than 64 MiB (by its
+// Content-Length) is refused before it is read; an error answer's body is
+// read only as far as its first megabyte, and its status still reported.
+func TestCallBoundsTheAnswer(t *testing.T) {
+	srv, _ := scriptedServer(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 0 {
+			w.Header().Set("Content-Length", fmt.Sprint(keepalive.MaxResponseBytes+1))
+			w.WriteHeader(http.StatusOK)
+			return // the server closes the short body
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":{"message":"`))
+		_, _ = w.Write(bytes.Repeat([]byte("x"), 2*maxErrorBody))
+		_, _ = w.Write([]byte(`"}}`))
+	})
+	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.URL+"/v1/"), WithAPIKey("k"), WithModel("m"), WithMaxRetries(0))
+	require.NoError(t, err)
+	_, err = cl.Complete(t.Context(), hi)
+	require.ErrorContains(t, err, "more than the 67108864 accepted")
+	_, err = cl.Complete(t.Context(), hi)
+	var apiErr *APIError
+	require.True(t, errors.As(err, &apiErr), "%v", err)
+	assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+	assert.Less(t, len(apiErr.Message), 300, "the message quotes the start of the body")
 }
