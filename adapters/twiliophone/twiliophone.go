@@ -265,6 +265,7 @@ type conn struct {
 	playEnd time.Time
 	utt     int
 	buf     []int16
+	out     []byte // the last media message sent
 
 	// The current stream's reader only.
 	down wire.Downstream
@@ -277,6 +278,7 @@ type stream struct {
 	streamSid string
 	wmu       sync.Mutex
 	done      chan struct{} // the reader returned
+	mediaTail []byte        // the end of a media message to it (under the conn's sendMu)
 }
 
 // number is a phone number's voice configuration.
@@ -962,6 +964,11 @@ func (c *conn) send(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
+	return c.write(ctx, st, b)
+}
+
+// write writes the message b to Twilio on st.
+func (c *conn) write(ctx context.Context, st *stream, b []byte) error {
 	st.wmu.Lock()
 	defer st.wmu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -1022,12 +1029,20 @@ func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
 				return c.closedErr()
 			}
 		}
-		payload := base64.StdEncoding.EncodeToString(c.pending[n : n+frameBytes])
 		st, err := c.current(ctx)
 		if err != nil {
 			return err
 		}
-		if err := c.send(ctx, map[string]any{"event": "media", "streamSid": st.streamSid, "media": map[string]string{"payload": payload}}); err != nil {
+		// The bytes json.Marshal gives for {"event": "media", "streamSid":
+		// …, "media": {"payload": …}}, built in a reused buffer.
+		if st.mediaTail == nil {
+			sid, _ := json.Marshal(st.streamSid)
+			st.mediaTail = append(append([]byte(`"},"streamSid":`), sid...), '}')
+		}
+		b := append(c.out[:0], `{"event":"media","media":{"payload":"`...)
+		b = base64.StdEncoding.AppendEncode(b, c.pending[n:n+frameBytes])
+		c.out = append(b, st.mediaTail...)
+		if err := c.write(ctx, st, c.out); err != nil {
 			return err
 		}
 		c.playEnd = c.playEnd.Add(20 * time.Millisecond)
