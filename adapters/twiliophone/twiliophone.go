@@ -135,6 +135,8 @@ const (
 	frameBytes  = 160 // 20 ms of µ-law
 	maxPause    = lineRate * 400 / 1000
 	maxBody     = 1 << 20
+	// writeTimeout bounds a write to the stream.
+	writeTimeout = 10 * time.Second
 )
 
 // Agent is a voice agent at a phone number, reached through Twilio. Set
@@ -609,10 +611,13 @@ func (a *Agent) acquire() (*server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /twilio/voice/{token}", s.voice)
 	mux.HandleFunc("GET /twilio/media/{token}", s.media)
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, netConnKey{}, c) }}
 	go func() {
 		defer close(s.done)
-		s.http.Serve(ln)
+		// A stream's media messages come in bursts (Fast pacing, a
+		// backlog): its connection batches their writes (serve).
+		s.http.Serve(wire.BatchListener(ln))
 	}()
 	a.srv, a.refs = s, 1
 	return s, nil
@@ -750,6 +755,10 @@ type inbound struct {
 	} `json:"dtmf"`
 }
 
+// netConnKey is the key of a request's network connection in its
+// context.
+type netConnKey struct{}
+
 // media is the Media Stream WebSocket.
 func (s *server) media(w http.ResponseWriter, r *http.Request) {
 	c := s.conn(r.PathValue("token"))
@@ -762,6 +771,17 @@ func (s *server) media(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(c.maxFrame)
+	// From here the connection batches its writes: the media messages of
+	// an utterance sent faster than real time go in few system calls. A
+	// kernel write stuck for writeTimeout (Twilio stopped reading) closes
+	// it, as the per-message timeout of send does.
+	if nc, ok := r.Context().Value(netConnKey{}).(net.Conn); ok {
+		if flusher := wire.StartBatching(nc, writeTimeout, nil); flusher != nil {
+			done := make(chan struct{})
+			go func() { defer close(done); flusher() }()
+			defer func() { <-done }() // serve closed the connection: the flusher ends
+		}
+	}
 	c.serve(ws)
 }
 
@@ -971,7 +991,7 @@ func (c *conn) send(ctx context.Context, v any) error {
 func (c *conn) write(ctx context.Context, st *stream, b []byte) error {
 	st.wmu.Lock()
 	defer st.wmu.Unlock()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	c.cap.Frame("send", websocket.MessageText, b)
 	if err := st.ws.Write(wctx, websocket.MessageText, b); err != nil {
