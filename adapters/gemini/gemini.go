@@ -11,6 +11,15 @@
 // activityEnd. The model answers in PCM16 at 24 kHz, resampled to
 // Session.Rate.
 //
+// The user's audio goes through a sender goroutine: SendAudio queues it
+// and returns, and the sender sends everything queued when it takes it as
+// one realtimeInput audio message (at most 1 s of audio). In real-time
+// pacing each frame finds the sender idle and goes at once, alone; frames
+// queued while a message is being written (Fast pacing, or a backlog) go
+// together, which spares the SDK's per-message conversions. A failed send
+// is reported by the next SendAudio or EndUtterance; activityEnd (and
+// text) go after all the audio queued before them.
+//
 // What the adapter does with the server's messages:
 //
 //   - serverContent.modelTurn audio parts (inlineData audio/pcm): AgentAudio.
@@ -121,6 +130,10 @@ const (
 
 // adapterName names the adapter in errors and capabilities.
 const adapterName = "gemini-live"
+
+// maxAudioBatch bounds the audio of one realtimeInput message: 1 s of
+// PCM16 at the Live API's 16 kHz.
+const maxAudioBatch = 2 * inputRate
 
 // Agent is a Gemini Live model reached through the genai SDK. Set the
 // fields before the first Connect; an Agent may then serve parallel
@@ -252,6 +265,8 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 		down:    wire.Downstream{Rate: s.Rate},
 		q:       evqueue.New(opts.MaxQueueBytes),
 		unknown: map[string]bool{},
+		moved:   make(chan struct{}),
+		kick:    make(chan struct{}, 1),
 	}
 	c.capture.SetScrubber(sc)
 	if s.Rate != inputRate {
@@ -313,8 +328,9 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.writeTimer = time.AfterFunc(time.Hour, c.writeTimedOut)
 	c.writeTimer.Stop()
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.readLoop()
+	go c.audioLoop()
 	logf("%s: session with %s open at %s (explicit activities, %d tools)", adapterName, model, endpoint, len(a.Tools))
 	return c, nil
 }
@@ -390,13 +406,27 @@ type conn struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	// Send side, under sendMu: the SDK allows one writer at a time.
+	// Send side. sendMu orders the callers' sends (an activity, its
+	// audio, its end); wmu serializes the SDK's writes, since it allows
+	// one writer at a time (the audio sender's and the callers').
 	sendMu     sync.Mutex
 	active     bool // an activity is open
 	up         wire.Upstream
-	pcmBuf     []byte
+	wmu        sync.Mutex
 	writeTimer *time.Timer
 	writing    bool // a write is under way (under mu)
+
+	// The audio sender (audioLoop), under amu: SendAudio queues PCM16 at
+	// 16 kHz, and the sender sends what is queued when it takes it as one
+	// realtimeInput message, so that a lone frame goes at once and frames
+	// queued while a message is being written go together.
+	amu     sync.Mutex
+	queued  []byte        // audio waiting for the sender, at most maxAudioBatch bytes
+	spare   []byte        // the buffer of the batch last sent, reused
+	busy    bool          // the sender is writing a batch
+	sendErr error         // why a batch could not be sent; later sends report it
+	moved   chan struct{} // closed and replaced when the sender takes or finishes a batch
+	kick    chan struct{} // holds a token when audio was queued since the sender last looked
 
 	mu      sync.Mutex
 	cause   error // why the adapter itself ended the connection
@@ -442,7 +472,7 @@ func (c *conn) closedErr() error {
 
 // write sends one client message through the SDK: capture is its JSON for
 // the capture, send the SDK call. A write that has not finished within
-// WriteTimeout closes the session. Call with sendMu held.
+// WriteTimeout closes the session.
 func (c *conn) write(ctx context.Context, capture func() ([]byte, error), send func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -450,6 +480,8 @@ func (c *conn) write(ctx context.Context, capture func() ([]byte, error), send f
 	if err := c.closedErr(); err != nil {
 		return err
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	if c.capt {
 		if b, err := capture(); err == nil {
 			c.scrub.AddJSON(b)
@@ -501,30 +533,135 @@ func (c *conn) realtime(ctx context.Context, in genai.LiveRealtimeInput) error {
 	}, func() error { return c.sess.SendRealtimeInput(in) })
 }
 
+// control sends a realtimeInput message that is not audio, after the
+// audio queued before it.
+func (c *conn) control(ctx context.Context, in genai.LiveRealtimeInput) error {
+	if err := c.drainAudio(ctx); err != nil {
+		return err
+	}
+	return c.realtime(ctx, in)
+}
+
+// queueAudio queues samples at 16 kHz for the audio sender, waiting for
+// room past maxAudioBatch. It reports why an earlier batch could not be
+// sent, if one could not.
+func (c *conn) queueAudio(ctx context.Context, samples []int16) error {
+	for len(samples) > 0 {
+		c.amu.Lock()
+		if err := c.sendErr; err != nil {
+			c.amu.Unlock()
+			return err
+		}
+		room := (maxAudioBatch - len(c.queued)) / 2
+		if room == 0 {
+			moved := c.moved
+			c.amu.Unlock()
+			if err := c.waitMoved(ctx, moved); err != nil {
+				return err
+			}
+			continue
+		}
+		n := min(room, len(samples))
+		c.queued = wire.AppendPCM16(c.queued, samples[:n])
+		c.amu.Unlock()
+		samples = samples[n:]
+		select {
+		case c.kick <- struct{}{}:
+		default: // the sender has a token already: it will look
+		}
+	}
+	return nil
+}
+
+// drainAudio waits until the audio sender has sent everything queued, and
+// reports why it could not, if it could not.
+func (c *conn) drainAudio(ctx context.Context) error {
+	for {
+		c.amu.Lock()
+		err, done, moved := c.sendErr, len(c.queued) == 0 && !c.busy, c.moved
+		c.amu.Unlock()
+		if err != nil || done {
+			return err
+		}
+		if err := c.waitMoved(ctx, moved); err != nil {
+			return err
+		}
+	}
+}
+
+// waitMoved waits until the audio sender takes or finishes a batch
+// (moved is closed), ctx ends or the Conn ends.
+func (c *conn) waitMoved(ctx context.Context, moved chan struct{}) error {
+	select {
+	case <-moved:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		if err := c.closedErr(); err != nil {
+			return err
+		}
+		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the session ended")}
+	}
+}
+
+// movedLocked wakes those waiting for the audio sender. Call with amu
+// held.
+func (c *conn) movedLocked() {
+	close(c.moved)
+	c.moved = make(chan struct{})
+}
+
+// audioLoop is the audio sender: each time audio is queued it takes all
+// of it and sends it as one realtimeInput message. In real-time pacing it
+// finds one frame each time, which goes at once; frames queued faster
+// than it can write (Fast pacing, or a backlog) go together, at most
+// maxAudioBatch bytes in a message. It runs until the Conn ends.
+func (c *conn) audioLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.kick:
+		case <-c.ctx.Done():
+			return
+		}
+		c.amu.Lock()
+		if len(c.queued) == 0 {
+			c.amu.Unlock()
+			continue
+		}
+		batch := c.queued
+		c.queued, c.busy = c.spare[:0], true
+		c.movedLocked()
+		c.amu.Unlock()
+		err := c.realtime(c.ctx, genai.LiveRealtimeInput{Audio: &genai.Blob{MIMEType: inputMIME, Data: batch}})
+		c.amu.Lock()
+		c.spare, c.busy = batch, false
+		if err != nil && c.sendErr == nil {
+			c.sendErr = err
+		}
+		c.movedLocked()
+		c.amu.Unlock()
+	}
+}
+
 // startLocked opens the user's activity if none is open. Call with sendMu
 // held.
 func (c *conn) startLocked(ctx context.Context) error {
 	if c.active {
 		return nil
 	}
-	if err := c.realtime(ctx, genai.LiveRealtimeInput{ActivityStart: &genai.ActivityStart{}}); err != nil {
+	if err := c.control(ctx, genai.LiveRealtimeInput{ActivityStart: &genai.ActivityStart{}}); err != nil {
 		return err
 	}
 	c.active = true
 	return nil
 }
 
-// audioLocked sends samples at 16 kHz. Call with sendMu held.
-func (c *conn) audioLocked(ctx context.Context, samples []int16) error {
-	if len(samples) == 0 {
-		return nil
-	}
-	c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], samples)
-	return c.realtime(ctx, genai.LiveRealtimeInput{Audio: &genai.Blob{MIMEType: inputMIME, Data: c.pcmBuf}})
-}
-
 // SendAudio sends user speech, opening the user's activity with its
-// first chunk (which interrupts the model if it is speaking).
+// first chunk (which interrupts the model if it is speaking). The audio
+// goes through the audio sender (see audioLoop): SendAudio returns once it
+// is queued, and reports a failure to send earlier audio.
 func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if err := wire.CheckSendRate(adapterName, ch.Rate, c.rate); err != nil {
 		return err
@@ -540,7 +677,7 @@ func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if err := c.startLocked(ctx); err != nil {
 		return err
 	}
-	return c.audioLocked(ctx, c.up.Process(ch.Samples))
+	return c.queueAudio(ctx, c.up.Process(ch.Samples))
 }
 
 // EndUtterance ends the user's activity (activityEnd), which asks the
@@ -554,10 +691,10 @@ func (c *conn) EndUtterance(ctx context.Context) error {
 	if !c.active {
 		return nil
 	}
-	if err := c.audioLocked(ctx, c.up.Flush()); err != nil {
+	if err := c.queueAudio(ctx, c.up.Flush()); err != nil {
 		return err
 	}
-	if err := c.realtime(ctx, genai.LiveRealtimeInput{ActivityEnd: &genai.ActivityEnd{}}); err != nil {
+	if err := c.control(ctx, genai.LiveRealtimeInput{ActivityEnd: &genai.ActivityEnd{}}); err != nil {
 		return err
 	}
 	c.active = false
@@ -574,7 +711,7 @@ func (c *conn) SendText(ctx context.Context, text string) error {
 	if err := c.startLocked(ctx); err != nil {
 		return err
 	}
-	if err := c.realtime(ctx, genai.LiveRealtimeInput{Text: text}); err != nil {
+	if err := c.control(ctx, genai.LiveRealtimeInput{Text: text}); err != nil {
 		return err
 	}
 	if err := c.realtime(ctx, genai.LiveRealtimeInput{ActivityEnd: &genai.ActivityEnd{}}); err != nil {

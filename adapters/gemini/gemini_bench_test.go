@@ -18,14 +18,22 @@ import (
 // minimalLive is a Live server for benchmarks that does next to no work:
 // it answers setup with setupComplete, discards what it reads, and for
 // every n sent on blast sends n messages of 100 ms of 24 kHz audio as fast
-// as it can. It answers each activityEnd at once with 20 ms of audio and
+// as it can. It answers each activityEnd at once as the Live API reference
+// (ai.google.dev/api/live) has the server answer a turn, each message JSON
+// in a binary frame: serverContent with 20 ms of audio in modelTurn, its
+// outputTranscription (the session asks for it), generationComplete and
 // turnComplete.
 func minimalLive(b *testing.B) (url string, blast chan int) {
 	b.Helper()
 	blast = make(chan int, 1)
 	data := base64.StdEncoding.EncodeToString(make([]byte, 4800))
 	audio := []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` + data + `"}}]}}}`)
-	reply := []byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `"}}]}}}`)
+	reply := [][]byte{
+		[]byte(`{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"` + base64.StdEncoding.EncodeToString(make([]byte, 960)) + `"}}]}}}`),
+		[]byte(`{"serverContent":{"outputTranscription":{"text":"Okay."}}}`),
+		[]byte(`{"serverContent":{"generationComplete":true}}`),
+		[]byte(`{"serverContent":{"turnComplete":true}}`),
+	}
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		adaptertest.LabelPeer(r)
 		ws, err := websocket.Accept(w, r, nil)
@@ -43,8 +51,9 @@ func minimalLive(b *testing.B) (url string, blast chan int) {
 				case bytes.HasPrefix(msg, []byte(`{"setup"`)):
 					ws.Write(ctx, websocket.MessageBinary, []byte(`{"setupComplete":{}}`))
 				case bytes.Contains(msg, []byte(`"activityEnd"`)):
-					ws.Write(ctx, websocket.MessageBinary, reply)
-					ws.Write(ctx, websocket.MessageBinary, []byte(`{"serverContent":{"turnComplete":true}}`))
+					for _, m := range reply {
+						ws.Write(ctx, websocket.MessageBinary, m)
+					}
 				}
 			})
 		}()
@@ -93,8 +102,9 @@ func BenchmarkGeminiRecvAudio(b *testing.B) {
 
 // BenchmarkGeminiTurnMinimalPeer measures one turn's harness overhead:
 // 600 ms of user audio at 24 kHz in 30 frames (activityStart, 30
-// realtimeInput audio messages, activityEnd) and the reply (20 ms of audio
-// and turnComplete) drained to AgentTurnEnd; the server answers at once.
+// realtimeInput audio messages, activityEnd) and the reply (20 ms of
+// audio, its transcription, generationComplete and turnComplete) drained
+// to AgentTurnEnd; the server answers at once.
 func BenchmarkGeminiTurnMinimalPeer(b *testing.B) {
 	url, _ := minimalLive(b)
 	conn := benchGeminiConn(b, url, 24000)

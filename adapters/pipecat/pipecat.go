@@ -298,7 +298,10 @@ type conn struct {
 	chunk   int     // Twilio media chunk
 	spoke   bool    // audio was sent since the last EndUtterance
 	msgID   int     // RTVI message ids
-	buf     []byte
+	buf     []byte  // the last message sent
+	pcmBuf  []byte  // the last frame's audio, encoded
+	frame   *pipecatpb.Frame
+	raw     *pipecatpb.AudioRawFrame // frame's audio
 
 	// Reader goroutine only.
 	down wire.Downstream
@@ -366,12 +369,19 @@ func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
 // sendMu held.
 func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	if c.ser == Protobuf {
-		b, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: &pipecatpb.AudioRawFrame{
-			Audio: pcm.EncodePCM16(nil, samples), SampleRate: uint32(c.wireRate), NumChannels: 1,
-		}}})
+		// One Frame, its PCM16 buffer and the message buffer, reused for
+		// every frame (Write does not keep what it is given).
+		if c.frame == nil {
+			c.raw = &pipecatpb.AudioRawFrame{SampleRate: uint32(c.wireRate), NumChannels: 1}
+			c.frame = &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: c.raw}}
+		}
+		c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], samples)
+		c.raw.Audio = c.pcmBuf
+		b, err := proto.MarshalOptions{}.MarshalAppend(c.buf[:0], c.frame)
 		if err != nil {
 			return fmt.Errorf("adapters: %s: encoding audio: %w", adapterName, err)
 		}
+		c.buf = b
 		return c.ws.Write(ctx, websocket.MessageBinary, b)
 	}
 	c.seq++
@@ -385,7 +395,8 @@ func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	b = append(b, `","timestamp":"`...)
 	b = strconv.AppendInt(b, int64(c.chunk-1)*20, 10)
 	b = append(b, `","payload":"`...)
-	b = base64.StdEncoding.AppendEncode(b, pcm.EncodeMulaw(nil, samples))
+	c.pcmBuf = pcm.EncodeMulaw(c.pcmBuf[:0], samples)
+	b = base64.StdEncoding.AppendEncode(b, c.pcmBuf)
 	b = append(b, `"}}`...)
 	c.buf = b
 	return c.ws.Write(ctx, websocket.MessageText, b)

@@ -1,8 +1,10 @@
 package pipecat_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,5 +87,83 @@ func BenchmarkPipecatRecvAudio(b *testing.B) {
 		if err != nil || ev.Kind != voicetest.AgentAudio || ev.Audio.Len() != 480 {
 			b.Fatalf("Recv: %v %v", ev.Kind, err)
 		}
+	}
+}
+
+// minimalRTVIBot is a Pipecat bot for the per-turn benchmark that does next
+// to no work: it counts the AudioRawFrames it reads (without decoding
+// them) and, after every turnFrames of them (the user's speech and the
+// silence EndUtterance sends, which a real bot's VAD waits for), answers
+// client-ready with bot-ready, and answers each turn at once as Pipecat's RTVI observer and transport do: MessageFrames
+// holding bot-started-speaking, bot-tts-text and bot-stopped-speaking
+// around one 20 ms AudioRawFrame at 24 kHz (frames.proto; RTVI 2.1.0).
+func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64) {
+	b.Helper()
+	got = new(atomic.Int64)
+	msg := func(f *pipecatpb.Frame) []byte {
+		m, err := proto.Marshal(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	rtvi := func(data string) []byte {
+		return msg(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: data}}})
+	}
+	reply := [][]byte{
+		rtvi(`{"label":"rtvi-ai","type":"bot-started-speaking"}`),
+		rtvi(`{"label":"rtvi-ai","type":"bot-tts-text","data":{"text":"Okay."}}`),
+		msg(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: &pipecatpb.AudioRawFrame{Audio: make([]byte, 960), SampleRate: 24000, NumChannels: 1}}}),
+		rtvi(`{"label":"rtvi-ai","type":"bot-stopped-speaking"}`),
+	}
+	ready := rtvi(`{"label":"rtvi-ai","type":"bot-ready","id":"1","data":{"version":"2.1.0"}}`)
+	// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
+	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		adaptertest.LabelPeer(r)
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		n := 0
+		adaptertest.ReadLoop(ws, func(data []byte) {
+			if !bytes.HasPrefix(data, []byte{0x12}) {
+				if bytes.Contains(data, []byte(`"client-ready"`)) {
+					ws.Write(ctx, websocket.MessageBinary, ready)
+				}
+				return
+			}
+			got.Add(1)
+			if n++; n%turnFrames == 0 {
+				for _, m := range reply {
+					ws.Write(ctx, websocket.MessageBinary, m)
+				}
+			}
+		})
+	}))
+	return srv.WSURL("/ws"), got
+}
+
+// BenchmarkPipecatTurnMinimalPeer measures the harness's overhead per turn
+// on loopback under the Protobuf serializer with RTVI: 600 ms of user
+// audio at 24 kHz (30 frames, resampled to 16 kHz AudioRawFrames), then
+// EndUtterance's second of silence (50 more frames, as a bot's VAD needs
+// it), and the bot's reply (bot-started-speaking, bot-tts-text, 20 ms of
+// audio, bot-stopped-speaking) received to its AgentTurnEnd, against a bot
+// that answers at once and does no work of its own. ns/op is wall time;
+// cpu-ns/op is the CPU time of the whole process (adapter and bot) per
+// turn.
+func BenchmarkPipecatTurnMinimalPeer(b *testing.B) {
+	const turnFrames = 80 // (600 ms + 1 s) / 20 ms
+	url, got := minimalRTVIBot(b, turnFrames)
+	a := pipecat.New(url, pipecat.Protobuf)
+	a.RTVI = true
+	conn := adaptertest.BenchConn(b, a, 24000)
+	frames := adaptertest.BenchTurnFrames(24000)
+	adaptertest.BenchTurns(b, conn, func(ctx context.Context) error { return adaptertest.SendUtterance(ctx, conn, frames) },
+		adaptertest.IsKind(voicetest.AgentTurnEnd))
+	if want := int64(b.N) * turnFrames; got.Load() != want {
+		b.Fatalf("the bot read %d audio frames in %d turns, want %d: turns and replies are out of step", got.Load(), b.N, want)
 	}
 }

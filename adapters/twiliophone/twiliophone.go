@@ -135,6 +135,8 @@ const (
 	frameBytes  = 160 // 20 ms of µ-law
 	maxPause    = lineRate * 400 / 1000
 	maxBody     = 1 << 20
+	// writeTimeout bounds a write to the stream.
+	writeTimeout = 10 * time.Second
 )
 
 // Agent is a voice agent at a phone number, reached through Twilio. Set
@@ -265,6 +267,7 @@ type conn struct {
 	playEnd time.Time
 	utt     int
 	buf     []int16
+	out     []byte // the last media message sent
 
 	// The current stream's reader only.
 	down wire.Downstream
@@ -277,6 +280,7 @@ type stream struct {
 	streamSid string
 	wmu       sync.Mutex
 	done      chan struct{} // the reader returned
+	mediaTail []byte        // the end of a media message to it (under the conn's sendMu)
 }
 
 // number is a phone number's voice configuration.
@@ -607,10 +611,13 @@ func (a *Agent) acquire() (*server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /twilio/voice/{token}", s.voice)
 	mux.HandleFunc("GET /twilio/media/{token}", s.media)
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, netConnKey{}, c) }}
 	go func() {
 		defer close(s.done)
-		s.http.Serve(ln)
+		// A stream's media messages come in bursts (Fast pacing, a
+		// backlog): its connection batches their writes (serve).
+		s.http.Serve(wire.BatchListener(ln))
 	}()
 	a.srv, a.refs = s, 1
 	return s, nil
@@ -748,6 +755,10 @@ type inbound struct {
 	} `json:"dtmf"`
 }
 
+// netConnKey is the key of a request's network connection in its
+// context.
+type netConnKey struct{}
+
 // media is the Media Stream WebSocket.
 func (s *server) media(w http.ResponseWriter, r *http.Request) {
 	c := s.conn(r.PathValue("token"))
@@ -760,6 +771,17 @@ func (s *server) media(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(c.maxFrame)
+	// From here the connection batches its writes: the media messages of
+	// an utterance sent faster than real time go in few system calls. A
+	// kernel write stuck for writeTimeout (Twilio stopped reading) closes
+	// it, as the per-message timeout of send does.
+	if nc, ok := r.Context().Value(netConnKey{}).(net.Conn); ok {
+		if flusher := wire.StartBatching(nc, writeTimeout, nil); flusher != nil {
+			done := make(chan struct{})
+			go func() { defer close(done); flusher() }()
+			defer func() { <-done }() // serve closed the connection: the flusher ends
+		}
+	}
 	c.serve(ws)
 }
 
@@ -962,9 +984,14 @@ func (c *conn) send(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
+	return c.write(ctx, st, b)
+}
+
+// write writes the message b to Twilio on st.
+func (c *conn) write(ctx context.Context, st *stream, b []byte) error {
 	st.wmu.Lock()
 	defer st.wmu.Unlock()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	c.cap.Frame("send", websocket.MessageText, b)
 	if err := st.ws.Write(wctx, websocket.MessageText, b); err != nil {
@@ -1022,12 +1049,20 @@ func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
 				return c.closedErr()
 			}
 		}
-		payload := base64.StdEncoding.EncodeToString(c.pending[n : n+frameBytes])
 		st, err := c.current(ctx)
 		if err != nil {
 			return err
 		}
-		if err := c.send(ctx, map[string]any{"event": "media", "streamSid": st.streamSid, "media": map[string]string{"payload": payload}}); err != nil {
+		// The bytes json.Marshal gives for {"event": "media", "streamSid":
+		// …, "media": {"payload": …}}, built in a reused buffer.
+		if st.mediaTail == nil {
+			sid, _ := json.Marshal(st.streamSid)
+			st.mediaTail = append(append([]byte(`"},"streamSid":`), sid...), '}')
+		}
+		b := append(c.out[:0], `{"event":"media","media":{"payload":"`...)
+		b = base64.StdEncoding.AppendEncode(b, c.pending[n:n+frameBytes])
+		c.out = append(b, st.mediaTail...)
+		if err := c.write(ctx, st, c.out); err != nil {
 			return err
 		}
 		c.playEnd = c.playEnd.Add(20 * time.Millisecond)

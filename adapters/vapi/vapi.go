@@ -330,7 +330,7 @@ func (c *conn) writeLocked(ctx context.Context, samples []int16) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	c.buf = pcm.EncodePCM16(c.buf[:0], samples)
+	c.buf = wire.AppendPCM16(c.buf[:0], samples)
 	return c.ws.Write(ctx, websocket.MessageBinary, c.buf)
 }
 
