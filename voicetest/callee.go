@@ -244,6 +244,16 @@ func (r *runner) send(ctx context.Context, c callee, f func(context.Context) err
 	return callPrompt(ctx, c, f)
 }
 
+// sendText calls the adapter's SendText as send does, without a closure
+// on the heap for a promptConn.
+func (r *runner) sendText(ctx context.Context, text string) error {
+	c := r.line("SendText")
+	if r.prompt {
+		return callPrompt(ctx, c, func(ctx context.Context) error { return r.conn.SendText(ctx, text) })
+	}
+	return r.call(ctx, c, func(ctx context.Context) error { return r.conn.SendText(ctx, text) })
+}
+
 // callPrompt calls f on this goroutine, returning a panic in f as an
 // error with its stack (a runtime.Goexit in f exits this goroutine, as
 // call makes it do).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,7 +311,7 @@ func (r *runner) runScript(ctx context.Context) error {
 				continue
 			}
 		}
-		r.step = "step " + strconv.Itoa(i+1) + " " + s.String() // not Sprintf: no copy of s
+		r.stepAt = i + 1 // named only when needed (stepName)
 		if r.now() >= r.cfg.Timeouts.MaxDuration {
 			return r.stepFailed(i, r.overtime())
 		}

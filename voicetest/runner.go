@@ -3,6 +3,7 @@ package voicetest
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -128,7 +129,7 @@ type runner struct {
 	ended      string // why the conversation ended before the script did
 	endReason  string // ended, with when, for the steps it skips
 	stopped    string // why the script stopped (Succeed), with where
-	step       string // the step running, as "step N Name()"
+	stepAt     int    // the step running, 1-based (0: none yet); see stepName
 	skipped    []string
 	skipReason string
 	decided    bool
@@ -199,6 +200,15 @@ func (r *runner) now() time.Duration {
 	return c.Now().Sub(r.start)
 }
 
+// stepName names the step running, as "step N Name()" ("" before the
+// first step). It is put together only when needed: steps are frequent.
+func (r *runner) stepName() string {
+	if r.stepAt == 0 {
+		return ""
+	}
+	return "step " + strconv.Itoa(r.stepAt) + " " + r.cfg.Script[r.stepAt-1].String()
+}
+
 func (r *runner) realTime() bool { return r.cfg.Pacing == PaceRealTime }
 
 func (r *runner) adapter() string {
@@ -210,7 +220,14 @@ func (r *runner) adapter() string {
 
 func (r *runner) addEvent(e Event) { r.st.timeline = append(r.st.timeline, e) }
 
-func (r *runner) addItem(e Event) { r.st.items = append(r.st.items, e) }
+func (r *runner) addItem(e Event) {
+	if r.st.items == nil {
+		// Room for about one item a step (the agent's messages), made
+		// with the first: a run with none keeps nil items.
+		r.st.items = make([]Event, 0, len(r.cfg.Script)+2)
+	}
+	r.st.items = append(r.st.items, e)
+}
 
 func (r *runner) decide(success bool, reason string) {
 	r.decided = true
@@ -239,8 +256,8 @@ func (r *runner) end(why string) {
 	if r.ended == "" {
 		r.ended = why
 		r.endReason = fmt.Sprintf("%s at %s", why, fmtOffset(r.now()))
-		if r.step != "" {
-			r.endReason += " (" + r.step + ")"
+		if r.stepAt > 0 {
+			r.endReason += " (" + r.stepName() + ")"
 		}
 	}
 }

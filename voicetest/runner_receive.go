@@ -122,9 +122,11 @@ func (r *runner) fetch() {
 				}
 				return
 			}
-			it := new(recvItem)
+			var it *recvItem
 			if n := len(d.free); n > 0 {
 				it, d.free = d.free[n-1], d.free[:n-1]
+			} else {
+				it = new(recvItem) // only when none is free to reuse
 			}
 			*it = recvItem{ev: ev, at: r.now(), err: err, said: r.said.Load(), gate: d.gate, size: ev.Size()}
 			d.held = it

@@ -449,7 +449,7 @@ func (l *agentLoop) pump(now time.Time) {
 		switch {
 		case len(l.handlerQ) > 0:
 			r := l.handlerQ[0]
-			l.handlerQ = l.handlerQ[1:]
+			l.handlerQ = shift(l.handlerQ)
 			l.emit(r, now)
 		case l.call != nil && !l.call.started:
 			if now.Before(l.call.thinkUntil) {
@@ -480,12 +480,22 @@ func (l *agentLoop) pump(now time.Time) {
 			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
 		case len(l.inbox) > 0:
 			ev := l.inbox[0]
-			l.inbox = l.inbox[1:]
+			l.inbox = shift(l.inbox)
 			l.startCall(ev, false, now)
 		default:
 			return
 		}
 	}
+}
+
+// shift drops the first element of q, keeping its array for the next
+// append (the queues hold a few elements: moving them costs less than a
+// new array each time the old one runs out).
+func shift[T any](q []T) []T {
+	n := copy(q, q[1:])
+	var zero T
+	q[n] = zero
+	return q[:n]
 }
 
 // answersUser reports whether a handler call for ev answers the user, so
