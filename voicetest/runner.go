@@ -112,10 +112,12 @@ type runner struct {
 	queued <-chan struct{} // signalled by receive when it has queued an event
 	direct *direct         // receives from a queuedConn instead of receive
 	prompt bool            // the Conn is a promptConn (send)
-	timer  *time.Timer
-	stray  *strays      // callees left running at their bound (callee.go)
-	sender *audioSender // calls SendAudio (sender.go)
-	view   *State       // the copy of st callees read (snapshot)
+	timer  *time.Timer     // pump's real-time bound on a wait (armWait)
+	// waitDue is when timer fires (zero: it has fired, or is not armed)
+	waitDue time.Time
+	stray   *strays      // callees left running at their bound (callee.go)
+	sender  *audioSender // calls SendAudio (sender.go)
+	view    *State       // the copy of st callees read (snapshot)
 
 	st   State
 	segs []Segment
@@ -198,6 +200,26 @@ func (r *runner) now() time.Duration {
 		return time.Duration(c.offset.Load()) - r.start.Sub(c.base)
 	}
 	return c.Now().Sub(r.start)
+}
+
+// armWait arms r.timer to fire at the latest d from now, for pump's wait,
+// and returns now. The timer is not stopped when the wait ends otherwise,
+// and not moved for a later wait: it is reset only when it would fire too
+// late (or has fired), so most waits cost no timer operation; a wait that
+// it ends too early is one more turn of pump's loop, which checks the
+// time (see pump).
+func (r *runner) armWait(d time.Duration) time.Time {
+	now := time.Now()
+	due := now.Add(d)
+	switch {
+	case r.timer == nil:
+		r.timer = time.NewTimer(d)
+		r.waitDue = due
+	case r.waitDue.IsZero() || due.Before(r.waitDue):
+		r.timer.Reset(d)
+		r.waitDue = due
+	}
+	return now
 }
 
 // stepName names the step running, as "step N Name()" ("" before the

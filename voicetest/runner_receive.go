@@ -230,17 +230,22 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 		}
 		r.fetch()
-		if r.timer == nil {
-			r.timer = time.NewTimer(d)
-		} else {
-			r.timer.Reset(d)
+		if r.direct != nil && len(r.events) > 0 {
+			// fetch queued it on this goroutine: no need to wait.
+			if err := r.takeItem(<-r.events); err != nil {
+				return err
+			}
+			continue
+		}
+		waited := r.armWait(d)
+		events := r.events
+		if r.direct != nil {
+			events = nil // only fetch, on this goroutine, queues on it
 		}
 		select {
 		case <-r.readyC(): // the queuedConn has something new
-			r.timer.Stop()
 			r.direct.signalled = true
-		case it, ok := <-r.events:
-			r.timer.Stop()
+		case it, ok := <-events:
 			if !ok {
 				r.events = nil
 				r.streamClosed = true
@@ -250,15 +255,17 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 				return err
 			}
 		case <-idle: // the agent went idle: time may jump
-			r.timer.Stop()
 		case <-r.timer.C:
+			r.waitDue = time.Time{}
+			if time.Since(waited) < d {
+				continue // armed for an earlier wait (armWait)
+			}
 			if virtual {
 				// The agent worked for longer than the wait, in real
 				// time: so much time has passed.
 				r.clock.jump(r.clock.Now().Add(d))
 			}
 		case <-ctx.Done():
-			r.timer.Stop()
 			return ctx.Err()
 		}
 	}
