@@ -112,12 +112,15 @@ type runner struct {
 	queued <-chan struct{} // signalled by receive when it has queued an event
 	direct *direct         // receives from a queuedConn instead of receive
 	prompt bool            // the Conn is a promptConn (send)
-	timer  *time.Timer     // pump's real-time bound on a wait (armWait)
-	// waitDue is when timer fires (zero: it has fired, or is not armed)
-	waitDue time.Time
-	stray   *strays      // callees left running at their bound (callee.go)
-	sender  *audioSender // calls SendAudio (sender.go)
-	view    *State       // the copy of st callees read (snapshot)
+	// pump's real-time bound on a wait (armWait): timer signals wake
+	// when due, waitDue after realBase (0: not armed)
+	timer    *time.Timer
+	wake     chan struct{}
+	realBase time.Time
+	waitDue  time.Duration
+	stray    *strays      // callees left running at their bound (callee.go)
+	sender   *audioSender // calls SendAudio (sender.go)
+	view     *State       // the copy of st callees read (snapshot)
 
 	st   State
 	segs []Segment
@@ -202,24 +205,51 @@ func (r *runner) now() time.Duration {
 	return c.Now().Sub(r.start)
 }
 
-// armWait arms r.timer to fire at the latest d from now, for pump's wait,
-// and returns now. The timer is not stopped when the wait ends otherwise,
-// and not moved for a later wait: it is reset only when it would fire too
-// late (or has fired), so most waits cost no timer operation; a wait that
-// it ends too early is one more turn of pump's loop, which checks the
-// time (see pump).
-func (r *runner) armWait(d time.Duration) time.Time {
-	now := time.Now()
-	due := now.Add(d)
-	switch {
-	case r.timer == nil:
-		r.timer = time.NewTimer(d)
-		r.waitDue = due
-	case r.waitDue.IsZero() || due.Before(r.waitDue):
+// armWait makes sure that pump's wait for at most d of real time from
+// now is woken by then, and returns now (real time since r.realBase). A
+// timer signals r.wake, the channel pump waits on with the others (on a
+// virtual clock, the clock's idle channel, so that the wait has one case
+// less). The timer is not stopped when a wait ends otherwise, nor moved
+// for a later wait: it is reset only when it would fire too late or may
+// have fired, so most waits cost no timer operation; a wake that comes
+// too early, or that is no timer's, is one more turn of pump's loop,
+// which reads the time (wokeAfter).
+func (r *runner) armWait(d time.Duration, virtual bool) time.Duration {
+	if r.timer == nil {
+		r.realBase = time.Now()
+		if virtual {
+			r.wake = r.clock.idleC
+		} else {
+			r.wake = make(chan struct{}, 1)
+		}
+		wake := r.wake
+		r.timer = time.AfterFunc(d, func() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		})
+		r.waitDue = d
+		return 0
+	}
+	now := time.Since(r.realBase)
+	if due := now + d; r.waitDue == 0 || due < r.waitDue || now >= r.waitDue {
+		// Not armed, armed too late, or it may have fired and its
+		// signal been taken by another wait (catchUp) or another turn.
 		r.timer.Reset(d)
 		r.waitDue = due
 	}
 	return now
+}
+
+// wokeAfter reports whether at least d of real time has passed since
+// waited (armWait's now).
+func (r *runner) wokeAfter(waited, d time.Duration) bool {
+	now := time.Since(r.realBase)
+	if r.waitDue != 0 && now >= r.waitDue {
+		r.waitDue = 0 // it fired
+	}
+	return now-waited >= d
 }
 
 // stepName names the step running, as "step N Name()" ("" before the

@@ -237,10 +237,14 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			continue
 		}
-		waited := r.armWait(d)
+		waited := r.armWait(d, virtual)
 		events := r.events
 		if r.direct != nil {
 			events = nil // only fetch, on this goroutine, queues on it
+		}
+		wake := r.wake
+		if virtual {
+			wake = nil // r.wake is idle: one case for both
 		}
 		select {
 		case <-r.readyC(): // the queuedConn has something new
@@ -254,17 +258,13 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			if err := r.takeItem(it); err != nil {
 				return err
 			}
-		case <-idle: // the agent went idle: time may jump
-		case <-r.timer.C:
-			r.waitDue = time.Time{}
-			if time.Since(waited) < d {
-				continue // armed for an earlier wait (armWait)
-			}
-			if virtual {
+		case <-idle: // the agent went idle (time may jump), or the bound
+			if r.wokeAfter(waited, d) && !r.clock.isIdle() {
 				// The agent worked for longer than the wait, in real
 				// time: so much time has passed.
 				r.clock.jump(r.clock.Now().Add(d))
 			}
+		case <-wake: // the real clock's bound (armWait)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
