@@ -758,6 +758,7 @@ type callJob struct {
 // other (the loop starts a call only once the last has returned), on one
 // goroutine instead of one each, until the loop is over.
 func (c *handlerConn) callWorker(jobs <-chan callJob) {
+	growStack()
 	for {
 		select {
 		case job := <-jobs:
@@ -767,6 +768,25 @@ func (c *handlerConn) callWorker(jobs <-chan callJob) {
 		}
 	}
 }
+
+// workerStack is about the stack a handler call takes on the call worker
+// (the handler's function, a Say, and the loop it runs under the lock).
+const workerStack = 8 << 10
+
+// growStack grows the calling goroutine's stack, once, to workerStack:
+// a new goroutine starts with a small stack, which a handler call would
+// otherwise grow (and copy) twice or more, in every conversation.
+//
+//go:noinline
+func growStack() {
+	var frame [workerStack]byte
+	touchStack(frame[:])
+}
+
+// touchStack keeps growStack's frame from being optimised away.
+//
+//go:noinline
+func touchStack(b []byte) { b[len(b)-1] = 1 }
 
 // runCall runs one handler call and reports its end to the loop.
 func (c *handlerConn) runCall(job callJob) {
