@@ -231,6 +231,9 @@ func (c *Call) Get(key string) (any, bool) {
 func (c *Call) Set(key string, v any) {
 	c.c.dataMu.Lock()
 	defer c.c.dataMu.Unlock()
+	if c.c.data == nil {
+		c.c.data = map[string]any{}
+	}
 	c.c.data[key] = v
 }
 
