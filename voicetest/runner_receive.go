@@ -231,7 +231,12 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 		}
 		r.fetch()
 		if r.direct != nil && len(r.events) > 0 {
-			// fetch queued it on this goroutine: no need to wait.
+			// fetch queued it on this goroutine: no need to wait (but
+			// an ended scenario ends here too, as the select below ends
+			// it).
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if err := r.takeItem(<-r.events); err != nil {
 				return err
 			}
