@@ -233,6 +233,15 @@ type promptConn interface {
 	PromptSends(inproc.Token)
 }
 
+// promptConnector is implemented by an Agent of this module whose Connect
+// never blocks and runs no user code (the handler adapter's: it makes the
+// conversation's state in process). The runner calls its Connect on its
+// own goroutine, without call's goroutine, as it calls a promptConn's
+// sends. See internal/inproc: no Agent of another module can implement it.
+type promptConnector interface {
+	PromptConnect(inproc.Token)
+}
+
 // send calls f, one of the adapter's sending methods (SendText, SendDTMF,
 // SendAudio, Interrupt), as call does; for a promptConn on the runner's
 // goroutine, with no goroutine hand-off: f returns at once, and a panic in
@@ -242,6 +251,16 @@ func (r *runner) send(ctx context.Context, c callee, f func(context.Context) err
 		return r.call(ctx, c, f)
 	}
 	return callPrompt(ctx, c, f)
+}
+
+// sendText calls the adapter's SendText as send does, without a closure
+// on the heap for a promptConn.
+func (r *runner) sendText(ctx context.Context, text string) error {
+	c := r.line("SendText")
+	if r.prompt {
+		return callPrompt(ctx, c, func(ctx context.Context) error { return r.conn.SendText(ctx, text) })
+	}
+	return r.call(ctx, c, func(ctx context.Context) error { return r.conn.SendText(ctx, text) })
 }
 
 // callPrompt calls f on this goroutine, returning a panic in f as an

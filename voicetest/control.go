@@ -222,7 +222,7 @@ func Do(name string, fn func(ctx context.Context, c *Control) error) Step {
 		if err != nil {
 			return err
 		}
-		_, err = c.finish(r.step)
+		_, err = c.finish(r.stepName())
 		return err
 	}
 	return s
@@ -257,7 +257,7 @@ func (r *runner) inject(ctx context.Context, role Role, text string) error {
 			return fmt.Errorf("injecting a %s message into the %s agent's history: %w", role, r.adapter(), err)
 		}
 	} else {
-		r.logf("voicetest: %s: the %s adapter cannot put messages into the agent's history (its Conn is no HistoryInjector); the %s message %s is known to the user and the judge only", r.step, r.adapter(), role, quote(text))
+		r.logf("voicetest: %s: the %s adapter cannot put messages into the agent's history (its Conn is no HistoryInjector); the %s message %s is known to the user and the judge only", r.stepName(), r.adapter(), role, quote(text))
 	}
 	m := Message{Turn: r.st.turn, Role: role, Text: strings.TrimSpace(text), Start: at, End: at, Injected: true}
 	r.st.transcript = append(r.st.transcript, m)
@@ -332,5 +332,5 @@ func (r *runner) callback(ctx context.Context, fn func(context.Context, *Control
 	if err != nil {
 		return true, fmt.Errorf("%s: %w", what, err)
 	}
-	return c.finish(r.step + " " + what)
+	return c.finish(r.stepName() + " " + what)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Metrics measures a conversation the way a caller hears it: who talked
@@ -644,6 +645,25 @@ func turnMetrics(st *State, tr []Message, words []int, tl []Event, ps PauseMetri
 // len(strings.Fields(s)) does, without allocating.
 func countWords(s string) int {
 	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		// ASCII, the usual text, byte by byte; the rest rune by rune.
+		b := s[i]
+		if b >= utf8.RuneSelf {
+			return n + countWordsFrom(s[i:], in)
+		}
+		space := b == ' ' || b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == '\r'
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+}
+
+// countWordsFrom counts the words of s as countWords does, s following
+// a word's letter when in is set.
+func countWordsFrom(s string, in bool) int {
+	n := 0
 	for _, r := range s {
 		space := unicode.IsSpace(r)
 		if !space && !in {
@@ -656,7 +676,7 @@ func countWords(s string) int {
 
 func speechMetrics(tr []Message, words []int, audio []span) SpeechMetrics {
 	var s SpeechMetrics
-	agentTurns := map[int]bool{}
+	agentTurns := make([]int, 0, len(tr)) // the turns with agent words
 	var wer WERMetrics
 	worst := -1.0
 	for i, m := range tr {
@@ -670,7 +690,7 @@ func speechMetrics(tr []Message, words []int, audio []span) SpeechMetrics {
 		case RoleAgent:
 			if w > 0 && !m.AudioOnly {
 				s.AgentWords += w
-				agentTurns[m.Turn] = true
+				agentTurns = append(agentTurns, m.Turn)
 				if !m.Interrupted && m.End > m.Start {
 					s.AgentSpeech += spoken(audio, m.Start, m.End)
 					s.AgentRatedWords += w
@@ -685,7 +705,8 @@ func speechMetrics(tr []Message, words []int, audio []span) SpeechMetrics {
 			}
 		}
 	}
-	s.AgentTurns = len(agentTurns)
+	slices.Sort(agentTurns)
+	s.AgentTurns = len(slices.Compact(agentTurns)) // each turn once
 	if s.AgentTurns > 0 {
 		s.AgentWordsPerTurn = float64(s.AgentWords) / float64(s.AgentTurns)
 	}

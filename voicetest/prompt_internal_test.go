@@ -58,3 +58,27 @@ func TestPromptSendPanicIsAnError(t *testing.T) {
 		t.Errorf("the panic's stack does not show the inline call:\n%s", st)
 	}
 }
+
+// A promptConnector's Connect runs on the runner's goroutine (issue 21):
+// a panic in it is still the scenario's error, with its stack.
+type panickyConnectAgent struct{}
+
+func (panickyConnectAgent) PromptConnect(inproc.Token) {}
+func (panickyConnectAgent) Connect(context.Context, Session) (Conn, error) {
+	panic("connect boom")
+}
+
+func TestPromptConnectPanicIsAnError(t *testing.T) {
+	res, err := Run(context.Background(), Config{Agent: panickyConnectAgent{}, Script: []Step{UserSays("hello")}})
+	if res == nil {
+		t.Fatalf("no result: %v", err)
+	}
+	var pe *panicError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "Agent.Connect panicked: connect boom") {
+		t.Fatalf("err %v, want the Connect panic as the scenario's error", err)
+	}
+	// It ran on the runner's goroutine, through callPrompt, not call.
+	if st := string(pe.PanicStack()); !strings.Contains(st, "voicetest.callPrompt") || strings.Contains(st, "voicetest.callLeaving") {
+		t.Errorf("the panic's stack does not show the inline call:\n%s", st)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,6 +171,9 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			}
 			closed = true
 			cancel()
+			if r.timer != nil {
+				r.timer.Stop() // armWait leaves it armed
+			}
 			if d := r.direct; d != nil {
 				// Nothing receives once the Conn is closed.
 				r.direct = nil
@@ -232,7 +234,7 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 	var mu sync.Mutex
 	var conn Conn
 	gone := false
-	err := r.call(ctx, c, func(ctx context.Context) error {
+	connect := func(ctx context.Context) error {
 		cn, err := r.cfg.Agent.Connect(ctx, sess)
 		mu.Lock()
 		defer mu.Unlock()
@@ -244,7 +246,13 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 		}
 		conn = cn
 		return nil
-	})
+	}
+	var err error
+	if _, ok := r.cfg.Agent.(promptConnector); ok {
+		err = callPrompt(ctx, c, connect) // on this goroutine (see promptConnector)
+	} else {
+		err = r.call(ctx, c, connect)
+	}
 	if err != nil {
 		mu.Lock()
 		gone = true
@@ -312,7 +320,7 @@ func (r *runner) runScript(ctx context.Context) error {
 				continue
 			}
 		}
-		r.step = "step " + strconv.Itoa(i+1) + " " + s.String() // not Sprintf: no copy of s
+		r.stepAt = i + 1 // named only when needed (stepName)
 		if r.now() >= r.cfg.Timeouts.MaxDuration {
 			return r.stepFailed(i, r.overtime())
 		}

@@ -3,6 +3,7 @@ package voicetest
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -111,10 +112,15 @@ type runner struct {
 	queued <-chan struct{} // signalled by receive when it has queued an event
 	direct *direct         // receives from a queuedConn instead of receive
 	prompt bool            // the Conn is a promptConn (send)
-	timer  *time.Timer
-	stray  *strays      // callees left running at their bound (callee.go)
-	sender *audioSender // calls SendAudio (sender.go)
-	view   *State       // the copy of st callees read (snapshot)
+	// pump's real-time bound on a wait (armWait): timer signals wake
+	// when due, waitDue after realBase (0: not armed)
+	timer    *time.Timer
+	wake     chan struct{}
+	realBase time.Time
+	waitDue  time.Duration
+	stray    *strays      // callees left running at their bound (callee.go)
+	sender   *audioSender // calls SendAudio (sender.go)
+	view     *State       // the copy of st callees read (snapshot)
 
 	st   State
 	segs []Segment
@@ -128,7 +134,7 @@ type runner struct {
 	ended      string // why the conversation ended before the script did
 	endReason  string // ended, with when, for the steps it skips
 	stopped    string // why the script stopped (Succeed), with where
-	step       string // the step running, as "step N Name()"
+	stepAt     int    // the step running, 1-based (0: none yet); see stepName
 	skipped    []string
 	skipReason string
 	decided    bool
@@ -199,6 +205,62 @@ func (r *runner) now() time.Duration {
 	return c.Now().Sub(r.start)
 }
 
+// armWait makes sure that pump's wait for at most d of real time from
+// now is woken by then, and returns now (real time since r.realBase). A
+// timer signals r.wake, the channel pump waits on with the others (on a
+// virtual clock, the clock's idle channel, so that the wait has one case
+// less). The timer is not stopped when a wait ends otherwise, nor moved
+// for a later wait: it is reset only when it would fire too late or may
+// have fired, so most waits cost no timer operation; a wake that comes
+// too early, or that is no timer's, is one more turn of pump's loop,
+// which reads the time (wokeAfter).
+func (r *runner) armWait(d time.Duration, virtual bool) time.Duration {
+	if r.timer == nil {
+		r.realBase = time.Now()
+		if virtual {
+			r.wake = r.clock.idleC
+		} else {
+			r.wake = make(chan struct{}, 1)
+		}
+		wake := r.wake
+		r.timer = time.AfterFunc(d, func() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		})
+		r.waitDue = d
+		return 0
+	}
+	now := time.Since(r.realBase)
+	if due := now + d; r.waitDue == 0 || due < r.waitDue || now >= r.waitDue {
+		// Not armed, armed too late, or it may have fired and its
+		// signal been taken by another wait (catchUp) or another turn.
+		r.timer.Reset(d)
+		r.waitDue = due
+	}
+	return now
+}
+
+// wokeAfter reports whether at least d of real time has passed since
+// waited (armWait's now).
+func (r *runner) wokeAfter(waited, d time.Duration) bool {
+	now := time.Since(r.realBase)
+	if r.waitDue != 0 && now >= r.waitDue {
+		r.waitDue = 0 // it fired
+	}
+	return now-waited >= d
+}
+
+// stepName names the step running, as "step N Name()" ("" before the
+// first step). It is put together only when needed: steps are frequent.
+func (r *runner) stepName() string {
+	if r.stepAt == 0 {
+		return ""
+	}
+	return "step " + strconv.Itoa(r.stepAt) + " " + r.cfg.Script[r.stepAt-1].String()
+}
+
 func (r *runner) realTime() bool { return r.cfg.Pacing == PaceRealTime }
 
 func (r *runner) adapter() string {
@@ -210,7 +272,14 @@ func (r *runner) adapter() string {
 
 func (r *runner) addEvent(e Event) { r.st.timeline = append(r.st.timeline, e) }
 
-func (r *runner) addItem(e Event) { r.st.items = append(r.st.items, e) }
+func (r *runner) addItem(e Event) {
+	if r.st.items == nil {
+		// Room for about one item a step (the agent's messages), made
+		// with the first: a run with none keeps nil items.
+		r.st.items = make([]Event, 0, len(r.cfg.Script)+2)
+	}
+	r.st.items = append(r.st.items, e)
+}
 
 func (r *runner) decide(success bool, reason string) {
 	r.decided = true
@@ -239,8 +308,8 @@ func (r *runner) end(why string) {
 	if r.ended == "" {
 		r.ended = why
 		r.endReason = fmt.Sprintf("%s at %s", why, fmtOffset(r.now()))
-		if r.step != "" {
-			r.endReason += " (" + r.step + ")"
+		if r.stepAt > 0 {
+			r.endReason += " (" + r.stepName() + ")"
 		}
 	}
 }

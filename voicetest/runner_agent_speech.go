@@ -169,8 +169,15 @@ func (r *runner) unrecorded() bool {
 
 // agentText returns the text of the agent's current turn so far.
 func (r *runner) agentText() string {
+	p := strings.TrimSpace(r.turnText.String())
+	switch {
+	case len(r.committed) == 0:
+		return p
+	case len(r.committed) == 1 && p == "":
+		return r.committed[0] // the usual turn: one final text, no copy
+	}
 	parts := append([]string(nil), r.committed...)
-	if p := strings.TrimSpace(r.turnText.String()); p != "" {
+	if p != "" {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, " ")

@@ -165,7 +165,7 @@ func (r *runner) handle(it recvItem) error {
 	case AgentHangUp:
 		r.hungUp = true
 		r.hangUpAt = at
-		r.hangUpReason, r.hangUpTurn, r.hangUpStep = ev.Text, turn, r.step
+		r.hangUpReason, r.hangUpTurn, r.hangUpStep = ev.Text, turn, r.stepName()
 		r.addEvent(Event{At: at, Type: EventAgentHangUp, Turn: turn, Role: RoleAgent, Text: ev.Text})
 	case AgentLog:
 		if r.keepSide(ev) {

@@ -63,7 +63,7 @@ func (r *runner) checkpoint(ctx context.Context, criteria []string) error {
 func (r *runner) finalVerdict(ctx context.Context) error {
 	if r.verdict != nil {
 		// Proceed's judge decided already: its verdict stands.
-		r.logf("voicetest: %s: the judge already gave its final verdict (%s); it stands", r.step, r.verdict.Status())
+		r.logf("voicetest: %s: the judge already gave its final verdict (%s); it stands", r.stepName(), r.verdict.Status())
 		return nil
 	}
 	v, err := r.judge(ctx, JudgeRequest{Final: true}, "Verdict")

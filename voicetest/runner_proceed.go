@@ -71,7 +71,7 @@ func (r *runner) proceed(ctx context.Context, n int, o proceedOptions) error {
 				return err
 			}
 			if o.until(&r.st) {
-				r.logf("voicetest: %s: its Until condition holds after turn %d", r.step, r.st.turn)
+				r.logf("voicetest: %s: its Until condition holds after turn %d", r.stepName(), r.st.turn)
 				return nil
 			}
 		}

@@ -122,9 +122,11 @@ func (r *runner) fetch() {
 				}
 				return
 			}
-			it := new(recvItem)
+			var it *recvItem
 			if n := len(d.free); n > 0 {
 				it, d.free = d.free[n-1], d.free[:n-1]
+			} else {
+				it = new(recvItem) // only when none is free to reuse
 			}
 			*it = recvItem{ev: ev, at: r.now(), err: err, said: r.said.Load(), gate: d.gate, size: ev.Size()}
 			d.held = it
@@ -228,17 +230,31 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 		}
 		r.fetch()
-		if r.timer == nil {
-			r.timer = time.NewTimer(d)
-		} else {
-			r.timer.Reset(d)
+		if r.direct != nil && len(r.events) > 0 {
+			// fetch queued it on this goroutine: no need to wait (but
+			// an ended scenario ends here too, as the select below ends
+			// it).
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := r.takeItem(<-r.events); err != nil {
+				return err
+			}
+			continue
+		}
+		waited := r.armWait(d, virtual)
+		events := r.events
+		if r.direct != nil {
+			events = nil // only fetch, on this goroutine, queues on it
+		}
+		wake := r.wake
+		if virtual {
+			wake = nil // r.wake is idle: one case for both
 		}
 		select {
 		case <-r.readyC(): // the queuedConn has something new
-			r.timer.Stop()
 			r.direct.signalled = true
-		case it, ok := <-r.events:
-			r.timer.Stop()
+		case it, ok := <-events:
 			if !ok {
 				r.events = nil
 				r.streamClosed = true
@@ -247,16 +263,14 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			if err := r.takeItem(it); err != nil {
 				return err
 			}
-		case <-idle: // the agent went idle: time may jump
-			r.timer.Stop()
-		case <-r.timer.C:
-			if virtual {
+		case <-idle: // the agent went idle (time may jump), or the bound
+			if r.wokeAfter(waited, d) && !r.clock.isIdle() {
 				// The agent worked for longer than the wait, in real
 				// time: so much time has passed.
 				r.clock.jump(r.clock.Now().Add(d))
 			}
+		case <-wake: // the real clock's bound (armWait)
 		case <-ctx.Done():
-			r.timer.Stop()
 			return ctx.Err()
 		}
 	}

@@ -115,7 +115,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 			return &UnsupportedError{Adapter: r.adapter(), Capability: "audio input",
 				Alternative: "the agent takes only text, so the utterance needs Text (a transcript of its audio)"}
 		}
-		words := len(strings.Fields(u.Text))
+		words := countWords(u.Text) // as len(strings.Fields), without the slice
 		dur := time.Duration(words) * time.Minute / time.Duration(r.cfg.WordsPerMinute)
 		start = r.now()
 		r.addEvent(Event{At: start, Type: EventUserStartSpeaking, Turn: turn, Role: RoleUser})
@@ -126,8 +126,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		}
 		end = r.now()
 		if !r.hungUp {
-			send := func(ctx context.Context) error { return r.conn.SendText(ctx, u.Text) }
-			if err := r.send(ctx, r.line("SendText"), send); err != nil && !r.hungUpAfter(ctx, err) {
+			if err := r.sendText(ctx, u.Text); err != nil && !r.hungUpAfter(ctx, err) {
 				return r.sendErr("sending the user's text", err)
 			}
 		}

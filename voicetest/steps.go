@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/voicetest-go/voicetest/pcm"
 )
@@ -68,11 +70,11 @@ var ErrFailed = errors.New("voicetest: scenario failed")
 
 func quote(s string) string {
 	const max = 40
-	r := []rune(s)
-	if len(r) > max {
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
 		s = string(r[:max-1]) + "…"
 	}
-	return fmt.Sprintf("%q", s)
+	return strconv.Quote(s) // as %q: no copy of s into an interface
 }
 
 // UserSays makes the user say text: spoken through Config.UserVoice to an
@@ -80,14 +82,24 @@ func quote(s string) string {
 // this utterance is spoken (WithVoice, WithSpeed, WithEffects,
 // WithInstructions). For recorded speech use UserAudio.
 func UserSays(text string, opts ...SayOption) Step {
-	u := Utterance{Text: text}
-	names, err := sayOptions(&u, opts)
-	s := Step{name: "UserSays(" + quote(text) + names + ")", blind: true, line: true, err: err}
+	s := Step{blind: true, line: true}
+	if len(opts) == 0 {
+		// The common case, with fewer allocations: the step captures
+		// only the text.
+		s.name = "UserSays(" + quote(text) + ")"
+		s.run = func(ctx context.Context, r *runner) error {
+			return r.userTurn(ctx, Utterance{Text: text}, false)
+		}
+	} else {
+		u := Utterance{Text: text}
+		names, err := sayOptions(&u, opts)
+		s.name, s.err = "UserSays("+quote(text)+names+")", err
+		s.run = func(ctx context.Context, r *runner) error {
+			return r.userTurn(ctx, u, false)
+		}
+	}
 	if strings.TrimSpace(text) == "" {
 		s.err = errors.New("UserSays needs text; use Silence or Sleep for a pause")
-	}
-	s.run = func(ctx context.Context, r *runner) error {
-		return r.userTurn(ctx, u, false)
 	}
 	return s
 }
@@ -145,6 +157,10 @@ func UserAudio[S AudioSource](src S) Step {
 // in which the agent hangs up without a word is not silent: the hang-up
 // is its outcome.
 func AgentTurn(opts ...TurnOption) Step {
+	if len(opts) == 0 {
+		// The common case: nothing to capture, nothing to allocate.
+		return Step{name: "AgentTurn()", blind: true, line: true, drains: true, run: plainAgentTurn}
+	}
 	var o turnOptions
 	names := make([]string, 0, len(opts))
 	for _, opt := range opts {
@@ -158,6 +174,11 @@ func AgentTurn(opts ...TurnOption) Step {
 	return Step{name: "AgentTurn(" + strings.Join(names, ", ") + ")", blind: true, line: true, drains: true, run: func(ctx context.Context, r *runner) error {
 		return r.agentTurn(ctx, turnOptions{allowSilence: o.allowSilence})
 	}}
+}
+
+// plainAgentTurn runs an AgentTurn without options.
+func plainAgentTurn(ctx context.Context, r *runner) error {
+	return r.agentTurn(ctx, turnOptions{})
 }
 
 // TurnOption changes how an AgentTurn treats the agent's turn. Build it
@@ -429,7 +450,7 @@ func Proceed(n int, opts ...ProceedOption) Step {
 func Succeed(reason string) Step {
 	return Step{name: "Succeed(" + quote(reason) + ")", run: func(ctx context.Context, r *runner) error {
 		r.decide(true, reason)
-		r.stopped = r.step + " ended the script"
+		r.stopped = r.stepName() + " ended the script"
 		return nil
 	}}
 }

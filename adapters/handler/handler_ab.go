@@ -67,7 +67,8 @@ type abState struct {
 }
 
 func newABState(cfg abConfig, scenario string, run int64) *abState {
-	return &abState{cfg: cfg, scenario: scenario, run: run, chosen: map[string]string{}, outcomes: map[string]float64{}, variables: cfg.variables}
+	// chosen and outcomes are made by their first write.
+	return &abState{cfg: cfg, scenario: scenario, run: run, variables: cfg.variables}
 }
 
 // Variants are the variants of an A/B test with their weights: the chance
@@ -125,6 +126,9 @@ func (c *Call) Test(name string, variants Variants) (string, error) {
 			}
 		}
 	}
+	if ab.chosen == nil {
+		ab.chosen = map[string]string{}
+	}
 	ab.chosen[name] = chosen
 	ab.mu.Unlock()
 	if err := c.Data(voicetest.DataVariant, voicetest.VariantData{Test: name, Variant: chosen, Forced: isForced}); err != nil {
@@ -146,6 +150,9 @@ func (c *Call) SetOutcome(name string, value float64) error {
 	}
 	ab := c.c.ab
 	ab.mu.Lock()
+	if ab.outcomes == nil {
+		ab.outcomes = map[string]float64{}
+	}
 	ab.outcomes[name] = value
 	ab.mu.Unlock()
 	return c.Data(voicetest.DataOutcome, voicetest.OutcomeData{Name: name, Value: value})

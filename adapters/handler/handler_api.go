@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
@@ -406,6 +407,12 @@ type handlerAgent struct {
 func (a *handlerAgent) VirtualTime() bool { return true }
 
 // Connect starts a conversation; see New.
+// PromptConnect declares that Connect never blocks and runs no user code:
+// it makes the conversation's state in process (the handler's functions
+// run later, on goroutines of their own). The runner calls it on its own
+// goroutine (see internal/inproc).
+func (a *handlerAgent) PromptConnect(inproc.Token) {}
+
 func (a *handlerAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
 	if err := errors.Join(a.cfg.errs...); err != nil {
 		return nil, fmt.Errorf("adapters: Handler: %w", err)

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
+	"unicode"
 
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -57,7 +57,7 @@ func (c *Call) Say(text string) error { return c.SayWith(text, SayOptions{}) }
 
 // SayWith is Say with options.
 func (c *Call) SayWith(text string, o SayOptions) error {
-	words := len(strings.Fields(text))
+	words := countFields(text)
 	if words == 0 {
 		return fmt.Errorf("adapters: Say(%q): nothing to say; pass the text the agent speaks", text)
 	}
@@ -84,6 +84,19 @@ func (c *Call) SayWith(text string, o SayOptions) error {
 		r.dur = time.Duration(float64(words) * float64(time.Minute) / c.c.cfg.wpm)
 	}
 	return c.speak(r)
+}
+
+// countFields is len(strings.Fields(s)), without making the slice.
+func countFields(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
 }
 
 // Play plays recorded audio (converted to the session's sample rate) and
@@ -218,6 +231,9 @@ func (c *Call) Get(key string) (any, bool) {
 func (c *Call) Set(key string, v any) {
 	c.c.dataMu.Lock()
 	defer c.c.dataMu.Unlock()
+	if c.c.data == nil {
+		c.c.data = map[string]any{}
+	}
 	c.c.data[key] = v
 }
 

@@ -189,10 +189,12 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 		ready:    make(chan struct{}, 1),
 		ended:    make(chan struct{}),
 		loopDone: make(chan struct{}),
-		data:     make(map[string]any, len(a.cfg.data)),
 	}
-	for k, v := range a.cfg.data {
-		c.data[k] = v
+	if len(a.cfg.data) > 0 { // else made by the first Set
+		c.data = make(map[string]any, len(a.cfg.data))
+		for k, v := range a.cfg.data {
+			c.data[k] = v
+		}
 	}
 	c.ab = newABState(a.cfg.ab, s.Name, a.runs.Add(1)-1)
 	c.caps = voicetest.Capabilities{

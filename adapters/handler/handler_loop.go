@@ -449,7 +449,7 @@ func (l *agentLoop) pump(now time.Time) {
 		switch {
 		case len(l.handlerQ) > 0:
 			r := l.handlerQ[0]
-			l.handlerQ = l.handlerQ[1:]
+			l.handlerQ = shift(l.handlerQ)
 			l.emit(r, now)
 		case l.call != nil && !l.call.started:
 			if now.Before(l.call.thinkUntil) {
@@ -480,12 +480,22 @@ func (l *agentLoop) pump(now time.Time) {
 			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTurnEnd})
 		case len(l.inbox) > 0:
 			ev := l.inbox[0]
-			l.inbox = l.inbox[1:]
+			l.inbox = shift(l.inbox)
 			l.startCall(ev, false, now)
 		default:
 			return
 		}
 	}
+}
+
+// shift drops the first element of q, keeping its array for the next
+// append (the queues hold a few elements: moving them costs less than a
+// new array each time the old one runs out).
+func shift[T any](q []T) []T {
+	n := copy(q, q[1:])
+	var zero T
+	q[n] = zero
+	return q[:n]
 }
 
 // answersUser reports whether a handler call for ev answers the user, so
@@ -748,6 +758,7 @@ type callJob struct {
 // other (the loop starts a call only once the last has returned), on one
 // goroutine instead of one each, until the loop is over.
 func (c *handlerConn) callWorker(jobs <-chan callJob) {
+	growStack()
 	for {
 		select {
 		case job := <-jobs:
@@ -757,6 +768,25 @@ func (c *handlerConn) callWorker(jobs <-chan callJob) {
 		}
 	}
 }
+
+// workerStack is about the stack a handler call takes on the call worker
+// (the handler's function, a Say, and the loop it runs under the lock).
+const workerStack = 8 << 10
+
+// growStack grows the calling goroutine's stack, once, to workerStack:
+// a new goroutine starts with a small stack, which a handler call would
+// otherwise grow (and copy) twice or more, in every conversation.
+//
+//go:noinline
+func growStack() {
+	var frame [workerStack]byte
+	touchStack(frame[:])
+}
+
+// touchStack keeps growStack's frame from being optimised away.
+//
+//go:noinline
+func touchStack(b []byte) { b[len(b)-1] = 1 }
 
 // runCall runs one handler call and reports its end to the loop.
 func (c *handlerConn) runCall(job callJob) {
