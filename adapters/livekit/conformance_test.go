@@ -73,7 +73,8 @@ func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
 // messages through the room with the shared fuzz target: a binary input
 // is sent as an agent session message (protobuf), a text input as the
 // double's message when it is one (a text stream, say), and otherwise as
-// the raw bytes of a data packet. Each input starts a livekit-server.
+// the raw bytes of a data packet. The inputs share the package's
+// livekit-server (a fuzzing worker starts its own).
 func FuzzAgentMessage(f *testing.F) {
 	s := subject()
 	start := s.Start
@@ -107,10 +108,24 @@ func subject() conformance.Subject {
 					keys[canaryKey] = p.PeerKey
 				}
 			}
-			srv := lkserver.New(t, lkserver.Config{Keys: keys})
-			cfg := lkagent.Config{URL: srv.URL, APIKey: lkserver.DefaultKey, APISecret: lkserver.DefaultSecret, AgentName: "conformance", HangUpAfter: p.HangUpAfter}
+			// The checks of credentials start a server that knows their
+			// key; the others share the package's.
+			var srv *lkserver.Server
+			if len(keys) > 0 {
+				srv = lkserver.New(t, lkserver.Config{Keys: keys})
+			} else {
+				srv = server.Get(t)
+			}
+			name := agentName("conformance")
+			cfg := lkagent.Config{URL: srv.URL, APIKey: lkserver.DefaultKey, APISecret: lkserver.DefaultSecret, AgentName: name, HangUpAfter: p.HangUpAfter}
+			// Short replies (about 0.4 s of speech each, against 2 s for
+			// the double's default "Reply {n}: {heard}"): the suite checks
+			// that each turn is answered with audio and its transcript,
+			// not what is said, and every second of a reply is a second of
+			// real time.
+			cfg.Turns = []lkagent.Turn{{Reply: "Sure."}, {Reply: "Okay."}, {Reply: "Fine."}}
 			if p.LongReply {
-				cfg.Turns = []lkagent.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
+				cfg.Turns[0] = lkagent.Turn{Reply: "Once upon a time there was a voice agent that talked for a very long time."}
 			}
 			switch p.Stall {
 			case conformance.StallHandshake:
@@ -136,7 +151,7 @@ func subject() conformance.Subject {
 				cfg.SendGap = 5 * time.Millisecond
 			}
 			lkagent.New(t, cfg)
-			a := livekit.New(srv.URL, key, secret, "conformance")
+			a := livekit.New(srv.URL, key, secret, name)
 			if p.Stall == conformance.StallDial {
 				a.URL = adaptertest.BlackHole(t)
 			}

@@ -12,14 +12,14 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// benchAgent starts a livekit-server and the Go agent double in it for a
-// benchmark.
+// benchAgent starts the Go agent double in the package's livekit-server
+// for a benchmark.
 func benchAgent(b *testing.B, cfg lkagent.Config) voicetest.Agent {
 	b.Helper()
-	srv := lkserver.New(b, lkserver.Config{})
-	cfg.URL, cfg.APIKey, cfg.APISecret, cfg.AgentName = srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, "bench"
+	srv := server.Get(b)
+	cfg.URL, cfg.APIKey, cfg.APISecret, cfg.AgentName = srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, agentName("bench")
 	lkagent.New(b, cfg)
-	return livekit.New(srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, "bench")
+	return livekit.New(srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, cfg.AgentName)
 }
 
 // BenchmarkLiveKitConnect measures Connect and Close through a real

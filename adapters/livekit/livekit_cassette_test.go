@@ -29,6 +29,10 @@ func TestLiveKitCassette(t *testing.T) {
 			voicetest.AgentTurn(),
 			voicetest.UserSays("thanks"),
 			voicetest.AgentTurn(),
+			// The double says it is listening again when its goodbye has
+			// played, then leaves the room: its turn may end before its
+			// leaving arrives, which the verdict must wait for.
+			voicetest.ExpectHangUp(),
 			voicetest.Verdict(),
 		},
 	})

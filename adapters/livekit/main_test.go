@@ -1,17 +1,35 @@
 package livekit_test
 
 import (
+	"crypto/rand"
 	"testing"
 
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 	"github.com/voicetest-go/voicetest/internal/leakcheck"
+	"github.com/voicetest-go/voicetest/internal/peers/lkserver"
 )
 
+// server is the livekit-server the package's tests share (see
+// lkserver.Shared): each test joins rooms of its own and registers its
+// agents under names of its own (agentName). It is the package's one
+// piece of shared state, started by the first test that asks for it and
+// stopped by TestMain.
+var server = lkserver.NewShared(lkserver.Config{})
+
 // TestMain silences the SDK's package logger (pion's connection states at
-// info level, on stderr) and fails the package's tests if they leave a
-// goroutine running or a socket open.
+// info level, on stderr), stops the shared server after the tests, and
+// fails the package's tests if they leave a goroutine running or a
+// socket open.
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
-	leakcheck.Main(m)
+	leakcheck.Main(m, leakcheck.AfterRun(server.Close))
+}
+
+// agentName returns base with a random suffix: the name of an agent
+// worker that no other test registers on the shared server. A worker of
+// a test that has ended may still be registered there for a moment, and
+// a dispatch by a name it shared would reach it.
+func agentName(base string) string {
+	return base + "-" + rand.Text()[:10]
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
 
-// nodeAgent starts a real LiveKit Agents worker for Node (lkagentjs) in a
-// livekit-server on loopback, its OpenAI plugins answered by fakeopenai,
+// nodeAgent starts a real LiveKit Agents worker for Node (lkagentjs) in
+// the package's livekit-server, its OpenAI plugins answered by fakeopenai,
 // and returns the adapter that dispatches it. The caller speaks with
 // flite, a real voice that the agent's Silero VAD takes for speech (it
 // does not take fixtures.FakeTTS's tones for any); the transcriptions
@@ -45,7 +45,8 @@ func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
 	if err := speech.Installed("flite"); err != nil {
 		lkserver.Skip(t, err.Error())
 	}
-	srv := lkserver.New(t, lkserver.Config{})
+	srv := server.Get(t)
+	name := agentName("frontdesk")
 	oai := fakeopenai.New(t)
 	var mu sync.Mutex
 	oai.HandleTranscription(func(req fakeopenai.TranscriptionRequest) (string, error) {
@@ -87,8 +88,8 @@ func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
 		return fakeopenai.ChatReply{Content: "We open at nine."}, nil
 	})
 	lkagentjs.New(t, lkagentjs.Config{URL: srv.URL, APIKey: lkserver.DefaultKey, APISecret: lkserver.DefaultSecret,
-		AgentName: "frontdesk", OpenAIBaseURL: oai.BaseURL(), OpenAIKey: oai.APIKey()})
-	return livekit.New(srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, "frontdesk"), model
+		AgentName: name, OpenAIBaseURL: oai.BaseURL(), OpenAIKey: oai.APIKey()})
+	return livekit.New(srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret, name), model
 }
 
 // TestNodeAgent talks with a real LiveKit Agents voice agent (Node, 1.9.0,

@@ -12,15 +12,18 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-// goAgent starts a livekit-server on loopback and the Go agent double in
-// it, registered as name, and returns the adapter that dispatches it.
+// goAgent starts the Go agent double in the package's livekit-server,
+// registered under a name of its own (cfg.AgentName, "frontdesk" when
+// empty, with a random suffix), and returns the adapter that dispatches
+// it.
 func goAgent(t *testing.T, cfg lkagent.Config) (*livekit.Agent, *lkagent.Worker) {
 	t.Helper()
-	srv := lkserver.New(t, lkserver.Config{})
+	srv := server.Get(t)
 	cfg.URL, cfg.APIKey, cfg.APISecret = srv.URL, lkserver.DefaultKey, lkserver.DefaultSecret
 	if cfg.AgentName == "" {
 		cfg.AgentName = "frontdesk"
 	}
+	cfg.AgentName = agentName(cfg.AgentName)
 	w := lkagent.New(t, cfg)
 	t.Cleanup(func() {
 		if t.Failed() {

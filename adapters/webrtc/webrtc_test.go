@@ -16,6 +16,13 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
+// parallelOK: a test runs in parallel (t.Parallel) only when it has no
+// per-test leak check (adaptertest.CloseConn, the conformance suite's):
+// those look at every adapter goroutine of the process, so they run in
+// the sequential tests, which never overlap the parallel ones. The
+// parallel ones' goroutines are still checked by TestMain's
+// leakcheck.Main. They wait on the real clock, not the CPU.
+
 // run runs script against agent, with fake speech both ways.
 func run(t *testing.T, agent voicetest.Agent, script ...voicetest.Step) *voicetest.Result {
 	t.Helper()
@@ -35,6 +42,7 @@ func run(t *testing.T, agent voicetest.Agent, script ...voicetest.Step) *voicete
 // (its fake STT reads the words), and the bot's reply comes back intact
 // (the runner's fake STT reads it), with no RTVI transcript to help.
 func TestOpusBothWays(t *testing.T) {
+	t.Parallel() // no per-test leak check (see parallelOK)
 	bot := webrtcpeer.New(t, webrtcpeer.Config{Turns: []webrtcpeer.Turn{{Reply: "Seven it is, for {heard}"}}})
 	res := run(t, webrtc.New(bot.URL), voicetest.UserSays("two people"), voicetest.AgentTurn())
 	calls := bot.Calls()
@@ -89,6 +97,7 @@ func TestSignalling(t *testing.T) {
 // TestPeerLeft: the bot's peerLeft is the agent hanging up, with that
 // reason.
 func TestPeerLeft(t *testing.T) {
+	t.Parallel() // no per-test leak check (see parallelOK)
 	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true, HangUpAfter: 1})
 	a := webrtc.New(bot.URL)
 	a.RTVI = true
@@ -181,6 +190,7 @@ func TestTextAndDTMF(t *testing.T) {
 // something that is not an answer, fails Connect with an error that says
 // what came back.
 func TestOfferErrors(t *testing.T) {
+	t.Parallel() // no per-test leak check (see parallelOK)
 	for _, tc := range []struct {
 		name, want string
 		h          http.HandlerFunc
@@ -216,6 +226,7 @@ func TestOfferErrors(t *testing.T) {
 // TestWireStats: the adapter counts what crossed the wire: the offer and
 // its answer, the data channel messages and the RTP packets each way.
 func TestWireStats(t *testing.T) {
+	t.Parallel() // no per-test leak check (see parallelOK)
 	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true})
 	a := webrtc.New(bot.URL)
 	a.RTVI = true

@@ -54,6 +54,7 @@ type options struct {
 	wait    time.Duration
 	ignore  []string
 	sockets bool
+	after   []func()
 	out     io.Writer
 	exit    func(int)
 }
@@ -90,6 +91,13 @@ func NoSockets() Option {
 	return func(o *options) { o.sockets = false }
 }
 
+// AfterRun has Main call f once the tests have run, before it checks
+// for leaks (also when they failed): to stop what the tests shared, such
+// as a server that TestMain's package started once for all of them.
+func AfterRun(f func()) Option {
+	return func(o *options) { o.after = append(o.after, f) }
+}
+
 // withOutput and withExit redirect Main's report and exit, for this package's
 // own tests.
 func withOutput(w io.Writer) Option { return func(o *options) { o.out = w } }
@@ -118,6 +126,9 @@ func run(m runner, o *options) int {
 	before := snapshot()
 	sockBefore, sockErr := openSockets()
 	code := m.Run()
+	for _, f := range o.after {
+		f()
+	}
 	if code != 0 || fuzzing() {
 		return code
 	}

@@ -138,6 +138,38 @@ func TestMainPassesCleanTestsAndKeepsFailures(t *testing.T) {
 	}
 }
 
+// What the tests shared (a server TestMain started for all of them) is
+// stopped by AfterRun before the check, so its goroutines and sockets are
+// no leak; AfterRun runs after a failing run too.
+func TestMainAfterRunStopsWhatTheTestsShared(t *testing.T) {
+	for _, code := range []int{0, 3} {
+		var ln net.Listener
+		release := make(chan struct{})
+		done := make(chan struct{})
+		m := fakeM{run: func() int {
+			var err error
+			ln, err = net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { blockUntilClosed(release); close(done) }()
+			return code
+		}}
+		stops := 0
+		stop := func() {
+			stops++
+			ln.Close()
+			close(release)
+			<-done
+		}
+		var out bytes.Buffer
+		got := run(m, newOptions([]Option{WaitFor(50 * time.Millisecond), withOutput(&out), AfterRun(stop)}))
+		if got != code || out.Len() != 0 || stops != 1 {
+			t.Errorf("run exiting %d: code %d, %d AfterRun calls, output %q; want code %d, one call, no report", code, got, stops, out.String(), code)
+		}
+	}
+}
+
 func TestMainExits(t *testing.T) {
 	got := -1
 	var out bytes.Buffer

@@ -69,3 +69,31 @@ func TestSameTimeline(t *testing.T) {
 		t.Errorf("an ignored type still compared: %v", err)
 	}
 }
+
+// An agent event that came at the same instant as the user's start of a
+// turn (live, it was seen before the start, in the turn before) may be
+// replayed in the turn next to it, but not further, and an event far from
+// a turn's start may not change turns (TestSameTimeline's "other turn").
+func TestSameTimelineAtATurnsStart(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	rec := []voicetest.Event{
+		{At: ms(433), Type: voicetest.EventAgentLog, Turn: 0, Text: "agent state: (none) → initializing"},
+		{At: ms(433), Type: voicetest.EventUserStartSpeaking, Turn: 1},
+		{At: ms(900), Type: voicetest.EventUserStopSpeaking, Turn: 1},
+	}
+	rep := slices.Clone(rec)
+	rep[0], rep[1] = rep[1], rep[0]
+	rep[0].At, rep[1].At, rep[1].Turn = ms(431), ms(433), 1
+	if err := sameTimeline(rec, rep, nil); err != nil {
+		t.Errorf("the event at the turn's start, replayed in the turn: %v", err)
+	}
+	rep[1].Turn = 2
+	if err := sameTimeline(rec, rep, nil); err == nil || !strings.Contains(err.Error(), "is not in the replay") {
+		t.Errorf("the event replayed two turns on: %v, want it not found", err)
+	}
+	rep[1].Turn = 1
+	rec[0].At, rep[1].At = ms(400), ms(400)
+	if err := sameTimeline(rec, rep, nil); err == nil || !strings.Contains(err.Error(), "is not in the replay") {
+		t.Errorf("an event 33 ms before the turn's start, replayed in the turn: %v, want it not found", err)
+	}
+}

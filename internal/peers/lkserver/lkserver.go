@@ -17,6 +17,7 @@ package lkserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -144,6 +145,61 @@ func New(tb testing.TB, cfg Config) *Server {
 		collectDroppedConns()
 	})
 	return s
+}
+
+// Shared is one server that the tests of a binary share, each test in
+// rooms of its own (the adapter names a new room per Connect) with agents
+// registered under names of its own: it starts when a test first asks for
+// it (Get) and runs until Close, which TestMain calls after the tests.
+// Starting a livekit-server costs about a second of wall time and a third
+// of a second of CPU; a package whose thirty tests each start their own
+// spends that thirty times. A test that must stop its server, or needs
+// keys the shared one lacks, starts its own with New.
+type Shared struct {
+	cfg  Config
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// NewShared returns a Shared that starts its server with cfg.
+func NewShared(cfg Config) *Shared { return &Shared{cfg: cfg} }
+
+// Get returns the shared server, started on the first call. Like New it
+// skips tb (or fails it, when Required) when the binary is missing; tb
+// fails when the server did not start or has exited, and a tb that
+// fails shows the end of the server's log.
+func (s *Shared) Get(tb testing.TB) *Server {
+	tb.Helper()
+	bin, err := Binary()
+	if err != nil {
+		Skip(tb, err.Error())
+	}
+	s.once.Do(func() { s.srv, s.err = Start(bin, s.cfg) })
+	if s.err != nil {
+		tb.Fatalf("lkserver: starting the shared server: %v", s.err)
+	}
+	select {
+	case <-s.srv.done:
+		tb.Fatalf("lkserver: the shared livekit-server has exited: %s", s.srv.Log())
+	default:
+	}
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("shared livekit-server log (last %d bytes):\n%s", tailBytes, s.srv.Log())
+		}
+		collectDroppedConns()
+	})
+	return s.srv
+}
+
+// Close stops the server if it was started; a Get after Close fails.
+func (s *Shared) Close() {
+	s.once.Do(func() { s.err = errors.New("lkserver: the shared server was closed before it was used") })
+	if s.srv != nil {
+		s.srv.Close()
+		collectDroppedConns()
+	}
 }
 
 // collectDroppedConns runs a garbage collection, whose finalizers close
