@@ -17,6 +17,7 @@ import (
 // against the loopback bot, for every combination of the runner's pacing
 // and the adapter's line: greeting, two spoken turns, DTMF, and the bot
 // hanging up after its third reply.
+//
 // It runs on virtual time, the bot in process over an in-memory network
 // (memBot); the conformance suite's RealTimeConversation keeps Twilio on
 // loopback TCP and the real clock.
