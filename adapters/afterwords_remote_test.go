@@ -3,9 +3,11 @@ package adapters_test
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/adapters/realtime"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
@@ -46,8 +48,22 @@ func lcAgent(peer *layercodepeer.Peer) *layercode.Agent {
 	return a
 }
 
+// memEleven and memLC are elevenAgent and lcAgent reaching their peers
+// through n.
+func memEleven(n *adaptertest.MemNet, peer *elevenpeer.Server) *elevenlabs.Agent {
+	a := elevenAgent(peer)
+	a.NetDial = n.Dial
+	return a
+}
+
+func memLC(n *adaptertest.MemNet, peer *layercodepeer.Peer) *layercode.Agent {
+	a := lcAgent(peer)
+	a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
+	return a
+}
+
 // runAfterWords runs a scenario in which the user barges in on agent's
-// greeting with AfterWords(n), on the real clock, and returns its result
+// greeting with AfterWords(n), and returns its result
 // and error.
 func runAfterWords(t *testing.T, agent voicetest.Agent, n int) (*voicetest.Result, error) {
 	t.Helper()
@@ -83,19 +99,20 @@ func bargeIn(t *testing.T, res *voicetest.Result) (start, at time.Duration) {
 // agent_response with the whole reply, LayerCode's response.text before the
 // audio). AfterWords(3) must still barge in when the third word has been
 // played — about 1.2 s into the reply — not at the first audio, which is
-// when the text alone has three words. The runs are on the real clock, so
-// the test asserts generous bounds: after 40% of the expected time, and
-// before the reply has played out.
+// when the text alone has three words. The runs are on virtual time, each
+// in a testing/synctest bubble with its peer on an in-memory network (they
+// were on the real clock, hence the generous bounds the test keeps: after
+// 40% of the expected time, and before the reply has played out).
 func TestAfterWordsRemote(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		agent func(t *testing.T) voicetest.Agent
+		agent func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent
 		check func(t *testing.T)
 	}{
-		{name: "realtime audio at once", agent: func(t *testing.T) voicetest.Agent {
-			peer := realtimepeer.New(t, realtimepeer.Config{Greeting: afterWordsReply})
+		{name: "realtime audio at once", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			peer := realtimepeer.New(t, realtimepeer.Config{Listener: n.Listen(), Greeting: afterWordsReply})
 			a := realtimeAgent(peer)
-			a.Greeting = true
+			a.Greeting, a.NetDial = true, n.Dial
 			t.Cleanup(func() {
 				// The truncate tells the server how much audio was played
 				// when the user barged in.
@@ -112,49 +129,49 @@ func TestAfterWordsRemote(t *testing.T) {
 			})
 			return a
 		}},
-		{name: "realtime audio at 5x real time", agent: func(t *testing.T) voicetest.Agent {
-			peer := realtimepeer.New(t, realtimepeer.Config{Greeting: afterWordsReply, ChunkDelay: 20 * time.Millisecond})
+		{name: "realtime audio at 5x real time", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			peer := realtimepeer.New(t, realtimepeer.Config{Listener: n.Listen(), Greeting: afterWordsReply, ChunkDelay: 20 * time.Millisecond})
 			a := realtimeAgent(peer)
-			a.Greeting = true
+			a.Greeting, a.NetDial = true, n.Dial
 			return a
 		}},
-		{name: "elevenlabs audio at 5x real time", agent: func(t *testing.T) voicetest.Agent {
-			return elevenAgent(elevenpeer.New(t, elevenpeer.Config{FirstMessage: afterWordsReply, ChunkDelay: 20 * time.Millisecond}))
+		{name: "elevenlabs audio at 5x real time", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			return memEleven(n, elevenpeer.New(t, elevenpeer.Config{Listener: n.Listen(), FirstMessage: afterWordsReply, ChunkDelay: 20 * time.Millisecond}))
 		}},
-		{name: "elevenlabs audio in real time", agent: func(t *testing.T) voicetest.Agent {
-			return elevenAgent(elevenpeer.New(t, elevenpeer.Config{FirstMessage: afterWordsReply, ChunkDelay: 100 * time.Millisecond}))
+		{name: "elevenlabs audio in real time", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			return memEleven(n, elevenpeer.New(t, elevenpeer.Config{Listener: n.Listen(), FirstMessage: afterWordsReply, ChunkDelay: 100 * time.Millisecond}))
 		}},
-		{name: "layercode audio at once", agent: func(t *testing.T) voicetest.Agent {
-			return lcAgent(layercodepeer.New(t, layercodepeer.Config{Greeting: afterWordsReply, Speech: fixtures.WordTones}))
+		{name: "layercode audio at once", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			return memLC(n, layercodepeer.New(t, layercodepeer.Config{Listener: n.Listen(), Greeting: afterWordsReply, Speech: fixtures.WordTones}))
 		}},
-		{name: "layercode audio in real time", agent: func(t *testing.T) voicetest.Agent {
-			return lcAgent(layercodepeer.New(t, layercodepeer.Config{Greeting: afterWordsReply, Speech: fixtures.WordTones, RealTimeAudio: true}))
+		{name: "layercode audio in real time", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			return memLC(n, layercodepeer.New(t, layercodepeer.Config{Listener: n.Listen(), Greeting: afterWordsReply, Speech: fixtures.WordTones, RealTimeAudio: true}))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Each case has its own peer and waits on the real clock.
-			t.Parallel()
-			agent := tc.agent(t)
-			res, err := runAfterWords(t, agent, 3)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if !res.Capabilities.TranscriptAhead {
-				t.Errorf("the %s adapter does not declare TranscriptAhead", res.Capabilities.Adapter)
-			}
-			start, at := bargeIn(t, res)
-			off := at - start
-			t.Logf("barged in %v after the agent started speaking (the third word has played at %v)", off, thirdWordPlayed)
-			if off < thirdWordPlayed*4/10 {
-				t.Errorf("barged in %v after the agent started speaking, before 40%% of the %v the third word takes to play\n%s", off, thirdWordPlayed, res.TimelineText())
-			}
-			if off >= replyLength {
-				t.Errorf("barged in %v after the agent started speaking, after its %v reply had played\n%s", off, replyLength, res.TimelineText())
-			}
-			msg := res.Transcript[0]
-			if msg.Role != voicetest.RoleAgent || !msg.Interrupted || msg.Start > at {
-				t.Errorf("first message %+v, want the agent's interrupted greeting", msg)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				agent := tc.agent(t, adaptertest.NewMemNet(t))
+				res, err := runAfterWords(t, agent, 3)
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if !res.Capabilities.TranscriptAhead {
+					t.Errorf("the %s adapter does not declare TranscriptAhead", res.Capabilities.Adapter)
+				}
+				start, at := bargeIn(t, res)
+				off := at - start
+				t.Logf("barged in %v after the agent started speaking (the third word has played at %v)", off, thirdWordPlayed)
+				if off < thirdWordPlayed*4/10 {
+					t.Errorf("barged in %v after the agent started speaking, before 40%% of the %v the third word takes to play\n%s", off, thirdWordPlayed, res.TimelineText())
+				}
+				if off >= replyLength {
+					t.Errorf("barged in %v after the agent started speaking, after its %v reply had played\n%s", off, replyLength, res.TimelineText())
+				}
+				msg := res.Transcript[0]
+				if msg.Role != voicetest.RoleAgent || !msg.Interrupted || msg.Start > at {
+					t.Errorf("first message %+v, want the agent's interrupted greeting", msg)
+				}
+			})
 		})
 	}
 }
@@ -165,31 +182,32 @@ func TestAfterWordsRemote(t *testing.T) {
 func TestAfterWordsRemoteTurnEndsFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		agent func(t *testing.T) voicetest.Agent
+		agent func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent
 	}{
-		{name: "realtime", agent: func(t *testing.T) voicetest.Agent {
-			a := realtimeAgent(realtimepeer.New(t, realtimepeer.Config{Greeting: "one two"}))
-			a.Greeting = true
+		{name: "realtime", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			a := realtimeAgent(realtimepeer.New(t, realtimepeer.Config{Listener: n.Listen(), Greeting: "one two"}))
+			a.Greeting, a.NetDial = true, n.Dial
 			return a
 		}},
-		{name: "elevenlabs", agent: func(t *testing.T) voicetest.Agent {
-			return elevenAgent(elevenpeer.New(t, elevenpeer.Config{FirstMessage: "one two", ChunkDelay: 20 * time.Millisecond}))
+		{name: "elevenlabs", agent: func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			return memEleven(n, elevenpeer.New(t, elevenpeer.Config{Listener: n.Listen(), FirstMessage: "one two", ChunkDelay: 20 * time.Millisecond}))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			res, err := runAfterWords(t, tc.agent(t), 3)
-			if err == nil {
-				t.Fatalf("Run succeeded, want an error\n%s", res.TimelineText())
-			}
-			if want := "finished its turn after 2 words, before the 3 that AfterWords(3) waits for"; !strings.Contains(err.Error(), want) {
-				t.Errorf("error %q lacks %q", err, want)
-			}
-			for _, e := range res.Timeline {
-				if e.Type == voicetest.EventUserInterrupt {
-					t.Errorf("the user barged in at %v\n%s", e.At, res.TimelineText())
+			synctest.Test(t, func(t *testing.T) {
+				res, err := runAfterWords(t, tc.agent(t, adaptertest.NewMemNet(t)), 3)
+				if err == nil {
+					t.Fatalf("Run succeeded, want an error\n%s", res.TimelineText())
 				}
-			}
+				if want := "finished its turn after 2 words, before the 3 that AfterWords(3) waits for"; !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+				for _, e := range res.Timeline {
+					if e.Type == voicetest.EventUserInterrupt {
+						t.Errorf("the user barged in at %v\n%s", e.At, res.TimelineText())
+					}
+				}
+			})
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
@@ -71,60 +72,64 @@ func noCanaryUnder(t *testing.T, dir string) int {
 func TestCanaryKeyThroughTheAdapters(t *testing.T) {
 	cases := []struct {
 		name  string
-		agent func(t *testing.T) voicetest.Agent
+		agent func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent
 	}{
-		{"realtime", func(t *testing.T) voicetest.Agent {
-			peer := realtimepeer.New(t, realtimepeer.Config{APIKey: adapterCanary, Greeting: "Hello there"})
+		{"realtime", func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			peer := realtimepeer.New(t, realtimepeer.Config{Listener: n.Listen(), APIKey: adapterCanary, Greeting: "Hello there"})
 			a := realtime.New("gpt-realtime")
-			a.URL, a.APIKey, a.Greeting = peer.URL, adapterCanary, true
+			a.URL, a.APIKey, a.Greeting, a.NetDial = peer.URL, adapterCanary, true, n.Dial
 			return a
 		}},
-		{"elevenlabs", func(t *testing.T) voicetest.Agent {
-			peer := elevenpeer.New(t, elevenpeer.Config{APIKey: adapterCanary, FirstMessage: "Hello there"})
+		{"elevenlabs", func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			peer := elevenpeer.New(t, elevenpeer.Config{Listener: n.Listen(), APIKey: adapterCanary, FirstMessage: "Hello there"})
 			a := elevenlabs.New("agent_test")
-			a.URL, a.APIKey = peer.URL, adapterCanary
+			a.URL, a.APIKey, a.NetDial = peer.URL, adapterCanary, n.Dial
 			return a
 		}},
-		{"layercode", func(t *testing.T) voicetest.Agent {
-			peer := layercodepeer.New(t, layercodepeer.Config{Token: adapterCanary, Greeting: "Hello there"})
+		{"layercode", func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+			peer := layercodepeer.New(t, layercodepeer.Config{Listener: n.Listen(), Token: adapterCanary, Greeting: "Hello there"})
 			a := layercode.New(peer.AuthorizeURL, "agent-test")
 			a.WebSocketURL = peer.WebSocketURL
+			a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
 			a.AuthorizeHeader = http.Header{"Authorization": {"Bearer " + adapterCanary}}
 			return a
 		}},
 	}
 	for _, tc := range cases {
+		// On virtual time, the peer on an in-memory network.
 		t.Run(tc.name, func(t *testing.T) {
-			var log canaryLog
-			capture := &adaptertest.SyncBuffer{}
-			res, err := voicetest.Run(t.Context(), voicetest.Config{
-				Name: "canary", Agent: tc.agent(t), Capture: capture, Logf: log.logf,
-				Pacing:   voicetest.PaceFast,
-				Script:   []voicetest.Step{voicetest.AgentTurn()},
-				Timeouts: voicetest.Timeouts{FirstChunk: 10 * time.Second},
+			synctest.Test(t, func(t *testing.T) {
+				var log canaryLog
+				capture := &adaptertest.SyncBuffer{}
+				res, err := voicetest.Run(t.Context(), voicetest.Config{
+					Name: "canary", Agent: tc.agent(t, adaptertest.NewMemNet(t)), Capture: capture, Logf: log.logf,
+					Pacing:   voicetest.PaceFast,
+					Script:   []voicetest.Step{voicetest.AgentTurn()},
+					Timeouts: voicetest.Timeouts{FirstChunk: 10 * time.Second},
+				})
+				if err != nil {
+					t.Fatalf("the greeting failed, so the key was not used: %v", err)
+				}
+				if len(capture.Bytes()) == 0 {
+					t.Error("the capture is empty: nothing to check")
+				}
+				if bytes.Contains(capture.Bytes(), []byte(adapterCanary)) {
+					t.Error("the wire capture holds the API key")
+				}
+				if strings.Contains(log.String(), adapterCanary) {
+					t.Errorf("the log holds the API key:\n%s", log.String())
+				}
+				dir := t.TempDir()
+				if err := res.Save(filepath.Join(dir, "artifacts")); err != nil {
+					t.Fatal(err)
+				}
+				if err := res.WriteGolden(filepath.Join(dir, "golden"), voicetest.GoldenOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if n := noCanaryUnder(t, dir); n < 5 {
+					t.Errorf("only %d files written", n)
+				}
 			})
-			if err != nil {
-				t.Fatalf("the greeting failed, so the key was not used: %v", err)
-			}
-			if len(capture.Bytes()) == 0 {
-				t.Error("the capture is empty: nothing to check")
-			}
-			if bytes.Contains(capture.Bytes(), []byte(adapterCanary)) {
-				t.Error("the wire capture holds the API key")
-			}
-			if strings.Contains(log.String(), adapterCanary) {
-				t.Errorf("the log holds the API key:\n%s", log.String())
-			}
-			dir := t.TempDir()
-			if err := res.Save(filepath.Join(dir, "artifacts")); err != nil {
-				t.Fatal(err)
-			}
-			if err := res.WriteGolden(filepath.Join(dir, "golden"), voicetest.GoldenOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if n := noCanaryUnder(t, dir); n < 5 {
-				t.Errorf("only %d files written", n)
-			}
 		})
 	}
 }

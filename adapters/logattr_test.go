@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -26,25 +27,31 @@ import (
 // Checked in a child test process, whose output is what a user sees.
 func TestWireLogLinesAreAttributedToTheTest(t *testing.T) {
 	if os.Getenv("VOICETEST_WIRE_LOG_CHILD") == "1" {
-		bot := twiliobot.New(t, twiliobot.Config{})
-		conn, err := (&twilio.Agent{URL: bot.URL}).Connect(t.Context(), adaptertest.Session(t, 24000)) // logs "twilio: stream ... started"
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn.Close()
-		peer := realtimepeer.New(t, realtimepeer.Config{})
-		rt := realtime.New("gpt-realtime")
-		rt.URL = peer.URL
-		conn, err = rt.Connect(t.Context(), adaptertest.Session(t, 24000)) // logs "openai-realtime: session configured"
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn.Close()
-		el := elevenpeer.New(t, elevenpeer.Config{FirstMessage: "Hello there"})
-		a := elevenlabs.New("agent_test")
-		a.URL = el.URL
-		voicetest.Run(t.Context(), voicetest.Config{Agent: a, Logf: voicetest.TestLogf(t), // logs "elevenlabs: conversation ... started"
-			Script: []voicetest.Step{voicetest.AgentTurn()}})
+		// On virtual time, the peers on an in-memory network.
+		synctest.Test(t, func(t *testing.T) {
+			n := adaptertest.NewMemNet(t)
+			bot := twiliobot.New(t, twiliobot.Config{Listener: n.Listen()})
+			tw := &twilio.Agent{URL: bot.URL}
+			tw.NetDial = n.Dial
+			conn, err := tw.Connect(t.Context(), adaptertest.Session(t, 24000)) // logs "twilio: stream ... started"
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.Close()
+			peer := realtimepeer.New(t, realtimepeer.Config{Listener: n.Listen()})
+			rt := realtime.New("gpt-realtime")
+			rt.URL, rt.NetDial = peer.URL, n.Dial
+			conn, err = rt.Connect(t.Context(), adaptertest.Session(t, 24000)) // logs "openai-realtime: session configured"
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.Close()
+			el := elevenpeer.New(t, elevenpeer.Config{Listener: n.Listen(), FirstMessage: "Hello there"})
+			a := elevenlabs.New("agent_test")
+			a.URL, a.NetDial = el.URL, n.Dial
+			voicetest.Run(t.Context(), voicetest.Config{Agent: a, Logf: voicetest.TestLogf(t), // logs "elevenlabs: conversation ... started"
+				Script: []voicetest.Step{voicetest.AgentTurn()}})
+		})
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWireLogLinesAreAttributedToTheTest$", "-test.v", "-test.count=1")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/composable"
@@ -131,10 +132,10 @@ func TestRepliesBelongToTheirQuestionsWhenTheAgentDoesNotGreet(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		cfg   func(t *testing.T) voicetest.Config
+		cfg   func(t *testing.T, n *adaptertest.MemNet) voicetest.Config
 		check func(t *testing.T, res *voicetest.Result)
 	}{
-		{"handler text", func(t *testing.T) voicetest.Config {
+		{"handler text", func(t *testing.T, _ *adaptertest.MemNet) voicetest.Config {
 			return voicetest.Config{Agent: handler.New(echoHandler(false), handler.WithThinkTime(200*time.Millisecond))}
 		}, func(t *testing.T, res *voicetest.Result) {
 			echoesBelong(t, res)
@@ -142,49 +143,71 @@ func TestRepliesBelongToTheirQuestionsWhenTheAgentDoesNotGreet(t *testing.T) {
 				t.Errorf("latencies %v, want the 200ms think time twice", res.Latency.PerTurn)
 			}
 		}},
-		{"handler audio", func(t *testing.T) voicetest.Config {
+		{"handler audio", func(t *testing.T, _ *adaptertest.MemNet) voicetest.Config {
 			return voicetest.Config{Agent: handler.New(echoHandler(false), handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), UserVoice: fixtures.FakeTTS()}
 		}, echoesBelong},
-		{"realtime", func(t *testing.T) voicetest.Config {
-			peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: echo}, {Reply: echo}}})
-			return voicetest.Config{Agent: realtimeAgent(peer), UserVoice: fixtures.FakeTTS()}
+		{"realtime", func(t *testing.T, n *adaptertest.MemNet) voicetest.Config {
+			peer := realtimepeer.New(t, realtimepeer.Config{Listener: n.Listen(), Turns: []realtimepeer.Turn{{Reply: echo}, {Reply: echo}}})
+			a := realtimeAgent(peer)
+			a.NetDial = n.Dial
+			return voicetest.Config{Agent: a, UserVoice: fixtures.FakeTTS()}
 		}, echoesBelong},
-		{"elevenlabs", func(t *testing.T) voicetest.Config {
-			peer := elevenpeer.New(t, elevenpeer.Config{Turns: []elevenpeer.Turn{{Reply: echo}, {Reply: echo}}})
-			return voicetest.Config{Agent: elevenAgent(peer), UserVoice: fixtures.FakeTTS()}
+		{"elevenlabs", func(t *testing.T, n *adaptertest.MemNet) voicetest.Config {
+			peer := elevenpeer.New(t, elevenpeer.Config{Listener: n.Listen(), Turns: []elevenpeer.Turn{{Reply: echo}, {Reply: echo}}})
+			a := elevenAgent(peer)
+			a.NetDial = n.Dial
+			return voicetest.Config{Agent: a, UserVoice: fixtures.FakeTTS()}
 		}, echoesBelong},
-		{"layercode", func(t *testing.T) voicetest.Config {
+		{"layercode", func(t *testing.T, n *adaptertest.MemNet) voicetest.Config {
 			peer := layercodepeer.New(t, layercodepeer.Config{
-				Speech: adaptertest.FakeSpeech, Transcribe: fakeTranscribe, RealTimeAudio: true, ReplyDelay: 50 * time.Millisecond,
+				Listener: n.Listen(),
+				Speech:   adaptertest.FakeSpeech, Transcribe: fakeTranscribe, RealTimeAudio: true, ReplyDelay: 50 * time.Millisecond,
 				Replies: func(n int, heard string) layercodepeer.Reply { return layercodepeer.Reply{Text: "You said " + heard} },
 			})
-			return voicetest.Config{Agent: lcAgent(peer), UserVoice: fixtures.FakeTTS()}
+			a := lcAgent(peer)
+			a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
+			return voicetest.Config{Agent: a, UserVoice: fixtures.FakeTTS()}
 		}, echoesBelong},
-		{"composable", func(t *testing.T) voicetest.Config {
-			srv := fakeopenai.New(t)
+		{"composable", func(t *testing.T, n *adaptertest.MemNet) voicetest.Config {
+			srv := fakeopenai.New(t, fakeopenai.WithListener(n.Listen()))
 			srv.HandleChat(func(req fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
 				return fakeopenai.ChatReply{Content: "You said " + req.Messages[len(req.Messages)-1].Content}, nil
 			})
-			a := composable.New(fixtures.FakeSTT(), composableLLM(t, srv, t.TempDir(), cache.Off), fixtures.FakeTTS())
+			a := composable.New(fixtures.FakeSTT(), composableLLM(t, srv, t.TempDir(), cache.Off, llm.WithHTTPClient(n.HTTPClient())), fixtures.FakeTTS())
 			return voicetest.Config{Agent: a, UserVoice: fixtures.FakeTTS(), Rate: pcm.Rate16k}
 		}, echoesBelong},
-		{"twilio", func(t *testing.T) voicetest.Config {
-			bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 300 * time.Millisecond})
-			return voicetest.Config{Agent: twilio.New(bot.URL), UserVoice: adaptertest.ToneTTS{}}
+		{"twilio", func(t *testing.T, n *adaptertest.MemNet) voicetest.Config {
+			bot := twiliobot.New(t, twiliobot.Config{Listener: n.Listen(), ReplyDuration: 300 * time.Millisecond})
+			a := twilio.New(bot.URL)
+			a.NetDial = n.Dial
+			return voicetest.Config{Agent: a, UserVoice: adaptertest.ToneTTS{}}
 		}, func(t *testing.T, res *voicetest.Result) { dataBelongs(t, res, marks) }},
-		{"websocket", func(t *testing.T) voicetest.Config {
+		// The WebSocket bot answers the instant an utterance ends: on
+		// virtual time its latency would be exactly 0, which dataBelongs
+		// cannot tell from a reply recorded before its question. It runs
+		// on the real clock over loopback TCP (n is nil).
+		{"websocket", func(t *testing.T, n *adaptertest.MemNet) voicetest.Config {
 			bot := wsbot.New(t, wsbot.Config{Rate: 16000, Tools: true})
 			codec := wscodec.JSONBase64(wscodec.JSONOptions{Rate: 16000, TurnEnd: true, Transcripts: true, ToolEvents: true})
 			return voicetest.Config{Agent: wscodec.New(bot.URL, codec), UserVoice: adaptertest.ToneTTS{}}
 		}, func(t *testing.T, res *voicetest.Result) { dataBelongs(t, res, ui) }},
 	} {
+		// Each case runs on virtual time in a testing/synctest bubble of
+		// its own, its peer in process on an in-memory network; the
+		// WebSocket one on the real clock.
 		t.Run(tc.name, func(t *testing.T) {
-			// Each case has its own peer; most wait on the real clock.
 			t.Parallel()
-			cfg := tc.cfg(t)
-			cfg.Golden = voicetest.GoldenOptions{Disable: true}
-			cfg.Script = noGreetingScript()
-			tc.check(t, voicetest.Scenario(t, cfg))
+			run := func(t *testing.T, n *adaptertest.MemNet) {
+				cfg := tc.cfg(t, n)
+				cfg.Golden = voicetest.GoldenOptions{Disable: true}
+				cfg.Script = noGreetingScript()
+				tc.check(t, voicetest.Scenario(t, cfg))
+			}
+			if tc.name == "websocket" {
+				run(t, nil)
+				return
+			}
+			synctest.Test(t, func(t *testing.T) { run(t, adaptertest.NewMemNet(t)) })
 		})
 	}
 }
@@ -201,13 +224,14 @@ func fakeTranscribe(c pcm.Chunk) string {
 
 // composableLLM returns an llm.Client that talks to srv through a cache in
 // dir, in mode m.
-func composableLLM(t *testing.T, srv *fakeopenai.Server, dir string, m cache.Mode) *llm.Client {
+func composableLLM(t *testing.T, srv *fakeopenai.Server, dir string, m cache.Mode, opts ...llm.Option) *llm.Client {
 	t.Helper()
 	c, err := cache.Open(dir, cache.WithMode(m))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := llm.New(llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithModel("gpt-4o-mini"), llm.WithCache(c))
+	opts = append([]llm.Option{llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithModel("gpt-4o-mini"), llm.WithCache(c)}, opts...)
+	client, err := llm.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

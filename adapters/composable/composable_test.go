@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -470,13 +471,14 @@ func TestComposableVADEndsUtterance(t *testing.T) {
 
 // composableLLM returns an llm.Client that talks to srv through a cache in
 // dir, in mode m.
-func composableLLM(t *testing.T, srv *fakeopenai.Server, dir string, m cache.Mode) *llm.Client {
+func composableLLM(t *testing.T, srv *fakeopenai.Server, dir string, m cache.Mode, opts ...llm.Option) *llm.Client {
 	t.Helper()
 	c, err := cache.Open(dir, cache.WithMode(m))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := llm.New(llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithModel("gpt-4o-mini"), llm.WithCache(c))
+	opts = append([]llm.Option{llm.WithBaseURL(srv.BaseURL()), llm.WithAPIKey(srv.APIKey()), llm.WithModel("gpt-4o-mini"), llm.WithCache(c)}, opts...)
+	client, err := llm.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,15 +507,15 @@ func composableScenario(t *testing.T, agent voicetest.Agent) *voicetest.Result {
 
 // TestComposableScenario runs a conversation through voicetest.Scenario
 // with the fake speech engines and an llm.Client against the fakeopenai
-// chat server: first on the real clock, recording the completions into a
-// cache, then replaying them from the cache on virtual time, where the
-// transcript must be the same.
+// chat server: first recording the completions into a cache, the server
+// in process on an in-memory network (adaptertest.MemNet) and the agent on
+// the virtual time of a testing/synctest bubble, then replaying them from
+// the cache on virtual time with the server gone, where the transcript
+// must be the same. (TestComposablePartsOnTheRealClock and
+// TestComposableLocalEngines keep the agent on the real clock.)
 func TestComposableScenario(t *testing.T) {
-	srv := fakeopenai.New(t)
-	srv.HandleChat(func(req fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
-		last := req.Messages[len(req.Messages)-1]
-		return fakeopenai.ChatReply{Content: "Noted: " + last.Content}, nil
-	})
+	var srv *fakeopenai.Server
+	var client *http.Client
 	dir := t.TempDir()
 	want := `agent: Hi, this is the booking line.
 user: A table for two.
@@ -521,8 +523,8 @@ agent: Noted: A table for two.
 user: At seven.
 agent: Noted: At seven.
 `
-	build := func(m cache.Mode, virtual bool) *composable.Agent {
-		a := composable.New(fixtures.FakeSTT(), composableLLM(t, srv, dir, m), fixtures.FakeTTS())
+	build := func(t *testing.T, m cache.Mode, virtual bool) *composable.Agent {
+		a := composable.New(fixtures.FakeSTT(), composableLLM(t, srv, dir, m, llm.WithHTTPClient(client)), fixtures.FakeTTS())
 		a.SystemPrompt = "You take table bookings."
 		a.Greeting = "Hi, this is the booking line."
 		a.VirtualClock = virtual
@@ -530,18 +532,29 @@ agent: Noted: At seven.
 	}
 	var recorded *voicetest.Result
 	t.Run("record", func(t *testing.T) {
-		recorded = composableScenario(t, build(cache.Record, false))
-		if got := recorded.TranscriptText(); got != want {
-			t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			n := adaptertest.NewMemNet(t)
+			srv, client = fakeopenai.New(t, fakeopenai.WithListener(n.Listen())), n.HTTPClient()
+			srv.HandleChat(func(req fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
+				last := req.Messages[len(req.Messages)-1]
+				return fakeopenai.ChatReply{Content: "Noted: " + last.Content}, nil
+			})
+			recorded = composableScenario(t, build(t, cache.Record, false))
+			if got := recorded.TranscriptText(); got != want {
+				t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	})
+	if srv == nil {
+		t.FailNow()
+	}
 	adaptertest.CheckNoLeak(t) // the scenario closed its Conn
 	calls := len(srv.RequestsTo("/v1/chat/completions"))
 	if calls != 2 {
 		t.Fatalf("%d chat requests, want 2", calls)
 	}
 	t.Run("replay", func(t *testing.T) {
-		res := composableScenario(t, build(cache.Replay, true))
+		res := composableScenario(t, build(t, cache.Replay, true))
 		if got := res.TranscriptText(); got != want {
 			t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
@@ -53,6 +54,21 @@ func elevenAgent(peer *elevenpeer.Server) *elevenlabs.Agent {
 	return a
 }
 
+// memEleven starts a peer of cfg on a new in-memory network and returns it
+// with elevenAgent reaching it through the network: for a test in a
+// testing/synctest bubble, on virtual time. (The conformance suite's
+// RealTimeConversation keeps the adapter on loopback TCP and the real
+// clock.)
+func memEleven(t *testing.T, cfg elevenpeer.Config) (*elevenpeer.Server, *elevenlabs.Agent) {
+	t.Helper()
+	n := adaptertest.NewMemNet(t)
+	cfg.Listener = n.Listen()
+	peer := elevenpeer.New(t, cfg)
+	a := elevenAgent(peer)
+	a.NetDial = n.Dial
+	return peer, a
+}
+
 func dialEleven(t testing.TB, a *elevenlabs.Agent, s voicetest.Session) voicetest.Conn {
 	t.Helper()
 	return adaptertest.DialAgent(t, a, s)
@@ -68,95 +84,96 @@ func TestElevenLabsConversation(t *testing.T) {
 		{"ulaw in, pcm24k out", "ulaw_8000", "pcm_24000", 16000, 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			peer := elevenpeer.New(t, elevenpeer.Config{
-				APIKey: "xi-test", InputFormat: tc.in, OutputFormat: tc.out,
-				FirstMessage: "Hi this is the bistro", PingInterval: 30 * time.Millisecond,
-				Turns: []elevenpeer.Turn{
-					{UserTranscript: "a table for two", Reply: "For two people"},
-					{UserTranscript: "at seven", Reply: "Seven it is"},
-				},
-			})
-			a := elevenAgent(peer)
-			a.Prompt = "You take bookings."
-			a.FirstMessage = "Hello from the override"
-			a.Language = "en"
-			a.DynamicVariables = map[string]any{"caller": "Ada", "visits": 3}
-			ctx := t.Context()
-			conn := dialEleven(t, a, adaptertest.Session(t, tc.rate))
-			caps := conn.Capabilities()
-			wantIn := voicetest.AudioFormat{Encoding: "pcm16", Rate: 16000}
-			if tc.in == "ulaw_8000" {
-				wantIn = voicetest.AudioFormat{Encoding: "mulaw", Rate: 8000}
-			}
-			if caps.InputFormat != wantIn {
-				t.Errorf("InputFormat %+v, want %+v from the metadata", caps.InputFormat, wantIn)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				peer, a := memEleven(t, elevenpeer.Config{
+					APIKey: "xi-test", InputFormat: tc.in, OutputFormat: tc.out,
+					FirstMessage: "Hi this is the bistro", PingInterval: 30 * time.Millisecond,
+					Turns: []elevenpeer.Turn{
+						{UserTranscript: "a table for two", Reply: "For two people"},
+						{UserTranscript: "at seven", Reply: "Seven it is"},
+					},
+				})
+				a.Prompt = "You take bookings."
+				a.FirstMessage = "Hello from the override"
+				a.Language = "en"
+				a.DynamicVariables = map[string]any{"caller": "Ada", "visits": 3}
+				ctx := t.Context()
+				conn := dialEleven(t, a, adaptertest.Session(t, tc.rate))
+				caps := conn.Capabilities()
+				wantIn := voicetest.AudioFormat{Encoding: "pcm16", Rate: 16000}
+				if tc.in == "ulaw_8000" {
+					wantIn = voicetest.AudioFormat{Encoding: "mulaw", Rate: 8000}
+				}
+				if caps.InputFormat != wantIn {
+					t.Errorf("InputFormat %+v, want %+v from the metadata", caps.InputFormat, wantIn)
+				}
 
-			r := recvQuiet(t, conn, 300*time.Millisecond)
-			if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "Hello from the override" {
-				t.Errorf("first message %q, want the override", final)
-			}
-			adaptertest.WantDurationNear(t, "first message audio", r.Audio, 4*fixtures.WordDuration, time.Millisecond)
-			var got []int16
-			for _, ev := range r.Events {
-				if ev.Kind == voicetest.AgentAudio {
-					if ev.Audio.Rate != tc.rate {
-						t.Fatalf("agent audio at %d Hz, want %d", ev.Audio.Rate, tc.rate)
-					}
-					got = append(got, ev.Audio.Samples...)
-				}
-			}
-			want, _ := pcm.Resample(fixtures.WordTones("Hello from the override", 16000), tc.rate)
-			if tc.out == "pcm_24000" {
-				want, _ = pcm.Resample(fixtures.WordTones("Hello from the override", 24000), tc.rate)
-			}
-			// The streaming resampler gives the samples of a one-shot
-			// pcm.Resample (usually bit-identical, SNR +Inf); only a flush
-			// forced by a gap of 100 ms between events, which a loaded
-			// machine can cause, leaves a faint seam. A wrong rate or a lost
-			// event gives about 0 dB.
-			if s := adaptertest.SNR(got, want.Samples, tc.rate/100); s < tc.minSNR {
-				t.Errorf("agent audio SNR %.1f dB, want ≥ %v dB", s, tc.minSNR)
-			} else {
-				t.Logf("agent audio (%s → %d Hz) SNR %.1f dB", tc.out, tc.rate, s)
-			}
-			for i, want := range []struct{ user, reply string }{{"a table for two", "For two people"}, {"at seven", "Seven it is"}} {
-				adaptertest.Say(t, ctx, conn, tc.rate, "one two")
 				r := recvQuiet(t, conn, 300*time.Millisecond)
-				if final, _ := adaptertest.TurnText(r.Events, voicetest.UserTranscript); final != want.user {
-					t.Errorf("turn %d: user transcript %q, want %q", i+1, final, want.user)
+				if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "Hello from the override" {
+					t.Errorf("first message %q, want the override", final)
 				}
-				if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != want.reply {
-					t.Errorf("turn %d: agent said %q, want %q", i+1, final, want.reply)
+				adaptertest.WantDurationNear(t, "first message audio", r.Audio, 4*fixtures.WordDuration, time.Millisecond)
+				var got []int16
+				for _, ev := range r.Events {
+					if ev.Kind == voicetest.AgentAudio {
+						if ev.Audio.Rate != tc.rate {
+							t.Fatalf("agent audio at %d Hz, want %d", ev.Audio.Rate, tc.rate)
+						}
+						got = append(got, ev.Audio.Samples...)
+					}
 				}
-				adaptertest.WantDurationNear(t, "reply audio", r.Audio, time.Duration(len(strings.Fields(want.reply)))*fixtures.WordDuration, time.Millisecond)
-			}
-			if err := conn.Close(); err != nil {
-				t.Fatal(err)
-			}
-			c, err := peer.Wait(ctx, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(c.Errors) > 0 {
-				t.Errorf("server saw protocol errors: %q", c.Errors)
-			}
-			if c.UserTurns != 2 || c.Replies != 2 || c.Interruptions != 0 {
-				t.Errorf("server: %d user turns, %d replies, %d interruptions", c.UserTurns, c.Replies, c.Interruptions)
-			}
-			if c.Pings == 0 || c.Pongs < c.Pings-1 {
-				t.Errorf("server sent %d pings and got %d correct pongs", c.Pings, c.Pongs)
-			}
-			wantInit := `{"type":"conversation_initiation_client_data","conversation_config_override":{"agent":{"prompt":{"prompt":"You take bookings."},"first_message":"Hello from the override","language":"en"}},"dynamic_variables":{"caller":"Ada","visits":3}}`
-			if string(c.Init) != wantInit {
-				t.Errorf("initiation data\n%s\nwant\n%s", c.Init, wantInit)
-			}
-			inRate := parseRate(tc.in)
-			// Each utterance: 800 ms of speech and the default 330 ms of
-			// silence, at the input rate.
-			if got, want := len(c.Audio), 2*(pcm.SamplesFor(inRate, 800*time.Millisecond)+pcm.SamplesFor(inRate, elevenlabs.DefaultEndSilence)); got != want {
-				t.Errorf("server got %d samples of user audio, want %d", got, want)
-			}
+				want, _ := pcm.Resample(fixtures.WordTones("Hello from the override", 16000), tc.rate)
+				if tc.out == "pcm_24000" {
+					want, _ = pcm.Resample(fixtures.WordTones("Hello from the override", 24000), tc.rate)
+				}
+				// The streaming resampler gives the samples of a one-shot
+				// pcm.Resample (usually bit-identical, SNR +Inf); only a flush
+				// forced by a gap of 100 ms between events, which a loaded
+				// machine can cause, leaves a faint seam. A wrong rate or a lost
+				// event gives about 0 dB.
+				if s := adaptertest.SNR(got, want.Samples, tc.rate/100); s < tc.minSNR {
+					t.Errorf("agent audio SNR %.1f dB, want ≥ %v dB", s, tc.minSNR)
+				} else {
+					t.Logf("agent audio (%s → %d Hz) SNR %.1f dB", tc.out, tc.rate, s)
+				}
+				for i, want := range []struct{ user, reply string }{{"a table for two", "For two people"}, {"at seven", "Seven it is"}} {
+					adaptertest.Say(t, ctx, conn, tc.rate, "one two")
+					r := recvQuiet(t, conn, 300*time.Millisecond)
+					if final, _ := adaptertest.TurnText(r.Events, voicetest.UserTranscript); final != want.user {
+						t.Errorf("turn %d: user transcript %q, want %q", i+1, final, want.user)
+					}
+					if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != want.reply {
+						t.Errorf("turn %d: agent said %q, want %q", i+1, final, want.reply)
+					}
+					adaptertest.WantDurationNear(t, "reply audio", r.Audio, time.Duration(len(strings.Fields(want.reply)))*fixtures.WordDuration, time.Millisecond)
+				}
+				if err := conn.Close(); err != nil {
+					t.Fatal(err)
+				}
+				c, err := peer.Wait(ctx, 0, func(c elevenpeer.Conversation) bool { return c.Ended })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(c.Errors) > 0 {
+					t.Errorf("server saw protocol errors: %q", c.Errors)
+				}
+				if c.UserTurns != 2 || c.Replies != 2 || c.Interruptions != 0 {
+					t.Errorf("server: %d user turns, %d replies, %d interruptions", c.UserTurns, c.Replies, c.Interruptions)
+				}
+				if c.Pings == 0 || c.Pongs < c.Pings-1 {
+					t.Errorf("server sent %d pings and got %d correct pongs", c.Pings, c.Pongs)
+				}
+				wantInit := `{"type":"conversation_initiation_client_data","conversation_config_override":{"agent":{"prompt":{"prompt":"You take bookings."},"first_message":"Hello from the override","language":"en"}},"dynamic_variables":{"caller":"Ada","visits":3}}`
+				if string(c.Init) != wantInit {
+					t.Errorf("initiation data\n%s\nwant\n%s", c.Init, wantInit)
+				}
+				inRate := parseRate(tc.in)
+				// Each utterance: 800 ms of speech and the default 330 ms of
+				// silence, at the input rate.
+				if got, want := len(c.Audio), 2*(pcm.SamplesFor(inRate, 800*time.Millisecond)+pcm.SamplesFor(inRate, elevenlabs.DefaultEndSilence)); got != want {
+					t.Errorf("server got %d samples of user audio, want %d", got, want)
+				}
+			})
 		})
 	}
 }
@@ -167,13 +184,15 @@ func parseRate(format string) int {
 	return r
 }
 
-func TestElevenLabsBargeIn(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{
+func TestElevenLabsBargeIn(t *testing.T) { synctest.Test(t, testElevenLabsBargeIn) }
+
+func testElevenLabsBargeIn(t *testing.T) {
+	peer, a := memEleven(t, elevenpeer.Config{
 		FirstMessage: strings.Repeat("la ", 20), ChunkDelay: 20 * time.Millisecond,
 		Turns: []elevenpeer.Turn{{UserTranscript: "stop", Reply: "Sorry go ahead"}},
 	})
 	ctx := t.Context()
-	conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 24000))
+	conn := dialEleven(t, a, adaptertest.Session(t, 24000))
 	adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio))
 	adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
 	r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentInterrupted))
@@ -397,45 +416,51 @@ func TestElevenLabsConnect(t *testing.T) {
 
 func TestElevenLabsTimeouts(t *testing.T) {
 	t.Run("recv deadline leaves the conn usable", func(t *testing.T) {
-		peer := elevenpeer.New(t, elevenpeer.Config{})
-		conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Recv: %v", err)
-		}
-		adaptertest.Say(t, t.Context(), conn, 24000, "hello")
-		adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentAudio))
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memEleven(t, elevenpeer.Config{})
+			conn := dialEleven(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Recv: %v", err)
+			}
+			adaptertest.Say(t, t.Context(), conn, 24000, "hello")
+			adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentAudio))
+		})
 	})
 	t.Run("stalled server is declared dead by keepalive", func(t *testing.T) {
-		peer := elevenpeer.New(t, elevenpeer.Config{Fault: elevenpeer.Stall})
-		a := elevenAgent(peer)
-		a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
-		conn := dialEleven(t, a, adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		if _, err := conn.Recv(ctx); !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "PongTimeout") {
-			t.Fatalf("Recv: %v, want a keepalive error naming PongTimeout", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memEleven(t, elevenpeer.Config{Fault: elevenpeer.Stall})
+			a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+			conn := dialEleven(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			if _, err := conn.Recv(ctx); !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "PongTimeout") {
+				t.Fatalf("Recv: %v, want a keepalive error naming PongTimeout", err)
+			}
+		})
 	})
 	t.Run("slow agent that answers pings is not killed", func(t *testing.T) {
-		peer := elevenpeer.New(t, elevenpeer.Config{ReplyDelay: 600 * time.Millisecond, PingInterval: 50 * time.Millisecond})
-		a := elevenAgent(peer)
-		a.PingInterval, a.PongTimeout = 20*time.Millisecond, 100*time.Millisecond
-		conn := dialEleven(t, a, adaptertest.Session(t, 24000))
-		adaptertest.Say(t, t.Context(), conn, 24000, "hello")
-		adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentAudio))
-		if c := peer.Conversations()[0]; c.Pongs == 0 || len(c.Errors) > 0 {
-			t.Errorf("server: %d pongs, errors %q", c.Pongs, c.Errors)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			peer, a := memEleven(t, elevenpeer.Config{ReplyDelay: 600 * time.Millisecond, PingInterval: 50 * time.Millisecond})
+			a.PingInterval, a.PongTimeout = 20*time.Millisecond, 100*time.Millisecond
+			conn := dialEleven(t, a, adaptertest.Session(t, 24000))
+			adaptertest.Say(t, t.Context(), conn, 24000, "hello")
+			adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentAudio))
+			if c := peer.Conversations()[0]; c.Pongs == 0 || len(c.Errors) > 0 {
+				t.Errorf("server: %d pongs, errors %q", c.Pongs, c.Errors)
+			}
+		})
 	})
 	t.Run("aborted connection is a transport error, not a hang-up", func(t *testing.T) {
-		peer := elevenpeer.New(t, elevenpeer.Config{Fault: elevenpeer.Abort})
-		conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 24000))
-		var tce *voicetest.TransportClosedError
-		if ev, err := conn.Recv(t.Context()); !errors.As(err, &tce) || tce.Err == nil {
-			t.Fatalf("Recv: %+v, %v", ev, err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memEleven(t, elevenpeer.Config{Fault: elevenpeer.Abort})
+			conn := dialEleven(t, a, adaptertest.Session(t, 24000))
+			var tce *voicetest.TransportClosedError
+			if ev, err := conn.Recv(t.Context()); !errors.As(err, &tce) || tce.Err == nil {
+				t.Fatalf("Recv: %+v, %v", ev, err)
+			}
+		})
 	})
 }
 
@@ -443,69 +468,70 @@ func TestElevenLabsCaptureHasNoSecrets(t *testing.T) {
 	const key, sig = "xi-CANARY-key-77", "CANARYSIG0123"
 	for _, signed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("signed=%v", signed), func(t *testing.T) {
-			peer := elevenpeer.New(t, elevenpeer.Config{APIKey: key, Signature: sig, FirstMessage: "hi"})
-			a := elevenAgent(peer)
-			a.APIKey = key
-			if signed {
-				a.APIKey, a.SignedURL = "", peer.SignedURL()
-			}
-			capture := &adaptertest.SyncBuffer{}
-			var logs adaptertest.SyncBuffer
-			s := adaptertest.Session(t, 16000)
-			s.Capture = capture
-			s.Logf = func(format string, args ...any) { fmt.Fprintf(&logs, format+"\n", args...) }
-			conn, err := a.Connect(t.Context(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recvQuiet(t, conn, 200*time.Millisecond)
-			adaptertest.Say(t, t.Context(), conn, 16000, "hello")
-			recvQuiet(t, conn, 200*time.Millisecond)
-			if err := conn.Close(); err != nil {
-				t.Fatal(err)
-			}
-			adaptertest.CheckNoLeak(t)
-			for name, b := range map[string]string{"capture": string(capture.Bytes()), "log": string(logs.Bytes())} {
-				if strings.Contains(b, "CANARY") {
-					t.Errorf("a secret is in the %s:\n%s", name, b)
+			synctest.Test(t, func(t *testing.T) {
+				peer, a := memEleven(t, elevenpeer.Config{APIKey: key, Signature: sig, FirstMessage: "hi"})
+				a.APIKey = key
+				if signed {
+					a.APIKey, a.SignedURL = "", peer.SignedURL()
 				}
-			}
-			recs, err := wire.ReadCapture(strings.NewReader(string(capture.Bytes())))
-			if err != nil {
-				t.Fatal(err)
-			}
-			seqs := map[string][]string{}
-			for _, r := range recs {
-				var m struct {
-					Type  string
-					Chunk *string `json:"user_audio_chunk"`
+				capture := &adaptertest.SyncBuffer{}
+				var logs adaptertest.SyncBuffer
+				s := adaptertest.Session(t, 16000)
+				s.Capture = capture
+				s.Logf = func(format string, args ...any) { fmt.Fprintf(&logs, format+"\n", args...) }
+				conn, err := a.Connect(t.Context(), s)
+				if err != nil {
+					t.Fatal(err)
 				}
-				json.Unmarshal(r.Data, &m)
-				name := m.Type
-				if m.Chunk != nil {
-					name = "user_audio_chunk"
+				recvQuiet(t, conn, 200*time.Millisecond)
+				adaptertest.Say(t, t.Context(), conn, 16000, "hello")
+				recvQuiet(t, conn, 200*time.Millisecond)
+				if err := conn.Close(); err != nil {
+					t.Fatal(err)
 				}
-				dirs := []string{r.Dir}
-				if r.Dir == "note" {
-					name, dirs = "note:"+r.Type, []string{"send", "recv"}
-					if r.Type == "open" && signed && !strings.Contains(r.Text, "conversation_signature=REDACTED") {
-						t.Errorf("open note %q does not show the redacted signature", r.Text)
+				adaptertest.CheckNoLeak(t)
+				for name, b := range map[string]string{"capture": string(capture.Bytes()), "log": string(logs.Bytes())} {
+					if strings.Contains(b, "CANARY") {
+						t.Errorf("a secret is in the %s:\n%s", name, b)
 					}
 				}
-				for _, d := range dirs {
-					if q := seqs[d]; len(q) == 0 || q[len(q)-1] != name {
-						seqs[d] = append(q, name)
+				recs, err := wire.ReadCapture(strings.NewReader(string(capture.Bytes())))
+				if err != nil {
+					t.Fatal(err)
+				}
+				seqs := map[string][]string{}
+				for _, r := range recs {
+					var m struct {
+						Type  string
+						Chunk *string `json:"user_audio_chunk"`
+					}
+					json.Unmarshal(r.Data, &m)
+					name := m.Type
+					if m.Chunk != nil {
+						name = "user_audio_chunk"
+					}
+					dirs := []string{r.Dir}
+					if r.Dir == "note" {
+						name, dirs = "note:"+r.Type, []string{"send", "recv"}
+						if r.Type == "open" && signed && !strings.Contains(r.Text, "conversation_signature=REDACTED") {
+							t.Errorf("open note %q does not show the redacted signature", r.Text)
+						}
+					}
+					for _, d := range dirs {
+						if q := seqs[d]; len(q) == 0 || q[len(q)-1] != name {
+							seqs[d] = append(q, name)
+						}
 					}
 				}
-			}
-			for dir, want := range map[string]string{
-				"send": "note:open conversation_initiation_client_data user_audio_chunk note:close note:closed",
-				"recv": "note:open conversation_initiation_metadata agent_response audio user_transcript vad_score agent_response audio note:close note:closed",
-			} {
-				if got := strings.Join(seqs[dir], " "); got != want {
-					t.Errorf("captured %s sequence\n%s\nwant\n%s", dir, got, want)
+				for dir, want := range map[string]string{
+					"send": "note:open conversation_initiation_client_data user_audio_chunk note:close note:closed",
+					"recv": "note:open conversation_initiation_metadata agent_response audio user_transcript vad_score agent_response audio note:close note:closed",
+				} {
+					if got := strings.Join(seqs[dir], " "); got != want {
+						t.Errorf("captured %s sequence\n%s\nwant\n%s", dir, got, want)
+					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -543,8 +569,10 @@ func TestElevenLabsCapabilities(t *testing.T) {
 	}
 }
 
-func TestElevenLabsScenario(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{
+func TestElevenLabsScenario(t *testing.T) { synctest.Test(t, testElevenLabsScenario) }
+
+func testElevenLabsScenario(t *testing.T) {
+	peer, a := memEleven(t, elevenpeer.Config{
 		FirstMessage: "Welcome to the bistro",
 		Turns: []elevenpeer.Turn{
 			// The agent decodes the user's fake speech (fixtures.FakeTTS,
@@ -556,7 +584,7 @@ func TestElevenLabsScenario(t *testing.T) {
 		PingInterval: 100 * time.Millisecond,
 	})
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     elevenAgent(peer),
+		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
 		// The server's transcript of the user arrives just as the user's
 		// turn ends, before or after the runner notes user_stop_speaking;
@@ -697,13 +725,15 @@ func TestElevenLabsExtraMessages(t *testing.T) {
 
 // A barge-in through the runner: ConvAI has no client cancel, so the user's
 // audio overlaps the agent's; the agent detects it and sends interruption.
-func TestElevenLabsScenarioInterrupt(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{
+func TestElevenLabsScenarioInterrupt(t *testing.T) { synctest.Test(t, testElevenLabsScenarioInterrupt) }
+
+func testElevenLabsScenarioInterrupt(t *testing.T) {
+	peer, a := memEleven(t, elevenpeer.Config{
 		FirstMessage: strings.Repeat("la ", 20),
 		ChunkDelay:   20 * time.Millisecond,
 		Turns:        []elevenpeer.Turn{{Reply: "Sure, {heard}"}},
 	})
-	res := adaptertest.BargeInScenario(t, elevenAgent(peer))
+	res := adaptertest.BargeInScenario(t, a)
 	last := res.Transcript[len(res.Transcript)-1]
 	if last.Role != voicetest.RoleAgent || last.Text != "Sure, Make it eight" {
 		t.Errorf("last message %+v, want the reply to the barge-in\n%s", last, res.TranscriptText())

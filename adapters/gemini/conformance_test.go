@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/gemini"
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
 	"github.com/voicetest-go/voicetest/internal/peers/geminipeer"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -28,10 +27,14 @@ func subject() conformance.Subject {
 		Handshake:  true, // setup → setupComplete
 		ChecksKey:  true,
 		Interrupts: true, // serverContent.interrupted
+		InMemory:   true, // through dialThrough
 		Start: func(t *testing.T, p conformance.Peer) voicetest.Agent {
+			if p.Net != nil {
+				dialThrough(t, p.Net)
+			}
 			// Every turn starts with the service's empty
 			// interrupted→turnComplete pair, which the adapter must skip.
-			cfg := geminipeer.Config{APIKey: p.Key, HangUpAfter: p.HangUpAfter, SpuriousPair: true}
+			cfg := geminipeer.Config{APIKey: p.Key, HangUpAfter: p.HangUpAfter, SpuriousPair: true, Listener: p.Listener()}
 			if p.PeerKey != "" {
 				cfg.APIKey = p.PeerKey
 			}
@@ -51,7 +54,7 @@ func subject() conformance.Subject {
 			}
 			a := gemini.New("")
 			if p.Stall == conformance.StallDial {
-				a.BaseURL = adaptertest.BlackHole(t)
+				a.BaseURL = p.BlackHole(t)
 			} else {
 				a.BaseURL = geminipeer.New(t, cfg).URL
 			}

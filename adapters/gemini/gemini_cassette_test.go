@@ -16,20 +16,26 @@ import (
 // TestGeminiCassette records a session with the loopback Live server (a
 // tool call answered by the test, a reply that uses its result, a second
 // turn), stops the server, and replays the session from the cassette:
-// the same transcript, timeline and verdict, with the server gone.
+// the same transcript, timeline and verdict, with the server gone. The
+// recording runs on virtual time, the server on an in-memory network
+// (adaptertest.RecordReplayOn).
 func TestGeminiCassette(t *testing.T) {
-	peer := geminipeer.New(t, geminipeer.Config{SpuriousPair: true, Turns: []geminipeer.Turn{
-		{ToolCall: &geminipeer.ToolCall{Name: "weather", Args: map[string]any{"city": "Paris"}}, Reply: "The weather is {result}"},
-		{Reply: "Goodbye, {heard}"},
-	}})
-	a := agent(peer)
-	a.Tools = []gemini.Tool{{Name: "weather"}}
+	var peer *geminipeer.Server
 	calls := 0
-	a.OnToolCall = func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
-		calls++
-		return json.RawMessage(`{"temp":21}`), nil
-	}
-	rec, _ := adaptertest.RecordReplay(t, a, peer.Close, voicetest.Config{
+	rec, _ := adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
+		dialThrough(t, n)
+		peer = geminipeer.New(t, geminipeer.Config{Listener: n.Listen(), SpuriousPair: true, Turns: []geminipeer.Turn{
+			{ToolCall: &geminipeer.ToolCall{Name: "weather", Args: map[string]any{"city": "Paris"}}, Reply: "The weather is {result}"},
+			{Reply: "Goodbye, {heard}"},
+		}})
+		a := agent(peer)
+		a.Tools = []gemini.Tool{{Name: "weather"}}
+		a.OnToolCall = func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
+			calls++
+			return json.RawMessage(`{"temp":21}`), nil
+		}
+		return a
+	}, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.ToolCalled("weather", nil), judges.Says("Goodbye, thanks."), judges.Turns(2, 2)),
 		Script: []voicetest.Step{

@@ -25,6 +25,8 @@ func ExampleNew() {
 	res, err := voicetest.Run(context.Background(), voicetest.Config{
 		Agent:     agent,
 		UserVoice: fixtures.FakeTTS(), // a real TTS in a real test
+		// The model takes audio faster than real time: send it at once.
+		Pacing: voicetest.PaceFast,
 		Script: []voicetest.Step{
 			voicetest.UserSays("two at seven."),
 			voicetest.AgentTurn(),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/gemini"
@@ -105,12 +106,14 @@ func TestGeminiTurn(t *testing.T) {
 // A barge-in is the user's next activity: the model's reply is cut
 // (AgentInterrupted), the turnComplete of the cut reply does not end the
 // next turn, and the answer to the barge-in follows.
-func TestGeminiBargeIn(t *testing.T) {
-	peer := geminipeer.New(t, geminipeer.Config{
+func TestGeminiBargeIn(t *testing.T) { synctest.Test(t, testGeminiBargeIn) }
+
+func testGeminiBargeIn(t *testing.T) {
+	peer, a := memPeer(t, geminipeer.Config{
 		Turns:      []geminipeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}, {Reply: "Sure, {heard}"}},
 		ChunkDelay: 100 * time.Millisecond,
 	})
-	conn := adaptertest.DialAgent(t, agent(peer), adaptertest.Session(t, 24000))
+	conn := adaptertest.DialAgent(t, a, adaptertest.Session(t, 24000))
 	ctx := t.Context()
 	say(t, ctx, conn, "Tell me a story.")
 	adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio))
@@ -287,10 +290,12 @@ func TestGeminiServerError(t *testing.T) {
 
 // A scenario through the runner: two turns with the model's own
 // transcripts, no STT.
-func TestGeminiScenario(t *testing.T) {
-	peer := geminipeer.New(t, geminipeer.Config{SpuriousPair: true, Turns: []geminipeer.Turn{{Reply: "Sure, {heard}"}, {Reply: "Done."}}})
+func TestGeminiScenario(t *testing.T) { synctest.Test(t, testGeminiScenario) }
+
+func testGeminiScenario(t *testing.T) {
+	_, a := memPeer(t, geminipeer.Config{SpuriousPair: true, Turns: []geminipeer.Turn{{Reply: "Sure, {heard}"}, {Reply: "Done."}}})
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     agent(peer),
+		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
 		Golden:    voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{

@@ -125,9 +125,8 @@ func lcCollect(t testing.TB, conn voicetest.Conn, rate int, quiet time.Duration,
 }
 
 // TestLayerCodeConversation runs on virtual time, the peer on an
-// in-memory network (the conformance suite's RealTimeConversation and
-// TestLayerCodeScenario keep LayerCode on loopback TCP and the real
-// clock).
+// in-memory network (the conformance suite's RealTimeConversation keeps
+// LayerCode on loopback TCP and the real clock).
 func TestLayerCodeConversation(t *testing.T) { synctest.Test(t, testLayerCodeConversation) }
 
 func testLayerCodeConversation(t *testing.T) {
@@ -221,62 +220,66 @@ func testLayerCodeConversation(t *testing.T) {
 func TestLayerCodeBargeIn(t *testing.T) {
 	for _, keepTalking := range []bool{false, true} {
 		t.Run(fmt.Sprintf("keepTalking=%v", keepTalking), func(t *testing.T) {
-			const rate = 16000
-			peer := layercodepeer.New(t, layercodepeer.Config{
-				Greeting:      "one two three four five six seven eight nine ten eleven twelve",
-				WordDuration:  200 * time.Millisecond, // 2.4 s of tone
-				RealTimeAudio: true,
-				KeepTalking:   keepTalking,
+			synctest.Test(t, func(t *testing.T) {
+				const rate = 16000
+				peer, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{
+					Greeting:      "one two three four five six seven eight nine ten eleven twelve",
+					WordDuration:  200 * time.Millisecond, // 2.4 s of tone
+					RealTimeAudio: true,
+					KeepTalking:   keepTalking,
+				})
+				conn := lcDial(t, a, adaptertest.Session(t, rate))
+				// Wait until the agent has been speaking for a while.
+				var heard time.Duration
+				lcCollect(t, conn, rate, time.Second, func(ev voicetest.AgentEvent) bool {
+					heard += ev.Audio.Duration()
+					return heard >= 500*time.Millisecond
+				})
+				// Barge in.
+				adaptertest.SendPaced(t, t.Context(), conn, adaptertest.Tone(rate, 700, 300*time.Millisecond, 8000))
+				got := lcCollect(t, conn, rate, 600*time.Millisecond, func(ev voicetest.AgentEvent) bool {
+					return ev.Kind == voicetest.AgentInterrupted
+				})
+				if !got.interrupted {
+					t.Fatalf("no AgentInterrupted; events %v", got.kinds)
+				}
+				if err := conn.EndUtterance(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				// After the interruption no audio of the interrupted turn
+				// arrives, even from a server that keeps sending it; the reply
+				// to the barge-in does.
+				after := lcCollect(t, conn, rate, 500*time.Millisecond, nil)
+				if after.text != "Reply 1." {
+					t.Errorf("after the barge-in the agent said %q (events %v), want only %q", after.text, after.kinds, "Reply 1.")
+				}
+				adaptertest.WantDurationNear(t, "reply audio", after.audio.Duration(), 2*200*time.Millisecond, 5*time.Millisecond)
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				defer cancel()
+				call, err := peer.WaitCall(ctx, 0, func(c layercodepeer.Call) bool { return len(c.Acks) == 2 })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if call.Interruptions != 1 {
+					t.Errorf("peer saw %d barge-ins, want 1", call.Interruptions)
+				}
+				if call.Acks[0].Reason != "interrupted" || call.Acks[0].TurnID != "turn-1" || call.Acks[1].Reason != "completed" || call.Acks[1].TurnID != "turn-2" {
+					t.Errorf("acks = %+v, want turn-1 interrupted then turn-2 completed", call.Acks)
+				}
+				if len(call.Errors) > 0 {
+					t.Errorf("peer errors: %q", call.Errors)
+				}
 			})
-			conn := lcDial(t, lcAgent(peer), adaptertest.Session(t, rate))
-			// Wait until the agent has been speaking for a while.
-			var heard time.Duration
-			lcCollect(t, conn, rate, time.Second, func(ev voicetest.AgentEvent) bool {
-				heard += ev.Audio.Duration()
-				return heard >= 500*time.Millisecond
-			})
-			// Barge in.
-			adaptertest.SendPaced(t, t.Context(), conn, adaptertest.Tone(rate, 700, 300*time.Millisecond, 8000))
-			got := lcCollect(t, conn, rate, 600*time.Millisecond, func(ev voicetest.AgentEvent) bool {
-				return ev.Kind == voicetest.AgentInterrupted
-			})
-			if !got.interrupted {
-				t.Fatalf("no AgentInterrupted; events %v", got.kinds)
-			}
-			if err := conn.EndUtterance(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			// After the interruption no audio of the interrupted turn
-			// arrives, even from a server that keeps sending it; the reply
-			// to the barge-in does.
-			after := lcCollect(t, conn, rate, 500*time.Millisecond, nil)
-			if after.text != "Reply 1." {
-				t.Errorf("after the barge-in the agent said %q (events %v), want only %q", after.text, after.kinds, "Reply 1.")
-			}
-			adaptertest.WantDurationNear(t, "reply audio", after.audio.Duration(), 2*200*time.Millisecond, 5*time.Millisecond)
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-			defer cancel()
-			call, err := peer.WaitCall(ctx, 0, func(c layercodepeer.Call) bool { return len(c.Acks) == 2 })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if call.Interruptions != 1 {
-				t.Errorf("peer saw %d barge-ins, want 1", call.Interruptions)
-			}
-			if call.Acks[0].Reason != "interrupted" || call.Acks[0].TurnID != "turn-1" || call.Acks[1].Reason != "completed" || call.Acks[1].TurnID != "turn-2" {
-				t.Errorf("acks = %+v, want turn-1 interrupted then turn-2 completed", call.Acks)
-			}
-			if len(call.Errors) > 0 {
-				t.Errorf("peer errors: %q", call.Errors)
-			}
 		})
 	}
 }
 
-func TestLayerCodeAgentHangUp(t *testing.T) {
+func TestLayerCodeAgentHangUp(t *testing.T) { synctest.Test(t, testLayerCodeAgentHangUp) }
+
+func testLayerCodeAgentHangUp(t *testing.T) {
 	const rate = 24000
-	peer := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hi.", HangUpAfter: 2})
-	conn := lcDial(t, lcAgent(peer), adaptertest.Session(t, rate))
+	_, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{Greeting: "Hi.", HangUpAfter: 2})
+	conn := lcDial(t, a, adaptertest.Session(t, rate))
 	lcCollect(t, conn, rate, 400*time.Millisecond, nil)
 	adaptertest.SendPaced(t, t.Context(), conn, adaptertest.Tone(rate, 700, 300*time.Millisecond, 8000))
 	if err := conn.EndUtterance(t.Context()); err != nil {
@@ -401,63 +404,71 @@ func TestLayerCodeAuthorizeErrors(t *testing.T) {
 
 func TestLayerCodeTimeouts(t *testing.T) {
 	t.Run("recv", func(t *testing.T) {
-		peer := layercodepeer.New(t, layercodepeer.Config{})
-		conn := lcDial(t, lcAgent(peer), adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Recv on a quiet agent: %v, want the context's deadline", err)
-		}
-		// Still usable.
-		adaptertest.SendPaced(t, t.Context(), conn, adaptertest.Tone(24000, 700, 200*time.Millisecond, 8000))
-		if err := conn.EndUtterance(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if got := lcCollect(t, conn, 24000, 300*time.Millisecond, nil); got.text != "Reply 1." {
-			t.Errorf("after a Recv timeout the agent said %q", got.text)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{})
+			conn := lcDial(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Recv on a quiet agent: %v, want the context's deadline", err)
+			}
+			// Still usable.
+			adaptertest.SendPaced(t, t.Context(), conn, adaptertest.Tone(24000, 700, 200*time.Millisecond, 8000))
+			if err := conn.EndUtterance(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if got := lcCollect(t, conn, 24000, 300*time.Millisecond, nil); got.text != "Reply 1." {
+				t.Errorf("after a Recv timeout the agent said %q", got.text)
+			}
+		})
 	})
 	t.Run("stall", func(t *testing.T) {
-		peer := layercodepeer.New(t, layercodepeer.Config{Fault: layercodepeer.Stall})
-		a := lcAgent(peer)
-		a.PingInterval = 50 * time.Millisecond
-		a.PongTimeout = 200 * time.Millisecond
-		a.CloseTimeout = 100 * time.Millisecond
-		conn := lcDial(t, a, adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		_, err := conn.Recv(ctx)
-		if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "keepalive") {
-			t.Fatalf("Recv from a stalled agent: %v, want a keepalive TransportClosedError", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{Fault: layercodepeer.Stall})
+			a.PingInterval = 50 * time.Millisecond
+			a.PongTimeout = 200 * time.Millisecond
+			a.CloseTimeout = 100 * time.Millisecond
+			conn := lcDial(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			_, err := conn.Recv(ctx)
+			if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "keepalive") {
+				t.Fatalf("Recv from a stalled agent: %v, want a keepalive TransportClosedError", err)
+			}
+		})
 	})
 	t.Run("abort", func(t *testing.T) {
-		peer := layercodepeer.New(t, layercodepeer.Config{Fault: layercodepeer.Abort})
-		conn := lcDial(t, lcAgent(peer), adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		ev, err := conn.Recv(ctx)
-		if !errors.Is(err, voicetest.ErrTransportClosed) {
-			t.Fatalf("Recv from an aborted connection: %v %v, want ErrTransportClosed", ev.Kind, err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{Fault: layercodepeer.Abort})
+			conn := lcDial(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			ev, err := conn.Recv(ctx)
+			if !errors.Is(err, voicetest.ErrTransportClosed) {
+				t.Fatalf("Recv from an aborted connection: %v %v, want ErrTransportClosed", ev.Kind, err)
+			}
+		})
 	})
 	t.Run("dial", func(t *testing.T) {
-		peer := layercodepeer.New(t, layercodepeer.Config{})
-		a := lcAgent(peer)
-		a.WebSocketURL = adaptertest.BlackHole(t)
-		a.DialTimeout = 200 * time.Millisecond
-		_, err := a.Connect(t.Context(), adaptertest.Session(t, 24000))
-		if !errors.Is(err, voicetest.ErrTimeout) || strings.Contains(err.Error(), "lcsk_") {
-			t.Fatalf("Connect to a black hole: %v, want a timeout without the session key", err)
-		}
-		adaptertest.CheckNoLeak(t)
+		synctest.Test(t, func(t *testing.T) {
+			n := adaptertest.NewMemNet(t)
+			_, a := memPeer(t, n, layercodepeer.Config{})
+			a.WebSocketURL = n.BlackHole(t)
+			a.DialTimeout = 200 * time.Millisecond
+			_, err := a.Connect(t.Context(), adaptertest.Session(t, 24000))
+			if !errors.Is(err, voicetest.ErrTimeout) || strings.Contains(err.Error(), "lcsk_") {
+				t.Fatalf("Connect to a black hole: %v, want a timeout without the session key", err)
+			}
+			adaptertest.CheckNoLeak(t)
+		})
 	})
 }
 
-func TestLayerCodeCapture(t *testing.T) {
+func TestLayerCodeCapture(t *testing.T) { synctest.Test(t, testLayerCodeCapture) }
+
+func testLayerCodeCapture(t *testing.T) {
 	const rate = 24000
-	peer := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hi.", Token: "backend-token-canary"})
-	a := lcAgent(peer)
+	peer, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{Greeting: "Hi.", Token: "backend-token-canary"})
 	a.AuthorizeHeader = http.Header{"Authorization": {"Bearer backend-token-canary"}}
 	var capBuf adaptertest.SyncBuffer
 	s := adaptertest.Session(t, rate)
@@ -575,8 +586,11 @@ func TestLayerCodePushToTalk(t *testing.T) {
 }
 
 func TestLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
-	peer := layercodepeer.New(t, layercodepeer.Config{OmitTurnIDs: true, Greeting: "Hi."})
-	a := lcAgent(peer)
+	synctest.Test(t, testLayerCodeTextInputAndMissingTurnIDs)
+}
+
+func testLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
+	peer, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{OmitTurnIDs: true, Greeting: "Hi."})
 	a.TextInput = true
 	a.PlaybackAckDelay = 50 * time.Millisecond
 	conn := lcDial(t, a, adaptertest.Session(t, 24000))
@@ -608,11 +622,19 @@ func TestLayerCodeTextInputAndMissingTurnIDs(t *testing.T) {
 
 // TestLayerCodeScenario runs a whole conversation with a barge-in through
 // voicetest.Scenario: the user's lines are fake speech the peer decodes,
-// and the peer's replies stream back as fake speech with their text.
-func TestLayerCodeScenario(t *testing.T) {
-	peer := storyPeer(t, nil)
+// and the peer's replies stream back as fake speech with their text. It
+// runs on virtual time, the peer in process over an in-memory network; the
+// conformance suite's RealTimeConversation keeps LayerCode on loopback TCP
+// and the real clock.
+func TestLayerCodeScenario(t *testing.T) { synctest.Test(t, testLayerCodeScenario) }
+
+func testLayerCodeScenario(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	peer := storyPeer(t, n.Listen())
+	a := lcAgent(peer)
+	a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     lcAgent(peer),
+		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
 		// The peer's transcripts of the user arrive as the runner records
 		// the end of the user's speech, in either order; the golden
@@ -684,12 +706,14 @@ func TestLayerCodeEscapedAudio(t *testing.T) {
 // TestLayerCodeAudioFidelity checks the resampling both ways against ideal
 // sines: the agent's 16 kHz audio → 24 kHz agent events (across 100 ms
 // response.audio chunks), and 24 kHz user audio → 8 kHz client.audio.
-func TestLayerCodeAudioFidelity(t *testing.T) {
-	peer := layercodepeer.New(t, layercodepeer.Config{
+func TestLayerCodeAudioFidelity(t *testing.T) { synctest.Test(t, testLayerCodeAudioFidelity) }
+
+func testLayerCodeAudioFidelity(t *testing.T) {
+	peer, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{
 		Greeting: "tone",
 		Speech:   func(_ string, rate int) pcm.Chunk { return adaptertest.Tone(rate, 350, 500*time.Millisecond, 8000) },
 	})
-	conn := lcDial(t, lcAgent(peer), adaptertest.Session(t, 24000))
+	conn := lcDial(t, a, adaptertest.Session(t, 24000))
 	got := lcCollect(t, conn, 24000, 600*time.Millisecond, nil).audio.Samples
 	want := adaptertest.Tone(24000, 350, 500*time.Millisecond, 8000).Samples
 	if len(got) != len(want) {

@@ -23,6 +23,8 @@ func ExampleNew() {
 	res, err := voicetest.Run(context.Background(), voicetest.Config{
 		Agent:     agent,
 		UserVoice: fixtures.FakeTTS(), // a real TTS in a real test
+		// The bot takes audio faster than real time: send it at once.
+		Pacing: voicetest.PaceFast,
 		Script: []voicetest.Step{
 			voicetest.UserSays("two at seven."),
 			voicetest.AgentTurn(),

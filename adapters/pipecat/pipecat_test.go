@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -24,8 +25,18 @@ func say(t *testing.T, ctx context.Context, conn voicetest.Conn, text string) {
 
 func dial(t *testing.T, bot *pipecatpeer.Server, ser pipecat.Serializer, rtvi bool) voicetest.Conn {
 	t.Helper()
+	return dialOn(t, nil, bot, ser, rtvi)
+}
+
+// dialOn is dial through n, the in-memory network bot serves on (nil:
+// loopback TCP), for a test in a testing/synctest bubble.
+func dialOn(t *testing.T, n *adaptertest.MemNet, bot *pipecatpeer.Server, ser pipecat.Serializer, rtvi bool) voicetest.Conn {
+	t.Helper()
 	a := pipecat.New(bot.URL, ser)
 	a.RTVI = rtvi
+	if n != nil {
+		a.NetDial = n.Dial
+	}
 	return adaptertest.DialAgent(t, a, adaptertest.Session(t, 24000))
 }
 
@@ -139,10 +150,13 @@ func TestPipecatProtobufRTVI(t *testing.T) {
 
 // Interrupt sends an InterruptionFrame; the bot's InterruptionFrame and
 // bot-interrupted make one AgentInterrupted.
-func TestPipecatInterrupt(t *testing.T) {
-	bot := pipecatpeer.New(t, pipecatpeer.Config{RTVI: true, ChunkDelay: 20 * time.Millisecond,
+func TestPipecatInterrupt(t *testing.T) { synctest.Test(t, testPipecatInterrupt) }
+
+func testPipecatInterrupt(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := pipecatpeer.New(t, pipecatpeer.Config{Listener: n.Listen(), RTVI: true, ChunkDelay: 20 * time.Millisecond,
 		Turns: []pipecatpeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}})
-	conn := dial(t, bot, pipecat.Protobuf, true)
+	conn := dialOn(t, n, bot, pipecat.Protobuf, true)
 	ctx := t.Context()
 	say(t, ctx, conn, "Tell me a story.")
 	adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTranscript))
@@ -248,10 +262,14 @@ func TestPipecatUnsupported(t *testing.T) {
 // A conversation through the runner with the Twilio serializer and a bot
 // that passes RTVI messages: transcripts without STT, and the bot's
 // hang-up after its second reply.
-func TestPipecatScenario(t *testing.T) {
-	bot := pipecatpeer.New(t, pipecatpeer.Config{Serializer: pipecatpeer.Twilio, RTVI: true, HangUpAfter: 2,
+func TestPipecatScenario(t *testing.T) { synctest.Test(t, testPipecatScenario) }
+
+func testPipecatScenario(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := pipecatpeer.New(t, pipecatpeer.Config{Listener: n.Listen(), Serializer: pipecatpeer.Twilio, RTVI: true, HangUpAfter: 2,
 		Turns: []pipecatpeer.Turn{{Reply: "Sure, {heard}"}, {Reply: "Goodbye."}}})
 	a := pipecat.New(bot.URL, pipecat.Twilio)
+	a.NetDial = n.Dial
 	a.RTVI = true
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,

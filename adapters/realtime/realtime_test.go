@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -34,6 +35,30 @@ func realtimeAgent(peer *realtimepeer.Server) *realtime.Agent {
 	return a
 }
 
+// memRealtime starts a peer of cfg on a new in-memory network and returns
+// it with realtimeAgent reaching it through the network: for a test in a
+// testing/synctest bubble, on virtual time. (The conformance suite's
+// RealTimeConversation keeps the adapter on loopback TCP and the real
+// clock.)
+func memRealtime(t *testing.T, cfg realtimepeer.Config) (*realtimepeer.Server, *realtime.Agent) {
+	t.Helper()
+	n := adaptertest.NewMemNet(t)
+	cfg.Listener = n.Listen()
+	peer := realtimepeer.New(t, cfg)
+	a := realtimeAgent(peer)
+	a.NetDial = n.Dial
+	return peer, a
+}
+
+// memSilent returns the URL of an adaptertest.SilentServer on a new
+// in-memory network, which a reaches through it.
+func memSilent(t *testing.T, a *realtime.Agent) string {
+	t.Helper()
+	n := adaptertest.NewMemNet(t)
+	a.NetDial = n.Dial
+	return n.SilentServer(t)
+}
+
 func TestRealtimeConversation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -41,86 +66,87 @@ func TestRealtimeConversation(t *testing.T) {
 		rate int
 	}{{"ga", false, 24000}, {"beta", true, 16000}} {
 		t.Run(tc.name, func(t *testing.T) {
-			peer := realtimepeer.New(t, realtimepeer.Config{
-				APIKey:   "sk-test",
-				Greeting: "Hello there how can I help",
-				Turns: []realtimepeer.Turn{
-					{UserTranscript: "a table for two", Reply: "For two people"},
-					{UserTranscript: "at seven", Reply: "Seven it is"},
-					{UserTranscript: "thanks", Reply: "Goodbye"},
-				},
-			})
-			a := realtimeAgent(peer)
-			a.Beta = tc.beta
-			a.Greeting = true
-			a.Instructions = "You take table bookings."
-			a.Voice = "marin"
-			a.InputTranscription = "gpt-4o-transcribe"
-			ctx := t.Context()
-			conn := dialRealtime(t, a, adaptertest.Session(t, tc.rate))
+			synctest.Test(t, func(t *testing.T) {
+				peer, a := memRealtime(t, realtimepeer.Config{
+					APIKey:   "sk-test",
+					Greeting: "Hello there how can I help",
+					Turns: []realtimepeer.Turn{
+						{UserTranscript: "a table for two", Reply: "For two people"},
+						{UserTranscript: "at seven", Reply: "Seven it is"},
+						{UserTranscript: "thanks", Reply: "Goodbye"},
+					},
+				})
+				a.Beta = tc.beta
+				a.Greeting = true
+				a.Instructions = "You take table bookings."
+				a.Voice = "marin"
+				a.InputTranscription = "gpt-4o-transcribe"
+				ctx := t.Context()
+				conn := dialRealtime(t, a, adaptertest.Session(t, tc.rate))
 
-			r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
-			adaptertest.WantDurationNear(t, "greeting audio", r.Audio, 6*fixtures.WordDuration, time.Millisecond)
-			if final, deltas := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "Hello there how can I help" || deltas != final {
-				t.Errorf("greeting transcript: final %q, deltas %q", final, deltas)
-			}
-			for _, ev := range r.Events {
-				if ev.Kind == voicetest.AgentAudio && ev.Audio.Rate != tc.rate {
-					t.Fatalf("agent audio at %d Hz, want the session rate %d", ev.Audio.Rate, tc.rate)
-				}
-			}
-			for i, want := range []struct{ user, reply string }{
-				{"a table for two", "For two people"}, {"at seven", "Seven it is"}, {"thanks", "Goodbye"},
-			} {
-				adaptertest.Say(t, ctx, conn, tc.rate, "one two three")
 				r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
-				if final, _ := adaptertest.TurnText(r.Events, voicetest.UserTranscript); final != want.user {
-					t.Errorf("turn %d: user transcript %q, want %q", i+1, final, want.user)
+				adaptertest.WantDurationNear(t, "greeting audio", r.Audio, 6*fixtures.WordDuration, time.Millisecond)
+				if final, deltas := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "Hello there how can I help" || deltas != final {
+					t.Errorf("greeting transcript: final %q, deltas %q", final, deltas)
 				}
-				if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != want.reply {
-					t.Errorf("turn %d: agent transcript %q, want %q", i+1, final, want.reply)
+				for _, ev := range r.Events {
+					if ev.Kind == voicetest.AgentAudio && ev.Audio.Rate != tc.rate {
+						t.Fatalf("agent audio at %d Hz, want the session rate %d", ev.Audio.Rate, tc.rate)
+					}
 				}
-				words := len(strings.Fields(want.reply))
-				adaptertest.WantDurationNear(t, fmt.Sprintf("turn %d audio", i+1), r.Audio, time.Duration(words)*fixtures.WordDuration, time.Millisecond)
-			}
-			if err := conn.Close(); err != nil {
-				t.Fatal(err)
-			}
-			ss, err := peer.Wait(ctx, 0, func(s realtimepeer.Session) bool { return s.Ended })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ss.Errors) > 0 {
-				t.Errorf("the server sent errors: %q", ss.Errors)
-			}
-			if ss.Beta != tc.beta || ss.Model != "gpt-realtime" {
-				t.Errorf("server saw beta=%v model=%q", ss.Beta, ss.Model)
-			}
-			if len(ss.Commits) != 3 || ss.Completed != 4 || ss.ResponseCreates != 4 {
-				t.Errorf("server: %d commits, %d completed responses, %d response.create; want 3, 4, 4", len(ss.Commits), ss.Completed, ss.ResponseCreates)
-			}
-			// Each commit holds the 1.2 s utterance at 24 kHz, whatever
-			// the session rate.
-			for i, n := range ss.Commits {
-				if d := pcm.DurationOf(n, 24000); d < 1199*time.Millisecond || d > 1201*time.Millisecond {
-					t.Errorf("commit %d holds %v of audio, want 1.2s", i+1, d)
+				for i, want := range []struct{ user, reply string }{
+					{"a table for two", "For two people"}, {"at seven", "Seven it is"}, {"thanks", "Goodbye"},
+				} {
+					adaptertest.Say(t, ctx, conn, tc.rate, "one two three")
+					r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+					if final, _ := adaptertest.TurnText(r.Events, voicetest.UserTranscript); final != want.user {
+						t.Errorf("turn %d: user transcript %q, want %q", i+1, final, want.user)
+					}
+					if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != want.reply {
+						t.Errorf("turn %d: agent transcript %q, want %q", i+1, final, want.reply)
+					}
+					words := len(strings.Fields(want.reply))
+					adaptertest.WantDurationNear(t, fmt.Sprintf("turn %d audio", i+1), r.Audio, time.Duration(words)*fixtures.WordDuration, time.Millisecond)
 				}
-			}
-			var upd map[string]any
-			json.Unmarshal(ss.Update, &upd)
-			if tc.beta {
-				if upd["input_audio_format"] != "pcm16" || upd["turn_detection"] != nil || upd["voice"] != "marin" {
-					t.Errorf("beta session.update = %s", ss.Update)
+				if err := conn.Close(); err != nil {
+					t.Fatal(err)
 				}
-				if _, ok := upd["turn_detection"]; !ok {
-					t.Errorf("beta session.update lacks an explicit turn_detection null: %s", ss.Update)
+				ss, err := peer.Wait(ctx, 0, func(s realtimepeer.Session) bool { return s.Ended })
+				if err != nil {
+					t.Fatal(err)
 				}
-			} else {
-				want := `"audio":{"input":{"format":{"type":"audio/pcm","rate":24000},"turn_detection":null,"transcription":{"model":"gpt-4o-transcribe"}},"output":{"format":{"type":"audio/pcm","rate":24000},"voice":"marin"}}`
-				if upd["type"] != "realtime" || !strings.Contains(string(ss.Update), want) {
-					t.Errorf("GA session.update = %s\nwant it to contain %s", ss.Update, want)
+				if len(ss.Errors) > 0 {
+					t.Errorf("the server sent errors: %q", ss.Errors)
 				}
-			}
+				if ss.Beta != tc.beta || ss.Model != "gpt-realtime" {
+					t.Errorf("server saw beta=%v model=%q", ss.Beta, ss.Model)
+				}
+				if len(ss.Commits) != 3 || ss.Completed != 4 || ss.ResponseCreates != 4 {
+					t.Errorf("server: %d commits, %d completed responses, %d response.create; want 3, 4, 4", len(ss.Commits), ss.Completed, ss.ResponseCreates)
+				}
+				// Each commit holds the 1.2 s utterance at 24 kHz, whatever
+				// the session rate.
+				for i, n := range ss.Commits {
+					if d := pcm.DurationOf(n, 24000); d < 1199*time.Millisecond || d > 1201*time.Millisecond {
+						t.Errorf("commit %d holds %v of audio, want 1.2s", i+1, d)
+					}
+				}
+				var upd map[string]any
+				json.Unmarshal(ss.Update, &upd)
+				if tc.beta {
+					if upd["input_audio_format"] != "pcm16" || upd["turn_detection"] != nil || upd["voice"] != "marin" {
+						t.Errorf("beta session.update = %s", ss.Update)
+					}
+					if _, ok := upd["turn_detection"]; !ok {
+						t.Errorf("beta session.update lacks an explicit turn_detection null: %s", ss.Update)
+					}
+				} else {
+					want := `"audio":{"input":{"format":{"type":"audio/pcm","rate":24000},"turn_detection":null,"transcription":{"model":"gpt-4o-transcribe"}},"output":{"format":{"type":"audio/pcm","rate":24000},"voice":"marin"}}`
+					if upd["type"] != "realtime" || !strings.Contains(string(ss.Update), want) {
+						t.Errorf("GA session.update = %s\nwant it to contain %s", ss.Update, want)
+					}
+				}
+			})
 		})
 	}
 }
@@ -128,9 +154,10 @@ func TestRealtimeConversation(t *testing.T) {
 // TestRealtimeAudioFidelity checks the resampling both ways against ideal
 // sines: user speech at 16 kHz → 24 kHz at the server, and the server's
 // 24 kHz audio → 16 kHz agent audio.
-func TestRealtimeAudioFidelity(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{Greeting: "hello"})
-	a := realtimeAgent(peer)
+func TestRealtimeAudioFidelity(t *testing.T) { synctest.Test(t, testRealtimeAudioFidelity) }
+
+func testRealtimeAudioFidelity(t *testing.T) {
+	peer, a := memRealtime(t, realtimepeer.Config{Greeting: "hello"})
 	a.Greeting = true
 	ctx := t.Context()
 	conn := dialRealtime(t, a, adaptertest.Session(t, 16000))
@@ -162,9 +189,10 @@ func TestRealtimeAudioFidelity(t *testing.T) {
 	t.Logf("SNR: agent audio (server → voicetest, 24→16 kHz) %.1f dB, user audio (voicetest → server, 16→24 kHz) %.1f dB", down, up)
 }
 
-func TestRealtimeServerVAD(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "heard you"}, {Reply: "again"}}})
-	a := realtimeAgent(peer)
+func TestRealtimeServerVAD(t *testing.T) { synctest.Test(t, testRealtimeServerVAD) }
+
+func testRealtimeServerVAD(t *testing.T) {
+	peer, a := memRealtime(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "heard you"}, {Reply: "again"}}})
 	a.TurnDetection = &realtime.TurnDetection{SilenceDuration: 300 * time.Millisecond}
 	ctx := t.Context()
 	conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
@@ -194,100 +222,103 @@ func TestRealtimeServerVAD(t *testing.T) {
 func TestRealtimeBargeIn(t *testing.T) {
 	long := strings.Repeat("la ", 20) // 8 s of audio, streamed over about 1.6 s
 	t.Run("truncate after a stall", func(t *testing.T) {
-		// 100 ms deltas every 400 ms: each plays out before the next
-		// arrives. Interrupted 50 ms into the third delta, the client
-		// has played 250 ms of the 300 ms received (a clock since the
-		// first audio would say 850 ms, i.e. all of it, and truncate
-		// nothing).
-		peer := realtimepeer.New(t, realtimepeer.Config{Greeting: long, ChunkDelay: 400 * time.Millisecond})
-		a := realtimeAgent(peer)
-		a.Greeting = true
-		ctx := t.Context()
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		var got time.Duration
-		for got < 300*time.Millisecond {
-			got += adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio)).Audio
-		}
-		time.Sleep(50 * time.Millisecond)
-		if err := conn.Interrupt(ctx); err != nil {
-			t.Fatal(err)
-		}
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		ss, err := peer.Wait(wctx, 0, func(s realtimepeer.Session) bool { return s.Cancels == 1 && len(s.Truncates) == 1 })
-		if err != nil {
-			t.Fatalf("no truncate after the stall (%d cancels, truncates %+v): %v", ss.Cancels, ss.Truncates, err)
-		}
-		// The delta in flight may have played a little more or less on a
-		// loaded machine: between the two deltas before it and all three.
-		if ms := ss.Truncates[0].AudioEndMs; ms <= 200 || ms >= 300 {
-			t.Errorf("truncated at %d ms, want about 250 ms (of %v received)", ms, got)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			// 100 ms deltas every 400 ms: each plays out before the next
+			// arrives. Interrupted 50 ms into the third delta, the client
+			// has played 250 ms of the 300 ms received (a clock since the
+			// first audio would say 850 ms, i.e. all of it, and truncate
+			// nothing).
+			peer, a := memRealtime(t, realtimepeer.Config{Greeting: long, ChunkDelay: 400 * time.Millisecond})
+			a.Greeting = true
+			ctx := t.Context()
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			var got time.Duration
+			for got < 300*time.Millisecond {
+				got += adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio)).Audio
+			}
+			time.Sleep(50 * time.Millisecond)
+			if err := conn.Interrupt(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			ss, err := peer.Wait(wctx, 0, func(s realtimepeer.Session) bool { return s.Cancels == 1 && len(s.Truncates) == 1 })
+			if err != nil {
+				t.Fatalf("no truncate after the stall (%d cancels, truncates %+v): %v", ss.Cancels, ss.Truncates, err)
+			}
+			// The delta in flight may have played a little more or less on a
+			// loaded machine: between the two deltas before it and all three.
+			if ms := ss.Truncates[0].AudioEndMs; ms <= 200 || ms >= 300 {
+				t.Errorf("truncated at %d ms, want about 250 ms (of %v received)", ms, got)
+			}
+		})
 	})
 	t.Run("native cancel", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Greeting: long, ChunkDelay: 20 * time.Millisecond, Turns: []realtimepeer.Turn{{Reply: "sorry go on"}}})
-		a := realtimeAgent(peer)
-		a.Greeting = true
-		ctx := t.Context()
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		if !conn.Capabilities().NativeInterrupt {
-			t.Fatal("NativeInterrupt false")
-		}
-		adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio))
-		time.Sleep(100 * time.Millisecond) // let some of it "play"
-		if err := conn.Interrupt(ctx); err != nil {
-			t.Fatal(err)
-		}
-		r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentInterrupted))
-		if last := r.Events[len(r.Events)-1]; !strings.Contains(last.Text, "client_cancelled") {
-			t.Errorf("interruption %q does not give the server's reason", last.Text)
-		}
-		if r.Audio >= 8*time.Second {
-			t.Errorf("got all %v of the greeting despite the cancel", r.Audio)
-		}
-		ss, err := peer.Wait(ctx, 0, func(s realtimepeer.Session) bool { return s.Cancelled == 1 && len(s.Truncates) == 1 })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ss.Cancels != 1 || len(ss.Errors) > 0 {
-			t.Errorf("server: %d cancels, errors %q", ss.Cancels, ss.Errors)
-		}
-		if ms := ss.Truncates[0].AudioEndMs; ms < 100 || ms > 8000 {
-			t.Errorf("truncated at %d ms, want the ~100+ ms played", ms)
-		}
-		// No cancel when nothing is in progress: no server error.
-		if err := conn.Interrupt(ctx); err != nil {
-			t.Fatal(err)
-		}
-		adaptertest.Say(t, ctx, conn, 24000, "wait wait")
-		r = adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
-		if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "sorry go on" {
-			t.Errorf("after barge-in the reply was %q", final)
-		}
-		if ss := peer.Sessions()[0]; len(ss.Errors) > 0 || ss.Cancels != 1 {
-			t.Errorf("server: %d cancels, errors %q; want one cancel, no errors", ss.Cancels, ss.Errors)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			peer, a := memRealtime(t, realtimepeer.Config{Greeting: long, ChunkDelay: 20 * time.Millisecond, Turns: []realtimepeer.Turn{{Reply: "sorry go on"}}})
+			a.Greeting = true
+			ctx := t.Context()
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			if !conn.Capabilities().NativeInterrupt {
+				t.Fatal("NativeInterrupt false")
+			}
+			adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio))
+			time.Sleep(100 * time.Millisecond) // let some of it "play"
+			if err := conn.Interrupt(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentInterrupted))
+			if last := r.Events[len(r.Events)-1]; !strings.Contains(last.Text, "client_cancelled") {
+				t.Errorf("interruption %q does not give the server's reason", last.Text)
+			}
+			if r.Audio >= 8*time.Second {
+				t.Errorf("got all %v of the greeting despite the cancel", r.Audio)
+			}
+			ss, err := peer.Wait(ctx, 0, func(s realtimepeer.Session) bool { return s.Cancelled == 1 && len(s.Truncates) == 1 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ss.Cancels != 1 || len(ss.Errors) > 0 {
+				t.Errorf("server: %d cancels, errors %q", ss.Cancels, ss.Errors)
+			}
+			if ms := ss.Truncates[0].AudioEndMs; ms < 100 || ms > 8000 {
+				t.Errorf("truncated at %d ms, want the ~100+ ms played", ms)
+			}
+			// No cancel when nothing is in progress: no server error.
+			if err := conn.Interrupt(ctx); err != nil {
+				t.Fatal(err)
+			}
+			adaptertest.Say(t, ctx, conn, 24000, "wait wait")
+			r = adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+			if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "sorry go on" {
+				t.Errorf("after barge-in the reply was %q", final)
+			}
+			if ss := peer.Sessions()[0]; len(ss.Errors) > 0 || ss.Cancels != 1 {
+				t.Errorf("server: %d cancels, errors %q; want one cancel, no errors", ss.Cancels, ss.Errors)
+			}
+		})
 	})
 	t.Run("server turn detection", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Greeting: long, ChunkDelay: 20 * time.Millisecond, Turns: []realtimepeer.Turn{{Reply: "yes"}}})
-		a := realtimeAgent(peer)
-		a.Greeting = true
-		a.TurnDetection = &realtime.TurnDetection{Type: "server_vad", SilenceDuration: 200 * time.Millisecond}
-		ctx := t.Context()
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio))
-		adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
-		r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentInterrupted))
-		if last := r.Events[len(r.Events)-1]; !strings.Contains(last.Text, "turn_detected") {
-			t.Errorf("interruption %q, want the server's turn_detected", last.Text)
-		}
-		if err := conn.EndUtterance(ctx); err != nil {
-			t.Fatal(err)
-		}
-		r = adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
-		if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "yes" {
-			t.Errorf("reply %q, want yes", final)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{Greeting: long, ChunkDelay: 20 * time.Millisecond, Turns: []realtimepeer.Turn{{Reply: "yes"}}})
+			a.Greeting = true
+			a.TurnDetection = &realtime.TurnDetection{Type: "server_vad", SilenceDuration: 200 * time.Millisecond}
+			ctx := t.Context()
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentAudio))
+			adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
+			r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentInterrupted))
+			if last := r.Events[len(r.Events)-1]; !strings.Contains(last.Text, "turn_detected") {
+				t.Errorf("interruption %q, want the server's turn_detected", last.Text)
+			}
+			if err := conn.EndUtterance(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r = adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+			if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "yes" {
+				t.Errorf("reply %q, want yes", final)
+			}
+		})
 	})
 }
 
@@ -295,99 +326,104 @@ func TestRealtimeToolCalls(t *testing.T) {
 	turns := []realtimepeer.Turn{{ToolCall: &realtimepeer.ToolCall{Name: "book", Arguments: `{"party":2,"time":"19:00"}`}, Reply: "Booked"}}
 	tools := []realtime.Tool{{Name: "book", Description: "Books a table", Parameters: json.RawMessage(`{"type":"object","properties":{"party":{"type":"integer"}}}`)}}
 	t.Run("answered", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Turns: turns})
-		a := realtimeAgent(peer)
-		a.Tools = tools
-		var mu sync.Mutex
-		var got []voicetest.ToolCall
-		a.OnToolCall = func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
+		synctest.Test(t, func(t *testing.T) {
+			peer, a := memRealtime(t, realtimepeer.Config{Turns: turns})
+			a.Tools = tools
+			var mu sync.Mutex
+			var got []voicetest.ToolCall
+			a.OnToolCall = func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
+				mu.Lock()
+				got = append(got, call)
+				mu.Unlock()
+				return json.RawMessage(`{"confirmation":"ABC123"}`), nil
+			}
+			ctx := t.Context()
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			if !conn.Capabilities().ToolEvents {
+				t.Error("ToolEvents false")
+			}
+			adaptertest.Say(t, ctx, conn, 24000, "book it")
+			r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+			var kinds []string
+			for _, ev := range r.Events {
+				if ev.Kind != voicetest.AgentAudio && ev.Kind != voicetest.AgentTranscript {
+					kinds = append(kinds, ev.Kind.String())
+				}
+			}
+			if got := strings.Join(kinds, " "); got != "tool_call tool_result agent_turn_end" {
+				t.Errorf("events %s, want tool_call tool_result agent_turn_end (and the reply's audio)", got)
+			}
+			var call, res *voicetest.ToolCall
+			for _, ev := range r.Events {
+				switch ev.Kind {
+				case voicetest.AgentToolCall:
+					call = ev.Tool
+				case voicetest.AgentToolResult:
+					res = ev.Tool
+				}
+			}
+			if call == nil || call.Name != "book" || string(call.Arguments) != `{"party":2,"time":"19:00"}` || call.ID == "" {
+				t.Errorf("tool call %+v", call)
+			}
+			if res == nil || res.ID != call.ID || string(res.Result) != `{"confirmation":"ABC123"}` || res.IsError {
+				t.Errorf("tool result %+v", res)
+			}
+			if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "Booked" {
+				t.Errorf("reply after the tool %q", final)
+			}
+			ss := peer.Sessions()[0]
+			if len(ss.ToolOutputs) != 1 || ss.ToolOutputs[0].CallID != call.ID || ss.ToolOutputs[0].Output != `{"confirmation":"ABC123"}` || len(ss.Errors) > 0 {
+				t.Errorf("server: outputs %+v, errors %q", ss.ToolOutputs, ss.Errors)
+			}
+			if !strings.Contains(string(ss.Update), `"tools":[{"type":"function","name":"book","description":"Books a table","parameters":{"type":"object"`) || !strings.Contains(string(ss.Update), `"tool_choice":"auto"`) {
+				t.Errorf("session.update tools: %s", ss.Update)
+			}
 			mu.Lock()
-			got = append(got, call)
-			mu.Unlock()
-			return json.RawMessage(`{"confirmation":"ABC123"}`), nil
-		}
-		ctx := t.Context()
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		if !conn.Capabilities().ToolEvents {
-			t.Error("ToolEvents false")
-		}
-		adaptertest.Say(t, ctx, conn, 24000, "book it")
-		r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
-		var kinds []string
-		for _, ev := range r.Events {
-			if ev.Kind != voicetest.AgentAudio && ev.Kind != voicetest.AgentTranscript {
-				kinds = append(kinds, ev.Kind.String())
+			defer mu.Unlock()
+			if len(got) != 1 || got[0].Name != "book" {
+				t.Errorf("OnToolCall got %+v", got)
 			}
-		}
-		if got := strings.Join(kinds, " "); got != "tool_call tool_result agent_turn_end" {
-			t.Errorf("events %s, want tool_call tool_result agent_turn_end (and the reply's audio)", got)
-		}
-		var call, res *voicetest.ToolCall
-		for _, ev := range r.Events {
-			switch ev.Kind {
-			case voicetest.AgentToolCall:
-				call = ev.Tool
-			case voicetest.AgentToolResult:
-				res = ev.Tool
-			}
-		}
-		if call == nil || call.Name != "book" || string(call.Arguments) != `{"party":2,"time":"19:00"}` || call.ID == "" {
-			t.Errorf("tool call %+v", call)
-		}
-		if res == nil || res.ID != call.ID || string(res.Result) != `{"confirmation":"ABC123"}` || res.IsError {
-			t.Errorf("tool result %+v", res)
-		}
-		if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "Booked" {
-			t.Errorf("reply after the tool %q", final)
-		}
-		ss := peer.Sessions()[0]
-		if len(ss.ToolOutputs) != 1 || ss.ToolOutputs[0].CallID != call.ID || ss.ToolOutputs[0].Output != `{"confirmation":"ABC123"}` || len(ss.Errors) > 0 {
-			t.Errorf("server: outputs %+v, errors %q", ss.ToolOutputs, ss.Errors)
-		}
-		if !strings.Contains(string(ss.Update), `"tools":[{"type":"function","name":"book","description":"Books a table","parameters":{"type":"object"`) || !strings.Contains(string(ss.Update), `"tool_choice":"auto"`) {
-			t.Errorf("session.update tools: %s", ss.Update)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if len(got) != 1 || got[0].Name != "book" {
-			t.Errorf("OnToolCall got %+v", got)
-		}
+		})
 	})
 	t.Run("handler error", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Turns: turns})
-		a := realtimeAgent(peer)
-		a.Tools = tools
-		a.OnToolCall = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {
-			return nil, errors.New("no tables left")
-		}
-		ctx := t.Context()
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		adaptertest.Say(t, ctx, conn, 24000, "book it")
-		r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentToolResult))
-		res := r.Events[len(r.Events)-1].Tool
-		if !res.IsError || string(res.Result) != `{"error":"no tables left"}` {
-			t.Errorf("result %+v, want an error result", res)
-		}
-		adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{Turns: turns})
+			a.Tools = tools
+			a.OnToolCall = func(context.Context, voicetest.ToolCall) (json.RawMessage, error) {
+				return nil, errors.New("no tables left")
+			}
+			ctx := t.Context()
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			adaptertest.Say(t, ctx, conn, 24000, "book it")
+			r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentToolResult))
+			res := r.Events[len(r.Events)-1].Tool
+			if !res.IsError || string(res.Result) != `{"error":"no tables left"}` {
+				t.Errorf("result %+v, want an error result", res)
+			}
+			adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		})
 	})
 	t.Run("unanswered", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Turns: turns})
-		a := realtimeAgent(peer)
-		a.Tools = tools
-		ctx := t.Context()
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		adaptertest.Say(t, ctx, conn, 24000, "book it")
-		r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
-		if len(r.Events) != 2 || r.Events[0].Kind != voicetest.AgentToolCall {
-			t.Errorf("events %+v, want the tool call then the turn end", r.Events)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{Turns: turns})
+			a.Tools = tools
+			ctx := t.Context()
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			adaptertest.Say(t, ctx, conn, 24000, "book it")
+			r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+			if len(r.Events) != 2 || r.Events[0].Kind != voicetest.AgentToolCall {
+				t.Errorf("events %+v, want the tool call then the turn end", r.Events)
+			}
+		})
 	})
 }
 
-func TestRealtimeHangUp(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{HangUpAfter: 1, Turns: []realtimepeer.Turn{{Reply: "bye now"}}})
+func TestRealtimeHangUp(t *testing.T) { synctest.Test(t, testRealtimeHangUp) }
+
+func testRealtimeHangUp(t *testing.T) {
+	_, a := memRealtime(t, realtimepeer.Config{HangUpAfter: 1, Turns: []realtimepeer.Turn{{Reply: "bye now"}}})
 	ctx := t.Context()
-	conn := dialRealtime(t, realtimeAgent(peer), adaptertest.Session(t, 24000))
+	conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
 	adaptertest.Say(t, ctx, conn, 24000, "bye")
 	r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentHangUp))
 	n := len(r.Events)
@@ -588,72 +624,83 @@ func TestRealtimeConnectErrors(t *testing.T) {
 
 func TestRealtimeTimeouts(t *testing.T) {
 	t.Run("session never confirmed", func(t *testing.T) {
-		a := realtime.New("")
-		a.URL = adaptertest.SilentServer(t)
-		a.DialTimeout = 200 * time.Millisecond
-		_, err := a.Connect(t.Context(), adaptertest.Session(t, 24000))
-		var te *voicetest.TimeoutError
-		if !errors.As(err, &te) || te.Phase != voicetest.PhaseConnect || !strings.Contains(err.Error(), "session.updated") {
-			t.Fatalf("Connect: %v, want a connect timeout naming session.updated", err)
-		}
-		adaptertest.CheckNoLeak(t)
+		synctest.Test(t, func(t *testing.T) {
+			a := realtime.New("")
+			a.URL = memSilent(t, a)
+			a.DialTimeout = 200 * time.Millisecond
+			_, err := a.Connect(t.Context(), adaptertest.Session(t, 24000))
+			var te *voicetest.TimeoutError
+			if !errors.As(err, &te) || te.Phase != voicetest.PhaseConnect || !strings.Contains(err.Error(), "session.updated") {
+				t.Fatalf("Connect: %v, want a connect timeout naming session.updated", err)
+			}
+			adaptertest.CheckNoLeak(t)
+		})
 	})
 	t.Run("recv deadline leaves the conn usable", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "ok"}}})
-		conn := dialRealtime(t, realtimeAgent(peer), adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Recv from a quiet server: %v", err)
-		}
-		adaptertest.Say(t, t.Context(), conn, 24000, "hello")
-		adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "ok"}}})
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Recv from a quiet server: %v", err)
+			}
+			adaptertest.Say(t, t.Context(), conn, 24000, "hello")
+			adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		})
 	})
 	t.Run("mute model times out, not hangs", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Fault: realtimepeer.Mute})
-		conn := dialRealtime(t, realtimeAgent(peer), adaptertest.Session(t, 24000))
-		adaptertest.Say(t, t.Context(), conn, 24000, "hello")
-		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-		defer cancel()
-		if ev, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Recv: %+v, %v; want DeadlineExceeded", ev, err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{Fault: realtimepeer.Mute})
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			adaptertest.Say(t, t.Context(), conn, 24000, "hello")
+			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			defer cancel()
+			if ev, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Recv: %+v, %v; want DeadlineExceeded", ev, err)
+			}
+		})
 	})
 	t.Run("stalled server is declared dead by keepalive", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Fault: realtimepeer.Stall})
-		a := realtimeAgent(peer)
-		a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		_, err := conn.Recv(ctx)
-		if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "PongTimeout") {
-			t.Fatalf("Recv: %v, want a keepalive transport error naming PongTimeout", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{Fault: realtimepeer.Stall})
+			a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			_, err := conn.Recv(ctx)
+			if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "PongTimeout") {
+				t.Fatalf("Recv: %v, want a keepalive transport error naming PongTimeout", err)
+			}
+		})
 	})
 	t.Run("slow model that answers pings is not killed", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{ReplyDelay: 600 * time.Millisecond, Turns: []realtimepeer.Turn{{Reply: "finally"}}})
-		a := realtimeAgent(peer)
-		a.PingInterval, a.PongTimeout = 20*time.Millisecond, 100*time.Millisecond
-		conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
-		adaptertest.Say(t, t.Context(), conn, 24000, "hello")
-		adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{ReplyDelay: 600 * time.Millisecond, Turns: []realtimepeer.Turn{{Reply: "finally"}}})
+			a.PingInterval, a.PongTimeout = 20*time.Millisecond, 100*time.Millisecond
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			adaptertest.Say(t, t.Context(), conn, 24000, "hello")
+			adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		})
 	})
 	t.Run("aborted connection is a transport error, not a hang-up", func(t *testing.T) {
-		peer := realtimepeer.New(t, realtimepeer.Config{Fault: realtimepeer.Abort})
-		conn := dialRealtime(t, realtimeAgent(peer), adaptertest.Session(t, 24000))
-		ev, err := conn.Recv(t.Context())
-		var tce *voicetest.TransportClosedError
-		if !errors.As(err, &tce) || tce.Err == nil {
-			t.Fatalf("Recv: %+v, %v; want a TransportClosedError with a cause", ev, err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memRealtime(t, realtimepeer.Config{Fault: realtimepeer.Abort})
+			conn := dialRealtime(t, a, adaptertest.Session(t, 24000))
+			ev, err := conn.Recv(t.Context())
+			var tce *voicetest.TransportClosedError
+			if !errors.As(err, &tce) || tce.Err == nil {
+				t.Fatalf("Recv: %+v, %v; want a TransportClosedError with a cause", ev, err)
+			}
+		})
 	})
 }
 
-func TestRealtimeCaptureHasNoKey(t *testing.T) {
+func TestRealtimeCaptureHasNoKey(t *testing.T) { synctest.Test(t, testRealtimeCaptureHasNoKey) }
+
+func testRealtimeCaptureHasNoKey(t *testing.T) {
 	const canary = "sk-CANARY-5f1e0c2b"
-	peer := realtimepeer.New(t, realtimepeer.Config{APIKey: canary, Greeting: "hi"})
-	a := realtimeAgent(peer)
+	_, a := memRealtime(t, realtimepeer.Config{APIKey: canary, Greeting: "hi"})
 	a.APIKey = canary
 	a.Greeting = true
 	capture := &adaptertest.SyncBuffer{}
@@ -728,10 +775,15 @@ func TestRealtimeCapabilities(t *testing.T) {
 	}
 }
 
-func TestRealtimeScenario(t *testing.T) {
-	peer := bistroPeer(t, nil)
+func TestRealtimeScenario(t *testing.T) { synctest.Test(t, testRealtimeScenario) }
+
+func testRealtimeScenario(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	peer := bistroPeer(t, n.Listen())
+	a := bistroAgent(peer)
+	a.NetDial = n.Dial
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent:     bistroAgent(peer),
+		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
 		// The server's transcript of the user arrives just as the user's
 		// turn ends, before or after the runner notes user_stop_speaking;
@@ -845,10 +897,12 @@ func ExampleNew() {
 
 // A Realtime model that never answers fails the scenario with a typed
 // first-chunk timeout, not a hang.
-func TestRealtimeScenarioTimeout(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{Fault: realtimepeer.Mute})
+func TestRealtimeScenarioTimeout(t *testing.T) { synctest.Test(t, testRealtimeScenarioTimeout) }
+
+func testRealtimeScenarioTimeout(t *testing.T) {
+	peer, a := memRealtime(t, realtimepeer.Config{Fault: realtimepeer.Mute})
 	res, err := voicetest.Run(t.Context(), voicetest.Config{
-		Agent:     realtimeAgent(peer),
+		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
 		Pacing:    voicetest.PaceFast,
 		Timeouts:  voicetest.Timeouts{FirstChunk: 300 * time.Millisecond},
@@ -863,10 +917,12 @@ func TestRealtimeScenarioTimeout(t *testing.T) {
 	}
 }
 
-func TestRealtimeSendEvent(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "You said {heard}"}}})
+func TestRealtimeSendEvent(t *testing.T) { synctest.Test(t, testRealtimeSendEvent) }
+
+func testRealtimeSendEvent(t *testing.T) {
+	peer, a := memRealtime(t, realtimepeer.Config{Turns: []realtimepeer.Turn{{Reply: "You said {heard}"}}})
 	ctx := t.Context()
-	conn := dialRealtime(t, realtimeAgent(peer), adaptertest.Session(t, 24000)).(realtime.Conn)
+	conn := dialRealtime(t, a, adaptertest.Session(t, 24000)).(realtime.Conn)
 	for _, ev := range []string{
 		`{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello raw"}]}}`,
 		`{"type":"response.create"}`,
@@ -892,13 +948,14 @@ func TestRealtimeSendEvent(t *testing.T) {
 // A barge-in through the runner: Interrupt uses the native response.cancel
 // (with a truncate of the audio played so far), the server's cancelled
 // response.done becomes agent_interrupted, and the conversation goes on.
-func TestRealtimeScenarioInterrupt(t *testing.T) {
-	peer := realtimepeer.New(t, realtimepeer.Config{
+func TestRealtimeScenarioInterrupt(t *testing.T) { synctest.Test(t, testRealtimeScenarioInterrupt) }
+
+func testRealtimeScenarioInterrupt(t *testing.T) {
+	peer, a := memRealtime(t, realtimepeer.Config{
 		Greeting:   strings.Repeat("la ", 20), // 8 s of audio streamed over ~1.6 s
 		ChunkDelay: 20 * time.Millisecond,
 		Turns:      []realtimepeer.Turn{{Reply: "Sure, {heard}"}},
 	})
-	a := realtimeAgent(peer)
 	a.Greeting = true
 	res := adaptertest.BargeInScenario(t, a)
 	if len(res.Latency.InterruptResponse) != 1 || res.Latency.InterruptResponse[0] > time.Second {

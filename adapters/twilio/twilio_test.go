@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -37,67 +38,83 @@ func dialTwilio(t testing.TB, a *twilio.Agent, s voicetest.Session) voicetest.Co
 	return adaptertest.DialAgent(t, a, s)
 }
 
+// memBot starts a bot of cfg on a new in-memory network and returns it with
+// an agent that reaches it through the network: for a test in a
+// testing/synctest bubble, on virtual time. (The conformance suite's
+// RealTimeConversation keeps the adapter on loopback TCP and the real
+// clock.)
+func memBot(t *testing.T, cfg twiliobot.Config) (*twiliobot.Server, *twilio.Agent) {
+	t.Helper()
+	n := adaptertest.NewMemNet(t)
+	cfg.Listener = n.Listen()
+	bot := twiliobot.New(t, cfg)
+	a := twilio.New(bot.URL)
+	a.NetDial = n.Dial
+	return bot, a
+}
+
 func TestTwilioConversation(t *testing.T) {
 	for _, pacing := range []twilio.Pacing{twilio.Fast, twilio.RealTime} {
 		t.Run(pacing.String(), func(t *testing.T) {
-			bot := twiliobot.New(t, twiliobot.Config{Greeting: 200 * time.Millisecond, ReplyDuration: 300 * time.Millisecond})
-			a := twilio.New(bot.URL)
-			a.Pacing = pacing
-			a.CustomParameters = map[string]string{"caller": "+15550100", "lang": "en"}
-			const rate = 24000
-			ctx := t.Context()
-			conn := dialTwilio(t, a, adaptertest.Session(t, rate))
+			synctest.Test(t, func(t *testing.T) {
+				bot, a := memBot(t, twiliobot.Config{Greeting: 200 * time.Millisecond, ReplyDuration: 300 * time.Millisecond})
+				a.Pacing = pacing
+				a.CustomParameters = map[string]string{"caller": "+15550100", "lang": "en"}
+				const rate = 24000
+				ctx := t.Context()
+				conn := dialTwilio(t, a, adaptertest.Session(t, rate))
 
-			greet := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsMark("greeting"))
-			adaptertest.WantDurationNear(t, "greeting audio", greet.Audio, 200*time.Millisecond, 2*time.Millisecond)
-			for _, ev := range greet.Events {
-				if ev.Kind == voicetest.AgentAudio && ev.Audio.Rate != rate {
-					t.Fatalf("agent audio at %d Hz, want the session rate %d", ev.Audio.Rate, rate)
+				greet := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsMark("greeting"))
+				adaptertest.WantDurationNear(t, "greeting audio", greet.Audio, 200*time.Millisecond, 2*time.Millisecond)
+				for _, ev := range greet.Events {
+					if ev.Kind == voicetest.AgentAudio && ev.Audio.Rate != rate {
+						t.Fatalf("agent audio at %d Hz, want the session rate %d", ev.Audio.Rate, rate)
+					}
 				}
-			}
-			for turn := 1; turn <= 3; turn++ {
-				speak(t, ctx, conn, rate, pacing)
-				r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsMark("reply-"+string(rune('0'+turn))))
-				adaptertest.WantDurationNear(t, "reply audio", r.Audio, 300*time.Millisecond, 2*time.Millisecond)
-			}
-			call, err := bot.WaitCall(ctx, 0, func(c twiliobot.Call) bool { return len(c.Echoes) == 4 })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := conn.Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			call, err = bot.WaitCall(ctx, 0, func(c twiliobot.Call) bool { return c.Ended })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(call.Errors) > 0 {
-				t.Errorf("the bot saw protocol errors: %q", call.Errors)
-			}
-			if !call.Stopped {
-				t.Error("the bot never received stop")
-			}
-			if got, want := strings.Join(call.Echoes, ","), "greeting,reply-1,reply-2,reply-3"; got != want {
-				t.Errorf("marks echoed = %s, want %s", got, want)
-			}
-			if len(call.Utterances) != 3 {
-				t.Errorf("the bot heard %d utterances, want 3", len(call.Utterances))
-			}
-			for i, v := range call.Utterances {
-				if v < 14 || v > 16 { // 300 ms of speech = 15 frames
-					t.Errorf("utterance %d had %d voiced frames, want 15±1", i+1, v)
+				for turn := 1; turn <= 3; turn++ {
+					speak(t, ctx, conn, rate, pacing)
+					r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsMark("reply-"+string(rune('0'+turn))))
+					adaptertest.WantDurationNear(t, "reply audio", r.Audio, 300*time.Millisecond, 2*time.Millisecond)
 				}
-			}
-			st := call.Start
-			if st.CustomParameters["caller"] != "+15550100" || st.CustomParameters["lang"] != "en" {
-				t.Errorf("custom parameters = %v", st.CustomParameters)
-			}
-			if len(st.Tracks) != 1 || st.Tracks[0] != "inbound" {
-				t.Errorf("tracks = %v, want [inbound]", st.Tracks)
-			}
-			if pacing == twilio.RealTime && call.Media < 3*15+10 {
-				t.Errorf("RealTime line sent only %d media frames", call.Media)
-			}
+				call, err := bot.WaitCall(ctx, 0, func(c twiliobot.Call) bool { return len(c.Echoes) == 4 })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := conn.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				call, err = bot.WaitCall(ctx, 0, func(c twiliobot.Call) bool { return c.Ended })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(call.Errors) > 0 {
+					t.Errorf("the bot saw protocol errors: %q", call.Errors)
+				}
+				if !call.Stopped {
+					t.Error("the bot never received stop")
+				}
+				if got, want := strings.Join(call.Echoes, ","), "greeting,reply-1,reply-2,reply-3"; got != want {
+					t.Errorf("marks echoed = %s, want %s", got, want)
+				}
+				if len(call.Utterances) != 3 {
+					t.Errorf("the bot heard %d utterances, want 3", len(call.Utterances))
+				}
+				for i, v := range call.Utterances {
+					if v < 14 || v > 16 { // 300 ms of speech = 15 frames
+						t.Errorf("utterance %d had %d voiced frames, want 15±1", i+1, v)
+					}
+				}
+				st := call.Start
+				if st.CustomParameters["caller"] != "+15550100" || st.CustomParameters["lang"] != "en" {
+					t.Errorf("custom parameters = %v", st.CustomParameters)
+				}
+				if len(st.Tracks) != 1 || st.Tracks[0] != "inbound" {
+					t.Errorf("tracks = %v, want [inbound]", st.Tracks)
+				}
+				if pacing == twilio.RealTime && call.Media < 3*15+10 {
+					t.Errorf("RealTime line sent only %d media frames", call.Media)
+				}
+			})
 		})
 	}
 }
@@ -164,26 +181,27 @@ func TestTwilioAudioFidelity(t *testing.T) {
 func TestTwilioCallerMarks(t *testing.T) {
 	for _, pacing := range []twilio.Pacing{twilio.Fast, twilio.RealTime} {
 		t.Run(pacing.String(), func(t *testing.T) {
-			bot := twiliobot.New(t, twiliobot.Config{CallerMarks: true, SilenceFrames: 1000, ReplyDuration: 60 * time.Millisecond})
-			a := twilio.New(bot.URL)
-			a.Pacing, a.CallerMarks = pacing, true
-			ctx := t.Context()
-			conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
-			if conn.Capabilities().NativeVAD {
-				t.Error("NativeVAD still claimed with CallerMarks")
-			}
-			for turn := 1; turn <= 2; turn++ {
-				// No trailing silence: only the mark ends the utterance.
-				adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
-				if err := conn.EndUtterance(ctx); err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				bot, a := memBot(t, twiliobot.Config{CallerMarks: true, SilenceFrames: 1000, ReplyDuration: 60 * time.Millisecond})
+				a.Pacing, a.CallerMarks = pacing, true
+				ctx := t.Context()
+				conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
+				if conn.Capabilities().NativeVAD {
+					t.Error("NativeVAD still claimed with CallerMarks")
 				}
-				adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsMark("reply-"+string(rune('0'+turn))))
-			}
-			call := bot.Calls()[0]
-			if got := strings.Join(call.CallerMarks, ","); got != "utt-1,utt-2" || len(call.Errors) > 0 {
-				t.Errorf("bot got caller marks %q (errors %q), want utt-1,utt-2", got, call.Errors)
-			}
+				for turn := 1; turn <= 2; turn++ {
+					// No trailing silence: only the mark ends the utterance.
+					adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
+					if err := conn.EndUtterance(ctx); err != nil {
+						t.Fatal(err)
+					}
+					adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsMark("reply-"+string(rune('0'+turn))))
+				}
+				call := bot.Calls()[0]
+				if got := strings.Join(call.CallerMarks, ","); got != "utt-1,utt-2" || len(call.Errors) > 0 {
+					t.Errorf("bot got caller marks %q (errors %q), want utt-1,utt-2", got, call.Errors)
+				}
+			})
 		})
 	}
 }
@@ -191,10 +209,12 @@ func TestTwilioCallerMarks(t *testing.T) {
 // TestTwilioLineBridgesLateAudio: under RealTime pacing, a runner that is
 // late with the rest of an utterance (a loaded machine) does not put
 // silence in the middle of it: the bot hears one utterance, not two.
-func TestTwilioLineBridgesLateAudio(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 60 * time.Millisecond})
+func TestTwilioLineBridgesLateAudio(t *testing.T) { synctest.Test(t, testTwilioLineBridgesLateAudio) }
+
+func testTwilioLineBridgesLateAudio(t *testing.T) {
+	bot, a := memBot(t, twiliobot.Config{ReplyDuration: 60 * time.Millisecond})
 	ctx := t.Context()
-	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
 	adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 100*time.Millisecond, 9000))
 	time.Sleep(300 * time.Millisecond) // longer than the bot's 200 ms silence window
 	adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 100*time.Millisecond, 9000))
@@ -209,11 +229,15 @@ func TestTwilioLineBridgesLateAudio(t *testing.T) {
 }
 
 func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
+	synctest.Test(t, testTwilioMarkEchoWaitsForPlayback)
+}
+
+func testTwilioMarkEchoWaitsForPlayback(t *testing.T) {
+	bot, a := memBot(t, twiliobot.Config{Greeting: 500 * time.Millisecond})
 	capture := &adaptertest.SyncBuffer{}
 	s := adaptertest.Session(t, 16000)
 	s.Capture = capture
-	conn := dialTwilio(t, twilio.New(bot.URL), s)
+	conn := dialTwilio(t, a, s)
 	adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsMark("greeting"))
 	if _, err := bot.WaitCall(t.Context(), 0, func(c twiliobot.Call) bool { return len(c.Echoes) == 1 }); err != nil {
 		t.Fatal(err)
@@ -244,10 +268,12 @@ func TestTwilioMarkEchoWaitsForPlayback(t *testing.T) {
 	}
 }
 
-func TestTwilioBargeIn(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{Greeting: 3 * time.Second})
+func TestTwilioBargeIn(t *testing.T) { synctest.Test(t, testTwilioBargeIn) }
+
+func testTwilioBargeIn(t *testing.T) {
+	bot, a := memBot(t, twiliobot.Config{Greeting: 3 * time.Second})
 	ctx := t.Context()
-	conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
+	conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
 	adaptertest.RecvUntil(t, ctx, conn, func(ev voicetest.AgentEvent) bool { return ev.Kind == voicetest.AgentAudio })
 	// Speak over the greeting: the bot hears speech while its mark is
 	// pending and clears its audio.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -36,9 +37,12 @@ func run(t *testing.T, agent voicetest.Agent, cfg voicetest.Config, script ...vo
 // at its webhook, the agent's call (made by Trigger) comes in through the
 // signed webhook, the conversation runs on its stream, and Close puts the
 // number's voice URL back.
-func TestWaitForCall(t *testing.T) {
+func TestWaitForCall(t *testing.T) { synctest.Test(t, testWaitForCall) }
+
+func testWaitForCall(t *testing.T) {
 	const original = "https://handler.twilio.com/twiml/EH0123"
-	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{Numbers: map[string]string{ourNumber: original}}, nil)
+	n := adaptertest.NewMemNet(t)
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{Numbers: map[string]string{ourNumber: original}}, n)
 	var pointed string
 	a := &twiliophone.Agent{AccountSid: twiliocarrier.DefaultAccountSid, AuthToken: twiliocarrier.DefaultAuthToken,
 		WaitOn: ourNumber, ExpectCaller: agentNumber, APIBase: carrier.URL,
@@ -47,6 +51,7 @@ func TestWaitForCall(t *testing.T) {
 			_, err := carrier.Dial(agentNumber, ourNumber)
 			return err
 		}}
+	a.Listener, a.HTTPClient = n.Listen(), n.HTTPClient()
 	res := run(t, a, voicetest.Config{}, voicetest.UserSays("Hello?"), voicetest.AgentTurn(), voicetest.UserSays("Thanks."), voicetest.AgentTurn())
 	if !strings.Contains(pointed, "/twilio/voice/") {
 		t.Errorf("while waiting, the number's voice URL was %q, want voicetest's webhook", pointed)
@@ -65,11 +70,15 @@ func TestWaitForCall(t *testing.T) {
 
 // TestRejectsOtherCallers: in Wait mode a call from another number than
 // ExpectCaller is rejected, and Connect times out naming the ring.
-func TestRejectsOtherCallers(t *testing.T) {
-	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{}, nil)
+func TestRejectsOtherCallers(t *testing.T) { synctest.Test(t, testRejectsOtherCallers) }
+
+func testRejectsOtherCallers(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{}, n)
 	a := &twiliophone.Agent{AccountSid: twiliocarrier.DefaultAccountSid, AuthToken: twiliocarrier.DefaultAuthToken,
 		WaitOn: ourNumber, ExpectCaller: "+15550142424", APIBase: carrier.URL, RingTimeout: time.Second,
 		Trigger: func(context.Context) error { _, err := carrier.Dial(agentNumber, ourNumber); return err }}
+	a.Listener, a.HTTPClient = n.Listen(), n.HTTPClient()
 	conn, err := a.Connect(t.Context(), adaptertest.Session(t, 16000))
 	if err == nil {
 		conn.Close()
@@ -86,10 +95,16 @@ func TestRejectsOtherCallers(t *testing.T) {
 
 // TestDTMF: key presses update the live call with <Play digits>; the
 // agent gets them as dtmf events, the call goes on over a new stream.
-func TestDTMF(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{})
-	carrier := twiliocarrier.New(t, twiliocarrier.Config{Numbers: map[string]string{ourNumber: ""}, Agents: map[string]string{agentNumber: bot.URL}})
-	res := run(t, dialer(carrier, twiliocarrier.DefaultAuthToken), voicetest.Config{},
+func TestDTMF(t *testing.T) { synctest.Test(t, testDTMF) }
+
+func testDTMF(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := twiliobot.New(t, twiliobot.Config{Listener: n.Listen()})
+	carrier := twiliocarrier.New(t, twiliocarrier.Config{Numbers: map[string]string{ourNumber: ""}, Agents: map[string]string{agentNumber: bot.URL},
+		Listener: n.Listen(), NetDial: n.Dial})
+	a := dialer(carrier, twiliocarrier.DefaultAuthToken)
+	a.Listener, a.HTTPClient = n.Listen(), n.HTTPClient()
+	res := run(t, a, voicetest.Config{},
 		voicetest.UserSays("Hello."), voicetest.AgentTurn(), voicetest.DTMF("42#"), voicetest.AgentTurn())
 	c := carrier.Calls()[0]
 	if c.Digits != "42#" || c.Streams != 2 || len(c.Errors) > 0 {
@@ -155,11 +170,16 @@ func TestConfigErrors(t *testing.T) {
 
 // TestNumbersRedacted: the phone numbers, the Auth Token and the Account
 // SID reach neither the capture nor the log, in any encoding.
-func TestNumbersRedacted(t *testing.T) {
-	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{}, nil)
+func TestNumbersRedacted(t *testing.T) { synctest.Test(t, testNumbersRedacted) }
+
+func testNumbersRedacted(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{}, n)
 	var log strings.Builder
 	capture := &adaptertest.SyncBuffer{}
-	run(t, dialer(carrier, twiliocarrier.DefaultAuthToken), voicetest.Config{Capture: capture,
+	a := dialer(carrier, twiliocarrier.DefaultAuthToken)
+	a.Listener, a.HTTPClient = n.Listen(), n.HTTPClient()
+	run(t, a, voicetest.Config{Capture: capture,
 		Logf: func(f string, args ...any) { log.WriteString(strings.TrimSpace(f)) }},
 		voicetest.UserSays("Hello."), voicetest.AgentTurn(), voicetest.DTMF("1"))
 	text := string(capture.Bytes()) + log.String()

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -35,12 +36,16 @@ func run(t *testing.T, agent voicetest.Agent, script ...voicetest.Step) *voicete
 // documents it, the assistant hears the user's words through the
 // resampled PCM, its speech comes back with its transcript, tool call and
 // turn end, and Close hangs up with {"type":"hangup"}.
-func TestConversation(t *testing.T) {
-	bot := vapipeer.New(t, vapipeer.Config{Turns: []vapipeer.Turn{
+func TestConversation(t *testing.T) { synctest.Test(t, testConversation) }
+
+func testConversation(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := vapipeer.New(t, vapipeer.Config{Listener: n.Listen(), Turns: []vapipeer.Turn{
 		{Reply: "A table for {heard}, booked.", Tool: &vapipeer.Tool{Name: "book_table", Args: map[string]any{"people": 2}}},
 	}})
 	a := vapi.New("vapi-test-key", "asst-1")
 	a.BaseURL = bot.URL
+	a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
 	a.AssistantOverrides = map[string]any{"variableValues": map[string]any{"name": "Ada"}}
 	res := run(t, a, voicetest.UserSays("two people"), voicetest.AgentTurn())
 	if want := "user: two people\nagent: A table for two people, booked.\n"; res.TranscriptText() != want {
@@ -117,10 +122,14 @@ func TestCreateErrors(t *testing.T) {
 // TestTurnEndAndDeltas: the assistant's cumulative partial transcripts
 // become deltas that add up to its final transcript, and its
 // speech-update stopped ends the turn after all of its audio.
-func TestTurnEndAndDeltas(t *testing.T) {
-	bot := vapipeer.New(t, vapipeer.Config{Turns: []vapipeer.Turn{{Reply: "We open at nine tomorrow."}}})
+func TestTurnEndAndDeltas(t *testing.T) { synctest.Test(t, testTurnEndAndDeltas) }
+
+func testTurnEndAndDeltas(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := vapipeer.New(t, vapipeer.Config{Listener: n.Listen(), Turns: []vapipeer.Turn{{Reply: "We open at nine tomorrow."}}})
 	a := vapi.New("vapi-test-key", "asst-1")
 	a.BaseURL = bot.URL
+	a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
 	conn := adaptertest.DialAgent(t, a, adaptertest.Session(t, 16000))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

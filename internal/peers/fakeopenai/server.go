@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -63,6 +64,7 @@ type Request struct {
 type Server struct {
 	srv *httptest.Server
 	key string
+	ln  net.Listener
 
 	mu          sync.Mutex
 	requests    []Request
@@ -78,6 +80,12 @@ type Option func(*Server)
 
 // WithAPIKey makes the Server accept only "Authorization: Bearer key".
 func WithAPIKey(key string) Option { return func(s *Server) { s.key = key } }
+
+// WithListener makes the Server serve on ln instead of a loopback port:
+// an in-memory listener (adaptertest.MemNet) for a test that runs in a
+// testing/synctest bubble, whose clients then reach it through the
+// network's HTTP client (llm.WithHTTPClient). The Server closes ln.
+func WithListener(ln net.Listener) Option { return func(s *Server) { s.ln = ln } }
 
 // New starts a Server on a loopback port and registers its shutdown with
 // tb.Cleanup.
@@ -103,7 +111,12 @@ func Start(opts ...Option) *Server {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "invalid_request_error",
 			Message: fmt.Sprintf("Invalid URL (%s %s): the fakeopenai test double serves only /v1/audio/speech, /v1/audio/transcriptions and /v1/chat/completions", r.Method, r.URL.Path)})
 	})
-	s.srv = httptest.NewServer(s.record(mux))
+	if s.ln != nil {
+		s.srv = &httptest.Server{Listener: s.ln, Config: &http.Server{Handler: s.record(mux)}}
+		s.srv.Start()
+	} else {
+		s.srv = httptest.NewServer(s.record(mux))
+	}
 	return s
 }
 

@@ -57,6 +57,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -138,6 +139,10 @@ type Config struct {
 	Fault Fault
 	// Send holds messages sent verbatim right after setupComplete.
 	Send []Frame
+	// Listener, when set, is where the double serves instead of a port
+	// of 127.0.0.1 (an in-memory listener, adaptertest.MemNet, to run a
+	// test on virtual time); the double closes it.
+	Listener net.Listener
 }
 
 // Session is what the server saw of one connection.
@@ -189,7 +194,7 @@ func Start(cfg Config) *Server {
 		cfg.APIKey = "test-key"
 	}
 	s := &Server{cfg: cfg, sessions: peerkit.NewLog(cloneSession)}
-	s.srv = peerkit.Start(http.HandlerFunc(s.serve))
+	s.srv = peerkit.StartOn(http.HandlerFunc(s.serve), cfg.Listener)
 	s.URL = s.srv.WSURL("")
 	return s
 }
