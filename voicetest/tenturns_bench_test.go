@@ -56,12 +56,9 @@ func BenchmarkRunTenTurnsVoice(b *testing.B) {
 // a fixtures agent runs on the runner's virtual Clock, and records the
 // timeline that the bubble records.
 func TestRunTenTurnsVoiceOutsideABubbleIsVirtual(t *testing.T) {
-	start := time.Now()
+	// Exact figures: the real clock would give 73.5 s and more, and
+	// latencies off by its jitter.
 	res, err := voicetest.Run(t.Context(), tenTurnsVoice())
-	if wall := time.Since(start); wall > 30*time.Second {
-		// Not a timing assertion: the real clock would take 73.5 s.
-		t.Fatalf("73.5 s of conversation took %v of wall time: not on virtual time", wall)
-	}
 	checkTenTurnsVoice(t, res, err)
 	var inBubble *voicetest.Result
 	synctest.Test(t, func(t *testing.T) {
