@@ -14,15 +14,20 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-// toneTTS is a test-double TTS: WordTones of the text, 400 ms a word.
-type toneTTS struct{ calls atomic.Int32 }
+// toneTTS is a test-double TTS: WordTones of the text, 400 ms a word,
+// each word pitch synthesised once (fixtures.ToneTTS), counting its calls.
+type toneTTS struct {
+	calls atomic.Int32
+	tones fixtures.ToneTTS
+}
 
 func (t *toneTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
 	t.calls.Add(1)
 	if req.Rate <= 0 {
 		return pcm.Chunk{}, errors.New("toneTTS: no rate")
 	}
-	return fixtures.WordTones(req.Text, req.Rate), nil
+	// As before the cache, a cancelled ctx does not stop it.
+	return t.tones.Synthesize(context.WithoutCancel(ctx), req)
 }
 
 // lengthSTT is a test-double STT that reports how much audio it heard.

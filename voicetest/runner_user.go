@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
 )
 
@@ -237,6 +238,34 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 	return c, nil
 }
 
+// aheadConn is implemented by a promptConn of this module that can take a
+// run of user audio frames before they are due (the fixtures fakes'): it
+// takes frames[0] now, as SendAudio, and each following frame as SendAudio
+// would at the instant it is due (now plus the length of the frames
+// before it), for as long as it would do nothing before that instant (no
+// event of its own due, none sent and not yet received), and returns how
+// many it took: at least one, unless it fails as SendAudio would. See
+// internal/inproc: no Conn of another module can implement it.
+type aheadConn interface {
+	SendAudioAhead(ctx context.Context, tok inproc.Token, frames []pcm.Chunk) (int, error)
+}
+
+// ahead reports whether sendAudio may hand an aheadConn a run of frames at
+// once: on virtual time (a synctest bubble, or the runner's virtual Clock)
+// with real-time pacing, the conversation's time moves only when the
+// runner and the agent both wait, so while the agent does nothing of its
+// own and the runner has no event to handle, nothing can tell a frame
+// handed early from one handed at its instant; the runner then waits
+// once for the run instead of once a frame. TestAheadIsTheSameConversation
+// (fixtures) compares both paths, event for event and sample for sample.
+func (r *runner) ahead() (aheadConn, bool) {
+	a, ok := r.conn.(aheadConn)
+	if !ok || !r.prompt || !r.realTime() || !(r.bubble || r.clock.isVirtual()) {
+		return nil, false
+	}
+	return a, true
+}
+
 // sendAudio sends c in 20 ms frames, paced as configured, handling agent
 // events between frames. It returns how much was sent: all of c, unless
 // the agent hung up.
@@ -248,7 +277,10 @@ func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, err
 	defer cancel()
 	start := r.now()
 	var sent time.Duration
-	for _, f := range c.Frames(FrameDuration) {
+	frames := c.Frames(FrameDuration)
+	ahead, canAhead := r.ahead()
+	for i := 0; i < len(frames); {
+		f := frames[i]
 		if r.realTime() {
 			if err := r.waitUntil(ctx, start+sent); err != nil {
 				return sent, err
@@ -259,7 +291,27 @@ func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, err
 		if r.hungUp {
 			return sent, nil
 		}
-		if err := r.sendFrame(ctx, sctx, send, f); err != nil {
+		took := 1
+		var err error
+		if canAhead && i+1 < len(frames) && len(r.events) == 0 && (r.direct == nil || r.direct.held == nil) {
+			// The frames due before the scenario's bound (pump would
+			// end the scenario there instead of sending them).
+			n, at := i+1, start+sent+f.Duration()
+			for n < len(frames) && at < r.cfg.Timeouts.MaxDuration {
+				at += frames[n].Duration()
+				n++
+			}
+			err = callPrompt(sctx, send, func(ctx context.Context) (err error) {
+				took, err = ahead.SendAudioAhead(ctx, inproc.Token{}, frames[i:n])
+				return err
+			})
+			if err == nil && (took < 1 || took > n-i) {
+				err = fmt.Errorf("the %s connection took %d of %d frames", r.adapter(), took, n-i)
+			}
+		} else {
+			err = r.sendFrame(ctx, sctx, send, f)
+		}
+		if err != nil {
 			if r.hungUpAfter(ctx, err) {
 				return sent, nil
 			}
@@ -270,7 +322,10 @@ func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, err
 			}
 			return sent, r.sendErr("sending user audio", err)
 		}
-		sent += f.Duration()
+		for _, f := range frames[i : i+took] {
+			sent += f.Duration()
+		}
+		i += took
 	}
 	if r.realTime() {
 		return sent, r.waitUntil(ctx, start+sent)

@@ -44,8 +44,9 @@ func (s *sharedTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest)
 }
 
 // BenchmarkScale100Parallel runs 100 ten-turn scenarios at once, each with
-// its own zero-latency in-process fake agent, on the real clock (Run, not the
-// synctest bubble of Scenario) with fast pacing. One op is the whole batch
+// its own zero-latency in-process fake agent, through Run outside a synctest
+// bubble (the fakes keep the runner's virtual Clock since issue 21; before,
+// they ran on the real clock) with fast pacing. One op is the whole batch
 // of 100. It reports the wall time per scenario, the bytes allocated per
 // scenario, the heap still live per scenario while all 100 results are held,
 // and how many cores the batch kept busy (process CPU time / wall time);

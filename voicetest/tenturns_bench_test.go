@@ -1,0 +1,74 @@
+package voicetest_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/fixtures"
+)
+
+// tenTurnsVoice is the configuration of TestScenarioTenTurnsOnVirtualTime:
+// a fixtures.ScriptedAgent (latencies 100 ms … 1 s, replies streamed word
+// by word), the user's words spoken by toneTTS and paced in real time
+// (20 ms frames), a 2 s Sleep after every turn: 73.5 s of conversation.
+// Each call makes a new agent and TTS, as a test does.
+func tenTurnsVoice() voicetest.Config {
+	return voicetest.Config{
+		Agent:     fixtures.ScriptedAgent(tenReplies(func(i int) time.Duration { return time.Duration(100*(i+1)) * time.Millisecond })...),
+		UserVoice: &toneTTS{},
+		Script:    tenTurns(),
+	}
+}
+
+// checkTenTurnsVoice fails tb unless res holds the exact virtual figures
+// of tenTurnsVoice.
+func checkTenTurnsVoice(tb testing.TB, res *voicetest.Result, err error) {
+	tb.Helper()
+	if err != nil || res.Duration != 73500*time.Millisecond || res.Turns != 10 || !res.Success {
+		tb.Fatalf("err %v, duration %v, turns %d; want 73.5s, 10 turns", err, res.Duration, res.Turns)
+	}
+	if l := res.Latency; len(l.PerTurn) != 10 || l.Mean != 550*time.Millisecond || l.P50 != 550*time.Millisecond || l.P95 != time.Second {
+		tb.Fatalf("latency %+v, want mean 550ms, p50 550ms, p95 1s", l)
+	}
+}
+
+// BenchmarkRunTenTurnsVoice runs the ten-turn voice scenario of
+// TestScenarioTenTurnsOnVirtualTime through voicetest.Run outside a
+// synctest bubble, as a plain program or a benchmark does: the fixtures
+// agents keep the runner's virtual Clock (Capabilities.SessionClock), so
+// 73.5 s of conversation cost no wall time beyond the work.
+// Besides the wall time (ns/op) it reports the process's CPU time per
+// run (cpu-ns/op, GC included), which a shared, busy machine inflates
+// less than the wall time.
+func BenchmarkRunTenTurnsVoice(b *testing.B) {
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	for b.Loop() {
+		res, err := voicetest.Run(b.Context(), tenTurnsVoice())
+		checkTenTurnsVoice(b, res, err)
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// TestRunTenTurnsVoiceOutsideABubbleIsVirtual: outside a bubble, Run with
+// a fixtures agent runs on the runner's virtual Clock, and records the
+// timeline that the bubble records.
+func TestRunTenTurnsVoiceOutsideABubbleIsVirtual(t *testing.T) {
+	// Exact figures: the real clock would give 73.5 s and more, and
+	// latencies off by its jitter.
+	res, err := voicetest.Run(t.Context(), tenTurnsVoice())
+	checkTenTurnsVoice(t, res, err)
+	var inBubble *voicetest.Result
+	synctest.Test(t, func(t *testing.T) {
+		inBubble, err = voicetest.Run(t.Context(), tenTurnsVoice())
+	})
+	checkTenTurnsVoice(t, inBubble, err)
+	if got, want := res.TimelineText(), inBubble.TimelineText(); got != want {
+		t.Errorf("timeline outside a bubble:\n%s\nin a bubble:\n%s", got, want)
+	}
+	if got, want := res.TranscriptText(), inBubble.TranscriptText(); got != want {
+		t.Errorf("transcript outside a bubble:\n%s\nin a bubble:\n%s", got, want)
+	}
+}
