@@ -35,8 +35,8 @@ type line struct {
 func renderLines(st *voicetest.State) []line {
 	var ls []line
 	// Lines at the same time keep the order in which the agent's items
-	// arrived (a tool call before the words that follow it); user
-	// messages come first, timeline-only events last.
+	// arrived (a tool call before the words that follow it); within a
+	// turn user messages come first, timeline-only events last.
 	events := st.Events()
 	used := make([]bool, len(events))
 	for _, m := range st.Transcript() {
@@ -108,12 +108,17 @@ func renderLines(st *voicetest.State) []line {
 	return finishLines(ls)
 }
 
-// finishLines orders lines by time (at one instant, by seq) and prefixes
-// each with its turn, bounded to maxLine.
+// finishLines orders lines by time (at one instant, by turn, then by
+// seq: a greeting and the question after it can share an instant when
+// the conversation is paced fast) and prefixes each with its turn,
+// bounded to maxLine.
 func finishLines(ls []line) []line {
 	slices.SortStableFunc(ls, func(a, b line) int {
 		if a.at != b.at {
 			return cmpDuration(a.at, b.at)
+		}
+		if a.turn != b.turn {
+			return a.turn - b.turn
 		}
 		return a.seq - b.seq
 	})

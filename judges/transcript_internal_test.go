@@ -44,6 +44,37 @@ func TestRenderLines(t *testing.T) {
 	}, got)
 }
 
+// TestRenderLinesKeepsTurnOrderAtOneInstant: paced fast with a fake that
+// sends at once, the greeting (turn 0), the question (turn 1) and the
+// answer all happen at 0 s; the judge must still read them in the order
+// of their turns, not the user's line before the greeting it answers.
+func TestRenderLinesKeepsTurnOrderAtOneInstant(t *testing.T) {
+	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
+		Agent: fixtures.Fake(fixtures.FakeConfig{
+			Burst:    true,
+			TextOnly: true,
+			Greeting: fixtures.Reply{Text: "Hello, Luigi's."},
+			Replies:  []fixtures.Reply{{Text: "Booked."}},
+		}),
+		Pacing: voicetest.PaceFast,
+		Script: []voicetest.Step{
+			voicetest.AgentTurn(),
+			voicetest.UserSays("Two at seven."),
+			voicetest.AgentTurn(),
+		},
+	})
+	require.True(t, res.Success, "%v", res.Err)
+	var got []string
+	for _, l := range renderLines(res.State) {
+		got = append(got, l.text)
+	}
+	assert.Equal(t, []string{
+		"[turn 0] agent: Hello, Luigi's.",
+		"[turn 1] user: Two at seven.",
+		"[turn 1] agent: Booked.",
+	}, got)
+}
+
 // longState is a conversation of n user turns.
 func longState(t *testing.T, n int) *voicetest.State {
 	t.Helper()
