@@ -199,20 +199,29 @@ func TestWAVFixturesRegenerate(t *testing.T) {
 // TestReadWAVMatchesFFmpegDecode has ffmpeg decode each fixture to 64-bit
 // float, mixes the channels exactly, and checks that ReadWAV gives exactly
 // that, rounded as roundMean says. (ffmpeg's own conversions of these files
-// to 16 bits are checked in ref_fixtures_test.go.)
+// to 16 bits are checked in ref_fixtures_test.go.) One ffmpeg run decodes
+// every fixture, each input to its own output: starting ffmpeg costs far
+// more than decoding 480 frames.
 func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg)")
 	}
+	dir := t.TempDir()
+	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
+	for _, fx := range wavFixtures {
+		args = append(args, "-i", filepath.Join("testdata", fx.name))
+	}
+	for i, fx := range wavFixtures {
+		args = append(args, "-map", strconv.Itoa(i)+":a", "-f", "f64le", "-c:a", "pcm_f64le", filepath.Join(dir, fx.name+".f64le"))
+	}
+	if out, err := exec.CommandContext(t.Context(), ffmpeg, args...).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg decoding the fixtures: %v\n%s", err, out)
+	}
 	for _, fx := range wavFixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			path := filepath.Join("testdata", fx.name)
-			raw, err := exec.CommandContext(t.Context(), ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error",
-				"-i", path, "-f", "f64le", "-c:a", "pcm_f64le", "-").Output()
-			if err != nil {
-				t.Fatalf("ffmpeg decoding %s: %v", path, err)
-			}
+			raw := readFileT(t, filepath.Join(dir, fx.name+".f64le"))
 			if len(raw) != 8*fx.channels*wavFixtureFrames {
 				t.Fatalf("ffmpeg decoded %d bytes, want %d", len(raw), 8*fx.channels*wavFixtureFrames)
 			}
