@@ -15,25 +15,34 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
+// renderGreetAndAsk runs cfg with the script greeting, "Two at seven.",
+// answer, and returns the judge's rendering of it, line by line.
+func renderGreetAndAsk(t *testing.T, cfg voicetest.Config) []string {
+	t.Helper()
+	cfg.Golden = noGolden()
+	cfg.Script = []voicetest.Step{
+		voicetest.AgentTurn(),
+		voicetest.UserSays("Two at seven."),
+		voicetest.AgentTurn(),
+	}
+	res := voicetest.Scenario(t, cfg)
+	require.True(t, res.Success, "%v", res.Err)
+	var got []string
+	for _, l := range renderLines(res.State) {
+		got = append(got, l.text)
+	}
+	return got
+}
+
 func TestRenderLines(t *testing.T) {
-	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
+	got := renderGreetAndAsk(t, voicetest.Config{
 		Agent: fixtures.Fake(fixtures.FakeConfig{
 			TextOnly: true,
 			Greeting: fixtures.Reply{Text: "Hello, Luigi's."},
 			Replies: []fixtures.Reply{{Text: "Booked!\nGoodbye.", Latency: 300 * time.Millisecond, HangUp: true,
 				Tools: []voicetest.ToolCall{{ID: "c1", Name: "book", Arguments: []byte(`{"party":2}`), Result: []byte(`{"ok":true}`)}}}},
 		}),
-		Script: []voicetest.Step{
-			voicetest.AgentTurn(),
-			voicetest.UserSays("Two at seven."),
-			voicetest.AgentTurn(),
-		},
 	})
-	require.True(t, res.Success, "%v", res.Err)
-	var got []string
-	for _, l := range renderLines(res.State) {
-		got = append(got, l.text)
-	}
 	assert.Equal(t, []string{
 		"[turn 0] agent: Hello, Luigi's.",
 		"[turn 1] user: Two at seven.",
@@ -49,7 +58,7 @@ func TestRenderLines(t *testing.T) {
 // answer all happen at 0 s; the judge must still read them in the order
 // of their turns, not the user's line before the greeting it answers.
 func TestRenderLinesKeepsTurnOrderAtOneInstant(t *testing.T) {
-	res := voicetest.Scenario(t, voicetest.Config{Golden: noGolden(),
+	got := renderGreetAndAsk(t, voicetest.Config{
 		Agent: fixtures.Fake(fixtures.FakeConfig{
 			Burst:    true,
 			TextOnly: true,
@@ -57,17 +66,7 @@ func TestRenderLinesKeepsTurnOrderAtOneInstant(t *testing.T) {
 			Replies:  []fixtures.Reply{{Text: "Booked."}},
 		}),
 		Pacing: voicetest.PaceFast,
-		Script: []voicetest.Step{
-			voicetest.AgentTurn(),
-			voicetest.UserSays("Two at seven."),
-			voicetest.AgentTurn(),
-		},
 	})
-	require.True(t, res.Success, "%v", res.Err)
-	var got []string
-	for _, l := range renderLines(res.State) {
-		got = append(got, l.text)
-	}
 	assert.Equal(t, []string{
 		"[turn 0] agent: Hello, Luigi's.",
 		"[turn 1] user: Two at seven.",
