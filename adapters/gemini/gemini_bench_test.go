@@ -13,6 +13,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters/gemini"
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/wire"
+	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"google.golang.org/genai"
 )
@@ -173,11 +175,19 @@ func BenchmarkGeminiSDKFloorTurn(b *testing.B) {
 // BenchmarkGeminiSDKFloorTurn, against the same server, without the genai
 // SDK: the three realtimeInput messages built by appending (the audio
 // base64-encoded once) and written with coder/websocket, and the four
-// server messages read and decoded once into the fields a client needs
-// (the audio base64-decoded). It is a measurement of what the protocol's
-// bytes cost, for comparison with the SDK's floor, not a client: the
-// adapter speaks through the SDK (ARCHITECTURE.md).
+// server messages read and decoded once into the fields a client needs.
+// In 24kHz the audio is BenchmarkGeminiTurnMinimalPeer's, 30 frames of
+// 20 ms at 24 kHz resampled to 16 kHz as the adapter does (wire.Upstream,
+// flushed at the end); in 16kHz it is 600 ms of PCM16 at 16 kHz as is. It
+// is a measurement of what the protocol's bytes (and the resampling)
+// cost, for comparison with the SDK's floor, not a client: the adapter
+// speaks through the SDK (ARCHITECTURE.md).
 func BenchmarkGeminiWireFloorTurn(b *testing.B) {
+	b.Run("24kHz", func(b *testing.B) { benchWireFloor(b, 24000) })
+	b.Run("16kHz", func(b *testing.B) { benchWireFloor(b, 16000) })
+}
+
+func benchWireFloor(b *testing.B, rate int) {
 	url, _ := minimalLive(b)
 	ctx := context.Background()
 	ws, _, err := websocket.Dial(ctx, url+"/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent", nil)
@@ -195,6 +205,13 @@ func BenchmarkGeminiWireFloorTurn(b *testing.B) {
 	audio := make([]byte, 2*16000*600/1000)
 	for i := range audio {
 		audio[i] = byte(i * 7)
+	}
+	var up wire.Upstream
+	frames := adaptertest.Tone(24000, 440, 600*time.Millisecond, 9000).Frames(20 * time.Millisecond)
+	if rate != 16000 {
+		if up.Resampler, err = pcm.NewResampler(rate, 16000); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var msg []byte
 	var m struct {
@@ -220,6 +237,13 @@ func BenchmarkGeminiWireFloorTurn(b *testing.B) {
 			b.Fatal(err)
 		}
 		msg = append(msg[:0], `{"realtimeInput":{"audio":{"mimeType":"audio/pcm;rate=16000","data":"`...)
+		if up.Resampler != nil {
+			audio = audio[:0]
+			for _, f := range frames {
+				audio = wire.AppendPCM16(audio, up.Process(f.Samples))
+			}
+			audio = wire.AppendPCM16(audio, up.Flush())
+		}
 		msg = base64.StdEncoding.AppendEncode(msg, audio)
 		msg = append(msg, `"}}}`...)
 		if err := ws.Write(ctx, websocket.MessageText, msg); err != nil {
