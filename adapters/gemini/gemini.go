@@ -80,7 +80,13 @@
 //     are refused): a server that stops answering is caught by the
 //     runner's timeouts (Timeouts.FirstChunk), as for any silent agent;
 //   - Close closes the socket without a closing handshake
-//     (WSOptions.CloseTimeout is not used).
+//     (WSOptions.CloseTimeout is not used);
+//   - the SDK converts every message three times (genai v1.77.0, live.go:
+//     a message sent is marshalled, unmarshalled into a map, converted
+//     and marshalled again; one received is unmarshalled into a map,
+//     encoded and unmarshalled into its types), so most of the harness's
+//     cost per turn is the SDK's, and grows with the audio sent
+//     (BENCHMARKS.md, "Issue 21: Gemini Live per-turn overhead").
 //
 // WSOptions.Header, DialTimeout, WriteTimeout, MaxQueueBytes, RequireTLS
 // and Scrub apply as for the other wire adapters. The API key is sent
