@@ -80,7 +80,13 @@
 //     are refused): a server that stops answering is caught by the
 //     runner's timeouts (Timeouts.FirstChunk), as for any silent agent;
 //   - Close closes the socket without a closing handshake
-//     (WSOptions.CloseTimeout is not used).
+//     (WSOptions.CloseTimeout is not used);
+//   - the SDK converts every message three times (genai v1.77.0, live.go:
+//     a message sent is marshalled, unmarshalled into a map, converted
+//     and marshalled again; one received is unmarshalled into a map,
+//     encoded and unmarshalled into its types), so most of the harness's
+//     cost per turn is the SDK's, and grows with the audio sent
+//     (BENCHMARKS.md, "Issue 21: Gemini Live per-turn overhead").
 //
 // WSOptions.Header, DialTimeout, WriteTimeout, MaxQueueBytes, RequireTLS
 // and Scrub apply as for the other wire adapters. The API key is sent
@@ -440,6 +446,11 @@ type conn struct {
 	agentText   strings.Builder
 	userText    strings.Builder
 	unknown     map[string]bool
+	// audioType is the last inline audio MIME type accepted and
+	// audioRate its rate, so that each audio message of a stream is not
+	// parsed again (mime.ParseMediaType allocates a map).
+	audioType string
+	audioRate int
 	// answer holds the tool calls of the message being decoded, answered
 	// (OnToolCall) once its events are queued, so that a call's
 	// AgentToolResult never comes before its AgentToolCall. Reader
@@ -1045,17 +1056,8 @@ func (c *conn) agentFinal(evs []voicetest.AgentEvent) []voicetest.AgentEvent {
 
 // audio appends the events of one inline audio part to evs.
 func (c *conn) audio(evs []voicetest.AgentEvent, b *genai.Blob) ([]voicetest.AgentEvent, error) {
-	mt, params, err := mime.ParseMediaType(b.MIMEType)
-	if err != nil || mt != "audio/pcm" {
-		return evs, fmt.Errorf("inline data of type %q; the Live API sends audio/pcm;rate=24000", b.MIMEType)
-	}
-	rate := outputRate
-	if r, ok := params["rate"]; ok {
-		if rate, err = strconv.Atoi(r); err != nil {
-			return evs, fmt.Errorf("inline data of type %q: bad rate", b.MIMEType)
-		}
-	}
-	if err := wire.CheckRate("", "the rate of inline audio", rate, wire.StandardRates(), ""); err != nil {
+	rate, err := c.audioRateOf(b.MIMEType)
+	if err != nil {
 		return evs, err
 	}
 	samples, err := pcm.DecodePCM16(nil, b.Data)
@@ -1063,6 +1065,30 @@ func (c *conn) audio(evs []voicetest.AgentEvent, b *genai.Blob) ([]voicetest.Age
 		return evs, fmt.Errorf("%d bytes of inline audio: %w (PCM16 has 2 bytes a sample)", len(b.Data), err)
 	}
 	return c.down.Append(evs, rate, samples)
+}
+
+// audioRateOf returns the rate of inline audio of MIME type typ
+// (audio/pcm, rate 24000 unless it says), or why it is not audio the
+// adapter takes. The last type accepted is remembered.
+func (c *conn) audioRateOf(typ string) (int, error) {
+	if typ == c.audioType && typ != "" {
+		return c.audioRate, nil
+	}
+	mt, params, err := mime.ParseMediaType(typ)
+	if err != nil || mt != "audio/pcm" {
+		return 0, fmt.Errorf("inline data of type %q; the Live API sends audio/pcm;rate=24000", typ)
+	}
+	rate := outputRate
+	if r, ok := params["rate"]; ok {
+		if rate, err = strconv.Atoi(r); err != nil {
+			return 0, fmt.Errorf("inline data of type %q: bad rate", typ)
+		}
+	}
+	if err := wire.CheckRate("", "the rate of inline audio", rate, wire.StandardRates(), ""); err != nil {
+		return 0, err
+	}
+	c.audioType, c.audioRate = typ, rate
+	return rate, nil
 }
 
 // toolCalls reports the model's function calls and, with OnToolCall set,
