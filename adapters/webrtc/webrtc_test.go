@@ -16,14 +16,12 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-// parallelOK: every test but the conformance suite runs in parallel
-// (t.Parallel). The ones that check for leaked goroutines per test do it
-// with closeConn, which looks only at the goroutines the test started
-// (scope); the conformance suite's checks (adaptertest.CheckNoLeak) look
-// at every adapter goroutine of the process, so it runs among the
-// sequential tests, which never overlap the parallel ones. Every
-// goroutine is still checked by TestMain's leakcheck.Main. The tests
-// wait on the real clock, not the CPU.
+// parallelOK: a test runs in parallel (t.Parallel) only when it has no
+// per-test leak check (adaptertest.CloseConn, the conformance suite's):
+// those look at every adapter goroutine of the process, so they run in
+// the sequential tests, which never overlap the parallel ones. The
+// parallel ones' goroutines are still checked by TestMain's
+// leakcheck.Main. They wait on the real clock, not the CPU.
 
 // run runs script against agent, with fake speech both ways.
 func run(t *testing.T, agent voicetest.Agent, script ...voicetest.Step) *voicetest.Result {
@@ -44,7 +42,7 @@ func run(t *testing.T, agent voicetest.Agent, script ...voicetest.Step) *voicete
 // (its fake STT reads the words), and the bot's reply comes back intact
 // (the runner's fake STT reads it), with no RTVI transcript to help.
 func TestOpusBothWays(t *testing.T) {
-	t.Parallel() // see parallelOK
+	t.Parallel() // no per-test leak check (see parallelOK)
 	bot := webrtcpeer.New(t, webrtcpeer.Config{Turns: []webrtcpeer.Turn{{Reply: "Seven it is, for {heard}"}}})
 	res := run(t, webrtc.New(bot.URL), voicetest.UserSays("two people"), voicetest.AgentTurn())
 	calls := bot.Calls()
@@ -64,8 +62,6 @@ func TestOpusBothWays(t *testing.T) {
 // requestData), the data channel is "chat", the microphone's trackStatus
 // and the keepalive pings arrive, and an RTVI client sends client-ready.
 func TestSignalling(t *testing.T) {
-	t.Parallel()
-	scope(t) // closeConn checks the goroutines it starts
 	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true})
 	a := webrtc.New(bot.URL)
 	a.RTVI = true
@@ -74,7 +70,7 @@ func TestSignalling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeConn(t, conn)
+	adaptertest.CloseConn(t, conn)
 	deadline := time.Now().Add(10 * time.Second)
 	var c webrtcpeer.Call
 	for time.Now().Before(deadline) {
@@ -101,7 +97,7 @@ func TestSignalling(t *testing.T) {
 // TestPeerLeft: the bot's peerLeft is the agent hanging up, with that
 // reason.
 func TestPeerLeft(t *testing.T) {
-	t.Parallel() // see parallelOK
+	t.Parallel() // no per-test leak check (see parallelOK)
 	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true, HangUpAfter: 1})
 	a := webrtc.New(bot.URL)
 	a.RTVI = true
@@ -120,14 +116,12 @@ func TestPeerLeft(t *testing.T) {
 // TestRenegotiate: the bot's renegotiate makes the adapter post a new
 // offer for the same pc_id, and the call goes on.
 func TestRenegotiate(t *testing.T) {
-	t.Parallel()
-	scope(t) // closeConn checks the goroutines it starts
 	bot := webrtcpeer.New(t, webrtcpeer.Config{Send: []webrtcpeer.Message{{Data: []byte(`{"type":"signalling","message":{"type":"renegotiate"}}`)}}})
 	conn, err := webrtc.New(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeConn(t, conn)
+	adaptertest.CloseConn(t, conn)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && (len(bot.Calls()) != 1 || bot.Calls()[0].Offers < 2) {
 		time.Sleep(20 * time.Millisecond)
@@ -158,8 +152,6 @@ func agentOf(conn voicetest.Conn) voicetest.Agent { return connAgent{conn} }
 // TestTextAndDTMF: with RTVI, text goes as send-text and key presses as
 // the dtmf message, each answered by the bot.
 func TestTextAndDTMF(t *testing.T) {
-	t.Parallel()
-	scope(t) // closeConn checks the goroutines it starts
 	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true, Turns: []webrtcpeer.Turn{{Reply: "You wrote {heard}"}}})
 	a := webrtc.New(bot.URL)
 	a.RTVI = true
@@ -175,7 +167,7 @@ func TestTextAndDTMF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeConn(t, conn)
+	adaptertest.CloseConn(t, conn)
 	if err := conn.SendText(t.Context(), "book a table"); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +190,7 @@ func TestTextAndDTMF(t *testing.T) {
 // something that is not an answer, fails Connect with an error that says
 // what came back.
 func TestOfferErrors(t *testing.T) {
-	t.Parallel() // see parallelOK
+	t.Parallel() // no per-test leak check (see parallelOK)
 	for _, tc := range []struct {
 		name, want string
 		h          http.HandlerFunc
@@ -234,7 +226,7 @@ func TestOfferErrors(t *testing.T) {
 // TestWireStats: the adapter counts what crossed the wire: the offer and
 // its answer, the data channel messages and the RTP packets each way.
 func TestWireStats(t *testing.T) {
-	t.Parallel() // see parallelOK
+	t.Parallel() // no per-test leak check (see parallelOK)
 	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true})
 	a := webrtc.New(bot.URL)
 	a.RTVI = true
@@ -257,14 +249,12 @@ func TestWireStats(t *testing.T) {
 // them say so with an *UnsupportedError naming the alternative; the
 // bot's data channel JSON still arrives as AgentData.
 func TestPlainBot(t *testing.T) {
-	t.Parallel()
-	scope(t) // closeConn checks the goroutines it starts
 	bot := webrtcpeer.New(t, webrtcpeer.Config{Send: []webrtcpeer.Message{{Data: []byte(`{"hello":"there"}`)}}})
 	conn, err := webrtc.New(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 16000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	closeConn(t, conn)
+	adaptertest.CloseConn(t, conn)
 	caps := conn.Capabilities()
 	if caps.StreamingTranscripts || caps.TurnEnd || caps.Text || caps.DTMF || caps.ToolEvents || caps.NativeInterrupt || !caps.NativeVAD {
 		t.Errorf("Capabilities() = %+v: a plain bot gives audio only, and detects the end of speech itself", caps)
