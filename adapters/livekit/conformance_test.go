@@ -66,7 +66,12 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 }
 
 // TestConformance runs the wire adapters' shared suite against the Go
-// agent double, through a real livekit-server on loopback.
+// agent double, through a real livekit-server on loopback. Unlike the
+// package's other conversations it does not run in parallel with them:
+// its leak checks (adaptertest.CheckNoLeak) take any goroutine in the
+// adapter's code for one of its own (a parallel conversation reading its
+// agent's transcript stream would fail them), and its bounded-memory
+// check measures the whole process's heap.
 func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
 
 // FuzzAgentMessage fuzzes what the adapter decodes of the agent's

@@ -753,11 +753,23 @@ func (c *conn) abort() {
 	_ = c.Close()
 }
 
-// agentAudio receives the agent's decoded audio.
-type agentAudio struct{ c *conn }
+// agentAudio receives the decoded audio of one of the agent's tracks,
+// from the one goroutine that decodes it.
+type agentAudio struct {
+	c       *conn
+	decoded int // samples decoded so far, up to the end of warmUp
+}
 
+// WriteSample takes a decoded frame: within the track's warmUp, up to
+// warmUpPeak is silence (the decoder's start), after it up to
+// silencePeak.
 func (a *agentAudio) WriteSample(s media.PCM16Sample) error {
-	a.c.recv.onAudio(wireRate, s)
+	peak := int16(silencePeak)
+	if n := pcm.SamplesFor(wireRate, warmUp); a.decoded < n {
+		peak = warmUpPeak
+		a.decoded = min(n, a.decoded+len(s))
+	}
+	a.c.recv.onAudio(wireRate, s, peak)
 	return nil
 }
 

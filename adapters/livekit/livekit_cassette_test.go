@@ -17,6 +17,7 @@ import (
 // stops the server, and replays the call from the cassette: the same
 // transcript, timeline and verdict, with no server and no agent.
 func TestLiveKitCassette(t *testing.T) {
+	t.Parallel()
 	srv := lkserver.New(t, lkserver.Config{})
 	w := lkagent.New(t, lkagent.Config{URL: srv.URL, APIKey: lkserver.DefaultKey, APISecret: lkserver.DefaultSecret, AgentName: "frontdesk",
 		HangUpAfter: 2, Turns: []lkagent.Turn{{Reply: "Sure, {heard}"}, {Reply: "Goodbye."}}})

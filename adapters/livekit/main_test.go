@@ -12,7 +12,8 @@ import (
 
 // server is the livekit-server the package's tests share (see
 // lkserver.Shared): each test joins rooms of its own and registers its
-// agents under names of its own (agentName). It is the package's one
+// agents under names of its own (agentName), so the conversations, which
+// mostly wait on real time, run in parallel. It is the package's one
 // piece of shared state, started by the first test that asks for it and
 // stopped by TestMain.
 var server = lkserver.NewShared(lkserver.Config{})

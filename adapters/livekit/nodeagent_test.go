@@ -98,6 +98,12 @@ func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
 // story the user interrupts. The framework's own transcription streams,
 // agent states and session events (tool calls and results, the
 // interrupted message) reach the runner.
+//
+// It does not run in parallel with the package's other conversations:
+// the framework's Silero VAD needs the CPU in real time to hear the
+// barge-in while its story plays, and on a loaded 2-core machine a
+// parallel conversation starved it (a reply latency of 8 s, the barge-in
+// heard after the script ended).
 func TestNodeAgent(t *testing.T) {
 	a, model := nodeAgent(t, "when do you open", "check my booking", "tell me a story", "stop please")
 	res := voicetest.Scenario(t, voicetest.Config{

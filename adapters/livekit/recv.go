@@ -30,8 +30,22 @@ const (
 	// to drop duplicates; past it the oldest are forgotten.
 	maxRemembered = 4096
 	// silencePeak is the largest sample of a decoded frame taken as
-	// digital silence (Opus decodes silence to ±1).
+	// digital silence (Opus decodes silence to ±3 once its decoder has
+	// settled).
 	silencePeak = 16
+	// warmUp is the start of each agent track's decoded audio in which
+	// warmUpPeak replaces silencePeak. The caller's decoder is new when
+	// it subscribes to a track that the agent has been sending on for a
+	// while (silence, in the SDKs, from the moment it is published):
+	// joining the encoder's stream mid-way, it decodes that silence as a
+	// decaying noise for its first two 10 ms frames, peaks of 11 to 25
+	// (TestTrackStartIsNotSpeech measures them; 16 and 19 were seen
+	// through a real livekit-server) where a settled decoder gives ±3.
+	// Taken for speech, that noise made the agent speak before the
+	// caller said anything. Speech is far louder than warmUpPeak (-54
+	// dBFS): a reply that starts with the track loses nothing audible.
+	warmUp     = 40 * time.Millisecond
+	warmUpPeak = 64
 	// turnEndQuiet is how long the agent's audio must have been quiet
 	// before a state change to listening ends its turn; turnEndMax bounds
 	// the wait for its audio and transcript.
@@ -161,11 +175,12 @@ func (r *receiver) flushLocked() {
 	r.queueLocked(r.down.Flush(nil), nil)
 }
 
-// onAudio takes decoded agent audio at rate.
-func (r *receiver) onAudio(rate int, s media.PCM16Sample) {
+// onAudio takes decoded agent audio at rate; a frame whose samples are
+// all within ±peak is silence.
+func (r *receiver) onAudio(rate int, s media.PCM16Sample, peak int16) {
 	c := r.c
 	c.stats.FrameIn(2 * len(s))
-	if silent(s) {
+	if silent(s, peak) {
 		return
 	}
 	samples := append([]int16(nil), s...)
@@ -187,10 +202,11 @@ func (r *receiver) onAudio(rate int, s media.PCM16Sample) {
 	}
 }
 
-// silent reports whether a decoded frame is digital silence.
-func silent(s []int16) bool {
+// silent reports whether a decoded frame is silence: no sample beyond
+// ±peak.
+func silent(s []int16, peak int16) bool {
 	for _, v := range s {
-		if v > silencePeak || v < -silencePeak {
+		if v > peak || v < -peak {
 			return false
 		}
 	}

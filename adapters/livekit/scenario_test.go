@@ -53,6 +53,7 @@ func agentStates(tl []voicetest.Event) []string {
 // legacy transcription packets besides its streams, as LiveKit Agents 1.x
 // do: each line is read once.
 func TestScenarioMultiTurn(t *testing.T) {
+	t.Parallel()
 	a, w := goAgent(t, lkagent.Config{
 		Greeting: "Hello, how can I help?",
 		Turns: []lkagent.Turn{
@@ -133,6 +134,7 @@ func TestScenarioMultiTurn(t *testing.T) {
 // overlapping speech, it stops, reports its reply interrupted, and
 // answers the interruption.
 func TestScenarioBargeIn(t *testing.T) {
+	t.Parallel()
 	a, w := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{
 		{Reply: "Once upon a time there was a small restaurant by the sea, and every evening the cook made soup for the fishermen."},
 		{Reply: "Sorry, {heard}."},
@@ -169,6 +171,7 @@ func TestScenarioBargeIn(t *testing.T) {
 // The agent leaves the room after its reply: the runner sees the hang-up
 // and the conversation ends there.
 func TestScenarioHangUp(t *testing.T) {
+	t.Parallel()
 	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "Goodbye."}}, HangUpAfter: 1})
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
@@ -204,6 +207,7 @@ func TestScenarioHangUp(t *testing.T) {
 // transcription packets: with LegacyTranscriptions they are its
 // transcript (and its streams, had it any, are not read twice).
 func TestLegacyTranscriptions(t *testing.T) {
+	t.Parallel()
 	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "We open at nine."}}, LegacyTranscriptions: true})
 	a.LegacyTranscriptions = true
 	res := voicetest.Scenario(t, voicetest.Config{
