@@ -41,6 +41,14 @@ func TestSameTimeline(t *testing.T) {
 			e[1].At, e[2].At = ms(320), ms(280)
 			return e
 		}), "before an event recorded earlier"},
+		{"agent events far apart swapped", edit(func(e []voicetest.Event) []voicetest.Event {
+			e[2].At, e[3].At = ms(330), ms(310)
+			return e
+		}), "before an event recorded earlier"},
+		{"the user's lines swapped", edit(func(e []voicetest.Event) []voicetest.Event {
+			e[0].At, e[1].At = ms(200), ms(180)
+			return e
+		}), "before an event recorded earlier"},
 		{"too late", edit(func(e []voicetest.Event) []voicetest.Event {
 			e[4].At += ms(400)
 			return e
@@ -67,6 +75,36 @@ func TestSameTimeline(t *testing.T) {
 	}
 	if err := sameTimeline(rec, rec[:4], []voicetest.EventType{voicetest.EventAgentStopSpeaking}); err != nil {
 		t.Errorf("an ignored type still compared: %v", err)
+	}
+}
+
+// Live, the runner's own steps take time (more under load); on virtual
+// time they take none, while the agent's messages replay at their recorded
+// times. So a line of the user that started 10 ms after an agent's state
+// message live may start before it on replay (TestLiveKitCassette failed
+// so under load), but an agent event may not come ahead of the user's.
+func TestSameTimelineRunnerAhead(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	rec := []voicetest.Event{
+		{At: ms(12), Type: voicetest.EventAgentLog, Turn: 0, Text: "agent state: listening"},
+		{At: ms(22), Type: voicetest.EventUserStartSpeaking, Turn: 1},
+		{At: ms(330), Type: voicetest.EventUserStopSpeaking, Turn: 1},
+		{At: ms(340), Type: voicetest.EventAgentStartSpeaking, Turn: 1},
+	}
+	rep := slices.Clone(rec)
+	rep[1].At, rep[2].At = ms(1), ms(301)
+	if err := sameTimeline(rec, rep, nil); err != nil {
+		t.Errorf("the runner's line replayed 21 ms earlier, ahead of the agent's state: %v", err)
+	}
+	rep = slices.Clone(rec)
+	rep[3].At = ms(320)
+	if err := sameTimeline(rec, rep, nil); err == nil || !strings.Contains(err.Error(), "before an event recorded earlier") {
+		t.Errorf("an agent event replayed before a user line recorded before it: error %v", err)
+	}
+	rep = slices.Clone(rec)
+	rep[1].At, rep[2].At = ms(200), ms(180)
+	if err := sameTimeline(rec, rep, nil); err == nil || !strings.Contains(err.Error(), "before an event recorded earlier") {
+		t.Errorf("the user's stop replayed before the user's start: error %v", err)
 	}
 }
 
