@@ -85,6 +85,7 @@ import (
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -299,9 +300,7 @@ type conn struct {
 	spoke   bool    // audio was sent since the last EndUtterance
 	msgID   int     // RTVI message ids
 	buf     []byte  // the last message sent
-	pcmBuf  []byte  // the last frame's audio, encoded
-	frame   *pipecatpb.Frame
-	raw     *pipecatpb.AudioRawFrame // frame's audio
+	pcmBuf  []byte  // the last frame's audio in µ-law (Twilio)
 
 	// Reader goroutine only.
 	down wire.Downstream
@@ -369,20 +368,8 @@ func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
 // sendMu held.
 func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	if c.ser == Protobuf {
-		// One Frame, its PCM16 buffer and the message buffer, reused for
-		// every frame (Write does not keep what it is given).
-		if c.frame == nil {
-			c.raw = &pipecatpb.AudioRawFrame{SampleRate: uint32(c.wireRate), NumChannels: 1}
-			c.frame = &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: c.raw}}
-		}
-		c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], samples)
-		c.raw.Audio = c.pcmBuf
-		b, err := proto.MarshalOptions{}.MarshalAppend(c.buf[:0], c.frame)
-		if err != nil {
-			return fmt.Errorf("adapters: %s: encoding audio: %w", adapterName, err)
-		}
-		c.buf = b
-		return c.ws.Write(ctx, websocket.MessageBinary, b)
+		c.buf = appendAudioFrame(c.buf[:0], samples, c.wireRate)
+		return c.ws.Write(ctx, websocket.MessageBinary, c.buf)
 	}
 	c.seq++
 	c.chunk++
@@ -396,10 +383,41 @@ func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	b = strconv.AppendInt(b, int64(c.chunk-1)*20, 10)
 	b = append(b, `","payload":"`...)
 	c.pcmBuf = pcm.EncodeMulaw(c.pcmBuf[:0], samples)
-	b = base64.StdEncoding.AppendEncode(b, c.pcmBuf)
+	b = wire.AppendBase64(b, c.pcmBuf)
 	b = append(b, `"}}`...)
 	c.buf = b
 	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// appendAudioFrame appends a Frame holding an AudioRawFrame of samples
+// (PCM16, mono, at rate) to b: the bytes proto.Marshal gives for
+// &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio:
+// &pipecatpb.AudioRawFrame{Audio: pcm16, SampleRate: rate, NumChannels:
+// 1}}}, written directly (fields in number order, zero ones left out), as
+// the per-frame reflection of proto.Marshal costs more than the rest of
+// the frame's encoding.
+func appendAudioFrame(b []byte, samples []int16, rate int) []byte {
+	audio := 2 * len(samples)
+	inner := protowire.SizeTag(5) + protowire.SizeVarint(1) // num_channels
+	if audio > 0 {
+		inner += protowire.SizeTag(3) + protowire.SizeBytes(audio)
+	}
+	if rate != 0 {
+		inner += protowire.SizeTag(4) + protowire.SizeVarint(uint64(rate))
+	}
+	b = protowire.AppendTag(b, 2, protowire.BytesType) // Frame.audio
+	b = protowire.AppendVarint(b, uint64(inner))
+	if audio > 0 {
+		b = protowire.AppendTag(b, 3, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(audio))
+		b = wire.AppendPCM16(b, samples)
+	}
+	if rate != 0 {
+		b = protowire.AppendTag(b, 4, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(rate))
+	}
+	b = protowire.AppendTag(b, 5, protowire.VarintType)
+	return protowire.AppendVarint(b, 1)
 }
 
 // sendJSONLocked sends a Twilio message built for the next sequence
