@@ -27,7 +27,7 @@ func minimalBot(b *testing.B) (url string, blast chan int) {
 		b.Fatal(err)
 	}
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
+		ws, err := websocket.Accept(adaptertest.BigReads(w), r, nil)
 		if err != nil {
 			return
 		}
@@ -120,7 +120,7 @@ func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64
 	// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		adaptertest.LabelPeer(r)
-		ws, err := websocket.Accept(w, r, nil)
+		ws, err := websocket.Accept(adaptertest.BigReads(w), r, nil)
 		if err != nil {
 			return
 		}

@@ -34,7 +34,7 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 	}
 	base := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		adaptertest.LabelPeer(r)
-		ws, err := websocket.Accept(w, r, nil)
+		ws, err := websocket.Accept(adaptertest.BigReads(w), r, nil)
 		if err != nil {
 			return
 		}

@@ -42,7 +42,7 @@ func minimalVapi(b *testing.B, turnBytes int64) (base string, got *atomic.Int64)
 	})
 	mux.HandleFunc("GET /call-1/transport", func(w http.ResponseWriter, r *http.Request) {
 		adaptertest.LabelPeer(r)
-		ws, err := websocket.Accept(w, r, nil)
+		ws, err := websocket.Accept(adaptertest.BigReads(w), r, nil)
 		if err != nil {
 			return
 		}
