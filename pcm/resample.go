@@ -444,7 +444,16 @@ func dotGo(h, x []float32) float32 {
 // lastNonZero returns the index of the last non-zero sample of s, or -1
 // if s is all zeros.
 func lastNonZero(s []int16) int {
-	for i := len(s) - 1; i >= 0; i-- {
+	i := len(s)
+	// Eight samples a time while they are all zero (silence is the case
+	// that scans far), then one by one.
+	for ; i >= 8; i -= 8 {
+		q := s[i-8 : i : i]
+		if q[0]|q[1]|q[2]|q[3]|q[4]|q[5]|q[6]|q[7] != 0 {
+			break
+		}
+	}
+	for i--; i >= 0; i-- {
 		if s[i] != 0 {
 			return i
 		}

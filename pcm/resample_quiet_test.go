@@ -117,3 +117,23 @@ func firstDiffQuiet(a, b []int16) int {
 	}
 	return -1
 }
+
+// TestLastNonZero checks lastNonZero on every position of the last
+// non-zero sample in slices of up to 40 samples, and on all-zero ones.
+func TestLastNonZero(t *testing.T) {
+	for n := range 41 {
+		if got := lastNonZero(make([]int16, n)); got != -1 {
+			t.Fatalf("%d zeros: lastNonZero %d, want -1", n, got)
+		}
+		for last := range n {
+			s := make([]int16, n)
+			for i := range last + 1 {
+				s[i] = int16(i%3 - 1) // -1, 0, 1, … then the last
+			}
+			s[last] = -32768
+			if got := lastNonZero(s); got != last {
+				t.Fatalf("%d samples, last non-zero at %d: lastNonZero %d", n, last, got)
+			}
+		}
+	}
+}

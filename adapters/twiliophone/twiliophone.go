@@ -985,17 +985,19 @@ func (c *conn) current(ctx context.Context) (*stream, error) {
 	}
 }
 
-// send writes one message to Twilio on the current stream.
-func (c *conn) send(ctx context.Context, v any) error {
-	st, err := c.current(ctx)
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return c.write(ctx, st, b)
+// markMessage returns the mark message named name for stream sid: the
+// bytes json.Marshal gives for map[string]any{"event": "mark",
+// "streamSid": sid, "mark": map[string]string{"name": name}} (keys
+// sorted), built without reflection on maps.
+func markMessage(sid, name string) []byte {
+	js, _ := json.Marshal(sid)
+	jn, _ := json.Marshal(name)
+	b := make([]byte, 0, 48+len(js)+len(jn))
+	b = append(b, `{"event":"mark","mark":{"name":`...)
+	b = append(b, jn...)
+	b = append(b, `},"streamSid":`...)
+	b = append(b, js...)
+	return append(b, '}')
 }
 
 // write writes the message b to Twilio on st.
@@ -1114,7 +1116,7 @@ func (c *conn) EndUtterance(ctx context.Context) error {
 	c.mu.Lock()
 	c.markWaiter, c.markEcho = name, echo
 	c.mu.Unlock()
-	if err := c.send(ctx, map[string]any{"event": "mark", "streamSid": st.streamSid, "mark": map[string]string{"name": name}}); err != nil {
+	if err := c.write(ctx, st, markMessage(st.streamSid, name)); err != nil {
 		return err
 	}
 	select {
