@@ -38,3 +38,96 @@ func TestAppendAudioFrameMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCommonFrameMatchesUnmarshal feeds parseCommonFrame the frames a
+// bot sends (AudioRawFrames with and without id, name and pts, RTVI
+// MessageFrames), other frames, and those frames with random bytes
+// changed, cut or appended: whenever it parses a frame, proto.Unmarshal
+// must accept the same bytes and give an equal Frame; the common frames
+// must take the fast path; and it must never accept what proto.Unmarshal
+// rejects.
+func TestParseCommonFrameMatchesUnmarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	pts := uint64(123456789)
+	var common, other [][]byte
+	marshal := func(f *pipecatpb.Frame) []byte {
+		b, err := proto.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, n := range []int{0, 1, 320, 480} {
+		audio := make([]byte, 2*n)
+		for i := range audio {
+			audio[i] = byte(rng.Uint32())
+		}
+		for _, a := range []*pipecatpb.AudioRawFrame{
+			{Audio: audio, SampleRate: 24000, NumChannels: 1},
+			{Id: 12, Name: "OutputAudioRawFrame#12", Audio: audio, SampleRate: 16000, NumChannels: 1, Pts: &pts},
+			{Audio: audio, SampleRate: 8000, NumChannels: 2},
+			{Audio: audio},
+		} {
+			common = append(common, marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: a}}))
+		}
+	}
+	for _, d := range []string{`{"label":"rtvi-ai","type":"bot-started-speaking"}`, `{"label":"rtvi-ai","type":"bot-tts-text","data":{"text":"Okay. é"}}`, ""} {
+		common = append(common, marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: d}}}))
+	}
+	other = append(other,
+		marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Text{Text: &pipecatpb.TextFrame{Text: "hi"}}}),
+		marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Interruption{Interruption: &pipecatpb.InterruptionFrame{}}}),
+		marshal(&pipecatpb.Frame{}),
+		// an AudioRawFrame with its sample rate twice (the last wins),
+		// and with a rate past 32 bits (truncated by proto)
+		append(bytes.Clone(common[0][:len(common[0])]), 0),
+		[]byte{0x12, 0x04, 0x20, 0x80, 0x7d, 0x20},
+		[]byte{0x12, 0x06, 0x20, 0x80, 0x80, 0x80, 0x80, 0x10},
+		[]byte{0x22, 0x02, 0x0a, 0x00, 0x0a},
+		[]byte{0x22, 0x03, 0x0a, 0x01, 0xff}, // invalid UTF-8
+	)
+	check := func(data []byte) {
+		t.Helper()
+		got, ok := parseCommonFrame(data)
+		var want pipecatpb.Frame
+		err := proto.Unmarshal(data, &want)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("parseCommonFrame accepts %x, which proto.Unmarshal rejects: %v", data, err)
+		}
+		if !proto.Equal(got, &want) {
+			t.Fatalf("%x: parseCommonFrame gives %v, proto.Unmarshal %v", data, got, &want)
+		}
+	}
+	for _, data := range common {
+		if _, ok := parseCommonFrame(data); !ok {
+			t.Errorf("%x: a common frame left to proto.Unmarshal", data[:min(len(data), 40)])
+		}
+		check(data)
+	}
+	for _, data := range other {
+		check(data)
+	}
+	for range 20000 {
+		src := common[rng.IntN(len(common))]
+		if rng.IntN(4) == 0 {
+			src = other[rng.IntN(len(other))]
+		}
+		data := bytes.Clone(src)
+		switch rng.IntN(3) {
+		case 0:
+			if len(data) > 0 {
+				data[rng.IntN(len(data))] = byte(rng.Uint32())
+			}
+		case 1:
+			data = data[:rng.IntN(len(data)+1)]
+		case 2:
+			for range 1 + rng.IntN(4) {
+				data = append(data, byte(rng.Uint32()))
+			}
+		}
+		check(data)
+	}
+}

@@ -74,10 +74,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters/internal/rtvi"
@@ -587,9 +589,12 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 	if typ != websocket.MessageBinary {
 		return nil, fmt.Errorf("got a text frame; Pipecat's protobuf serializer sends binary frames (is the bot's serializer another one?)")
 	}
-	var f pipecatpb.Frame
-	if err := proto.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("not a pipecat.Frame: %w", err)
+	f, ok := parseCommonFrame(data)
+	if !ok {
+		f = new(pipecatpb.Frame)
+		if err := proto.Unmarshal(data, f); err != nil {
+			return nil, fmt.Errorf("not a pipecat.Frame: %w", err)
+		}
 	}
 	switch v := f.Frame.(type) {
 	case *pipecatpb.Frame_Audio:
@@ -616,6 +621,92 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 		return c.rtv.Interruption("InterruptionFrame"), nil
 	}
 	return nil, errors.New("a pipecat.Frame with no frame set")
+}
+
+// parseCommonFrame parses the frames a bot sends most, an AudioRawFrame
+// (fields id, name, audio, sample_rate, num_channels and pts, each at most
+// once) or a MessageFrame (one data field), into what proto.Unmarshal
+// gives for them, without its reflection; the audio and the data alias
+// data. Anything else, or anything unusual in them (a repeated or unknown
+// field, a value out of range, invalid UTF-8, a malformed field), reports
+// false and is left to proto.Unmarshal.
+func parseCommonFrame(data []byte) (*pipecatpb.Frame, bool) {
+	num, typ, n := protowire.ConsumeTag(data)
+	if n < 0 || typ != protowire.BytesType || (num != 2 && num != 4) {
+		return nil, false
+	}
+	body, m := protowire.ConsumeBytes(data[n:])
+	if m < 0 || n+m != len(data) {
+		return nil, false
+	}
+	if num == 4 { // MessageFrame: data = 1
+		if len(body) == 0 {
+			return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{}}}, true
+		}
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return nil, false
+		}
+		v, m := protowire.ConsumeBytes(body[n:])
+		if m < 0 || n+m != len(body) || !utf8.Valid(v) {
+			return nil, false
+		}
+		return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: string(v)}}}, true
+	}
+	a := new(pipecatpb.AudioRawFrame)
+	var seen [7]bool
+	for len(body) > 0 {
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 || num < 1 || num > 6 || seen[num] {
+			return nil, false
+		}
+		seen[num] = true
+		body = body[n:]
+		switch num {
+		case 2, 3: // name, audio
+			if typ != protowire.BytesType {
+				return nil, false
+			}
+			v, m := protowire.ConsumeBytes(body)
+			if m < 0 {
+				return nil, false
+			}
+			if num == 2 {
+				if !utf8.Valid(v) {
+					return nil, false
+				}
+				a.Name = string(v)
+			} else {
+				a.Audio = v
+			}
+			body = body[m:]
+		default: // id, sample_rate, num_channels, pts
+			if typ != protowire.VarintType {
+				return nil, false
+			}
+			v, m := protowire.ConsumeVarint(body)
+			if m < 0 {
+				return nil, false
+			}
+			switch num {
+			case 1:
+				a.Id = v
+			case 4, 5:
+				if v > math.MaxUint32 {
+					return nil, false
+				}
+				if num == 4 {
+					a.SampleRate = uint32(v)
+				} else {
+					a.NumChannels = uint32(v)
+				}
+			case 6:
+				a.Pts = &v
+			}
+			body = body[m:]
+		}
+	}
+	return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: a}}, true
 }
 
 // decodeTwilio decodes one Media Streams message or transport message.
