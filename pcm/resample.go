@@ -105,6 +105,16 @@ type Resampler struct {
 	base int64
 	nIn  int64 // input samples received
 	nOut int64 // output samples produced
+	// lastLoud is the number of the last non-zero input sample (before
+	// the first input while there is none). An output whose window starts
+	// after it sees only zeros, and its value is 0 whatever the filter:
+	// every product is ±0, so is their sum, and ±0 rounds to 0. produce
+	// writes those zeros without filtering (the trailing silence of a
+	// caller's turn is much of the audio a voice test resamples).
+	lastLoud int64
+	// quiet enables that shortcut; NewResampler sets it, and tests clear
+	// it to get the filtered output to compare with.
+	quiet bool
 	// Position of the next output sample: nOut·M = pi·L + pr (approximate
 	// bank) or nOut·M + centre = pi·L + pr (exact bank).
 	pi, pr int64
@@ -176,6 +186,7 @@ func NewResampler(from, to int) (*Resampler, error) {
 	r.mi, r.mr = r.m/r.l, r.m%r.l
 	r.buf = make([]float32, 0, 2*r.k+resampleBlock+int(r.mi)+8)
 	r.kern = bestKernel()
+	r.quiet = true
 	r.Reset()
 	return r, nil
 }
@@ -193,6 +204,7 @@ func (r *Resampler) Reset() {
 	clear(r.buf)
 	r.base = -int64(r.k - 1)
 	r.nIn, r.nOut = 0, 0
+	r.lastLoud = r.base - 1
 	if r.exact {
 		r.pi, r.pr = r.centre/r.l, r.centre%r.l
 	} else {
@@ -235,6 +247,9 @@ func (r *Resampler) Process(dst, src []int16) []int16 {
 	for len(src) > 0 {
 		n := min(len(src), resampleBlock)
 		widen(r.extend(n), src[:n])
+		if i := lastNonZero(src[:n]); i >= 0 {
+			r.lastLoud = r.nIn + int64(i)
+		}
 		src = src[n:]
 		r.nIn += int64(n)
 		dst = r.produce(dst, r.target(r.nIn))
@@ -283,9 +298,15 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 			// filter's history, and L ≤ maxExactPhases.
 			d := (avail-r.pi)*r.l - r.pr
 			n := min(want-r.nOut, (d+r.m-1)/r.m)
+			// The first loud outputs are filtered, the rest are 0.
+			loud := n
+			if r.quiet {
+				loud = r.loudOutputs(n)
+			}
 			o := len(dst)
 			dst = slices.Grow(dst, int(n))[:o+int(n)]
-			polyRun(r.kern, dst[o:], r.coef, r.buf, int(r.pi-(k-1)-r.base), int(r.pr), r.k, int(r.l), int(r.mi), int(r.mr))
+			polyRun(r.kern, dst[o:o+int(loud)], r.coef, r.buf, int(r.pi-(k-1)-r.base), int(r.pr), r.k, int(r.l), int(r.mi), int(r.mr))
+			clear(dst[o+int(loud):])
 			t := r.pr + n*r.m
 			r.pi += t / r.l
 			r.pr = t % r.l
@@ -303,13 +324,17 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 			if i >= avail {
 				break
 			}
-			start := i - (k - 1) - r.base
-			x := r.buf[start : start+k]
-			y0 := dot(r.coef[q*k:(q+1)*k], x)
-			y1 := dot(r.coef[(q+1)*k:(q+2)*k], x)
-			// float32(…) rounds the product first: no fused multiply-add
-			// on any machine, so the output is the same everywhere.
-			dst = append(dst, round16(y0+float32(a*(y1-y0))))
+			if start := i - (k - 1); r.quiet && start > r.lastLoud {
+				dst = append(dst, 0) // only zeros in the window (see lastLoud)
+			} else {
+				x := r.buf[start-r.base : start-r.base+k]
+				y0 := dot(r.coef[q*k:(q+1)*k], x)
+				y1 := dot(r.coef[(q+1)*k:(q+2)*k], x)
+				// float32(…) rounds the product first: no fused
+				// multiply-add on any machine, so the output is the same
+				// everywhere.
+				dst = append(dst, round16(y0+float32(a*(y1-y0))))
+			}
 			r.nOut++
 			r.pr += r.mr
 			r.pi += r.mi
@@ -327,6 +352,17 @@ func (r *Resampler) produce(dst []int16, want int64) []int16 {
 		r.base += drop
 	}
 	return dst
+}
+
+// loudOutputs returns how many of the next n outputs of the exact bank
+// have a non-zero input sample in their window. Output j (from nOut on) is
+// at input pi_j = pi + ⌊(pr + j·M)/L⌋ and its window starts at
+// pi_j - (k-1), after lastLoud when pi_j ≥ lastLoud + k, that is when
+// j·M ≥ (lastLoud+k-pi)·L - pr. Windows only move forward, so the loud
+// outputs come first.
+func (r *Resampler) loudOutputs(n int64) int64 {
+	z := (r.lastLoud+int64(r.k)-r.pi)*r.l - r.pr
+	return min(n, max(0, (z+r.m-1)/r.m))
 }
 
 // polyKernel names an implementation of the exact bank's inner loop.
@@ -403,6 +439,26 @@ func dotGo(h, x []float32) float32 {
 		s += float32(h[i] * x[i])
 	}
 	return s
+}
+
+// lastNonZero returns the index of the last non-zero sample of s, or -1
+// if s is all zeros.
+func lastNonZero(s []int16) int {
+	i := len(s)
+	// Eight samples a time while they are all zero (silence is the case
+	// that scans far), then one by one.
+	for ; i >= 8; i -= 8 {
+		q := s[i-8 : i : i]
+		if q[0]|q[1]|q[2]|q[3]|q[4]|q[5]|q[6]|q[7] != 0 {
+			break
+		}
+	}
+	for i--; i >= 0; i-- {
+		if s[i] != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // widenGo sets dst[i] = float32(src[i]) for every i < len(src) (exact).

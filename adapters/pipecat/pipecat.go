@@ -74,10 +74,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/voicetest-go/voicetest/adapters/internal/rtvi"
@@ -85,6 +87,7 @@ import (
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -299,9 +302,7 @@ type conn struct {
 	spoke   bool    // audio was sent since the last EndUtterance
 	msgID   int     // RTVI message ids
 	buf     []byte  // the last message sent
-	pcmBuf  []byte  // the last frame's audio, encoded
-	frame   *pipecatpb.Frame
-	raw     *pipecatpb.AudioRawFrame // frame's audio
+	pcmBuf  []byte  // the last frame's audio in µ-law (Twilio)
 
 	// Reader goroutine only.
 	down wire.Downstream
@@ -369,20 +370,8 @@ func (c *conn) sendFramesLocked(ctx context.Context, flush bool) error {
 // sendMu held.
 func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	if c.ser == Protobuf {
-		// One Frame, its PCM16 buffer and the message buffer, reused for
-		// every frame (Write does not keep what it is given).
-		if c.frame == nil {
-			c.raw = &pipecatpb.AudioRawFrame{SampleRate: uint32(c.wireRate), NumChannels: 1}
-			c.frame = &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: c.raw}}
-		}
-		c.pcmBuf = wire.AppendPCM16(c.pcmBuf[:0], samples)
-		c.raw.Audio = c.pcmBuf
-		b, err := proto.MarshalOptions{}.MarshalAppend(c.buf[:0], c.frame)
-		if err != nil {
-			return fmt.Errorf("adapters: %s: encoding audio: %w", adapterName, err)
-		}
-		c.buf = b
-		return c.ws.Write(ctx, websocket.MessageBinary, b)
+		c.buf = appendAudioFrame(c.buf[:0], samples, c.wireRate)
+		return c.ws.Write(ctx, websocket.MessageBinary, c.buf)
 	}
 	c.seq++
 	c.chunk++
@@ -396,10 +385,41 @@ func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	b = strconv.AppendInt(b, int64(c.chunk-1)*20, 10)
 	b = append(b, `","payload":"`...)
 	c.pcmBuf = pcm.EncodeMulaw(c.pcmBuf[:0], samples)
-	b = base64.StdEncoding.AppendEncode(b, c.pcmBuf)
+	b = wire.AppendBase64(b, c.pcmBuf)
 	b = append(b, `"}}`...)
 	c.buf = b
 	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// appendAudioFrame appends a Frame holding an AudioRawFrame of samples
+// (PCM16, mono, at rate) to b: the bytes proto.Marshal gives for
+// &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio:
+// &pipecatpb.AudioRawFrame{Audio: pcm16, SampleRate: rate, NumChannels:
+// 1}}}, written directly (fields in number order, zero ones left out), as
+// the per-frame reflection of proto.Marshal costs more than the rest of
+// the frame's encoding.
+func appendAudioFrame(b []byte, samples []int16, rate int) []byte {
+	audio := 2 * len(samples)
+	inner := protowire.SizeTag(5) + protowire.SizeVarint(1) // num_channels
+	if audio > 0 {
+		inner += protowire.SizeTag(3) + protowire.SizeBytes(audio)
+	}
+	if rate != 0 {
+		inner += protowire.SizeTag(4) + protowire.SizeVarint(uint64(rate))
+	}
+	b = protowire.AppendTag(b, 2, protowire.BytesType) // Frame.audio
+	b = protowire.AppendVarint(b, uint64(inner))
+	if audio > 0 {
+		b = protowire.AppendTag(b, 3, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(audio))
+		b = wire.AppendPCM16(b, samples)
+	}
+	if rate != 0 {
+		b = protowire.AppendTag(b, 4, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(rate))
+	}
+	b = protowire.AppendTag(b, 5, protowire.VarintType)
+	return protowire.AppendVarint(b, 1)
 }
 
 // sendJSONLocked sends a Twilio message built for the next sequence
@@ -569,9 +589,12 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 	if typ != websocket.MessageBinary {
 		return nil, fmt.Errorf("got a text frame; Pipecat's protobuf serializer sends binary frames (is the bot's serializer another one?)")
 	}
-	var f pipecatpb.Frame
-	if err := proto.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("not a pipecat.Frame: %w", err)
+	f, ok := parseCommonFrame(data)
+	if !ok {
+		f = new(pipecatpb.Frame)
+		if err := proto.Unmarshal(data, f); err != nil {
+			return nil, fmt.Errorf("not a pipecat.Frame: %w", err)
+		}
 	}
 	switch v := f.Frame.(type) {
 	case *pipecatpb.Frame_Audio:
@@ -598,6 +621,92 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 		return c.rtv.Interruption("InterruptionFrame"), nil
 	}
 	return nil, errors.New("a pipecat.Frame with no frame set")
+}
+
+// parseCommonFrame parses the frames a bot sends most, an AudioRawFrame
+// (fields id, name, audio, sample_rate, num_channels and pts, each at most
+// once) or a MessageFrame (one data field), into what proto.Unmarshal
+// gives for them, without its reflection; the audio and the data alias
+// data. Anything else, or anything unusual in them (a repeated or unknown
+// field, a value out of range, invalid UTF-8, a malformed field), reports
+// false and is left to proto.Unmarshal.
+func parseCommonFrame(data []byte) (*pipecatpb.Frame, bool) {
+	num, typ, n := protowire.ConsumeTag(data)
+	if n < 0 || typ != protowire.BytesType || (num != 2 && num != 4) {
+		return nil, false
+	}
+	body, m := protowire.ConsumeBytes(data[n:])
+	if m < 0 || n+m != len(data) {
+		return nil, false
+	}
+	if num == 4 { // MessageFrame: data = 1
+		if len(body) == 0 {
+			return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{}}}, true
+		}
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 || num != 1 || typ != protowire.BytesType {
+			return nil, false
+		}
+		v, m := protowire.ConsumeBytes(body[n:])
+		if m < 0 || n+m != len(body) || !utf8.Valid(v) {
+			return nil, false
+		}
+		return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: string(v)}}}, true
+	}
+	a := new(pipecatpb.AudioRawFrame)
+	var seen [7]bool
+	for len(body) > 0 {
+		num, typ, n := protowire.ConsumeTag(body)
+		if n < 0 || num < 1 || num > 6 || seen[num] {
+			return nil, false
+		}
+		seen[num] = true
+		body = body[n:]
+		switch num {
+		case 2, 3: // name, audio
+			if typ != protowire.BytesType {
+				return nil, false
+			}
+			v, m := protowire.ConsumeBytes(body)
+			if m < 0 {
+				return nil, false
+			}
+			if num == 2 {
+				if !utf8.Valid(v) {
+					return nil, false
+				}
+				a.Name = string(v)
+			} else {
+				a.Audio = v
+			}
+			body = body[m:]
+		default: // id, sample_rate, num_channels, pts
+			if typ != protowire.VarintType {
+				return nil, false
+			}
+			v, m := protowire.ConsumeVarint(body)
+			if m < 0 {
+				return nil, false
+			}
+			switch num {
+			case 1:
+				a.Id = v
+			case 4, 5:
+				if v > math.MaxUint32 {
+					return nil, false
+				}
+				if num == 4 {
+					a.SampleRate = uint32(v)
+				} else {
+					a.NumChannels = uint32(v)
+				}
+			case 6:
+				a.Pts = &v
+			}
+			body = body[m:]
+		}
+	}
+	return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: a}}, true
 }
 
 // decodeTwilio decodes one Media Streams message or transport message.

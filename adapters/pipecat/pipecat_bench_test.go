@@ -27,6 +27,7 @@ func minimalBot(b *testing.B) (url string, blast chan int) {
 		b.Fatal(err)
 	}
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w, _ = adaptertest.BigReads(w)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -120,6 +121,7 @@ func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64
 	// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
 	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		adaptertest.LabelPeer(r)
+		w, burst := adaptertest.BigReads(w)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -136,9 +138,11 @@ func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64
 			}
 			got.Add(1)
 			if n++; n%turnFrames == 0 {
+				burst.Begin() // the reply's frames in one write
 				for _, m := range reply {
-					ws.Write(ctx, websocket.MessageBinary, m)
+					ws.Write(context.Background(), websocket.MessageBinary, m) // no timer per write
 				}
+				burst.End()
 			}
 		})
 	}))

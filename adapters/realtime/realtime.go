@@ -734,7 +734,7 @@ func (c *realtimeConn) appendLocked(ctx context.Context, samples []int16) error 
 	}
 	b := append(c.msg[:0], `{"type":"input_audio_buffer.append","audio":"`...)
 	c.pcmBufSend(samples)
-	b = base64.StdEncoding.AppendEncode(b, c.sendPCM)
+	b = wire.AppendBase64(b, c.sendPCM)
 	b = append(b, `"}`...)
 	c.msg = b
 	if err := c.ws.WriteAudio(ctx, websocket.MessageText, b); err != nil {

@@ -34,6 +34,7 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 	}
 	base := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		adaptertest.LabelPeer(r)
+		w, burst := adaptertest.BigReads(w)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
@@ -49,9 +50,11 @@ func minimalRealtime(b *testing.B) (url string, blast chan int) {
 				case bytes.Contains(data, []byte(`"session.update"`)):
 					ws.Write(ctx, websocket.MessageText, []byte(`{"type":"session.updated","event_id":"e","session":{}}`))
 				case bytes.Contains(data, []byte(`"response.create"`)):
+					burst.Begin() // the reply's events in one write
 					for _, m := range reply {
-						ws.Write(ctx, websocket.MessageText, m)
+						ws.Write(context.Background(), websocket.MessageText, m) // no timer per write
 					}
+					burst.End()
 				}
 			})
 		}()

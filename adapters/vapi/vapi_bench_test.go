@@ -42,12 +42,12 @@ func minimalVapi(b *testing.B, turnBytes int64) (base string, got *atomic.Int64)
 	})
 	mux.HandleFunc("GET /call-1/transport", func(w http.ResponseWriter, r *http.Request) {
 		adaptertest.LabelPeer(r)
+		w, burst := adaptertest.BigReads(w)
 		ws, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
 		defer ws.CloseNow()
-		ctx := r.Context()
 		var n int64
 		adaptertest.ReadLoop(ws, func(data []byte) {
 			if len(data) == 0 || data[0] == '{' { // the hangup at the end
@@ -56,9 +56,11 @@ func minimalVapi(b *testing.B, turnBytes int64) (base string, got *atomic.Int64)
 			got.Add(int64(len(data)))
 			before := n
 			if n += int64(len(data)); n/turnBytes > before/turnBytes {
+				burst.Begin() // the reply's messages in one write
 				for _, m := range reply {
-					ws.Write(ctx, m.typ, m.msg)
+					ws.Write(context.Background(), m.typ, m.msg) // no timer per write
 				}
+				burst.End()
 			}
 		})
 	})
