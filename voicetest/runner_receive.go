@@ -74,8 +74,8 @@ type queuedConn interface {
 type direct struct {
 	conn  queuedConn
 	ready <-chan struct{}
-	out   chan *recvItem   // the runner's events (r.events), grown by fetch
-	done  chan<- struct{}  // closed with out, or at Close
+	out   chan *recvItem  // the runner's events (r.events), grown by fetch
+	done  chan<- struct{} // closed with out, or at Close
 	gate  *recvGate
 	held  *recvItem // taken from conn, waiting for room in out
 	// signalled: ready fired while the runner waited on it; TryRecv is
