@@ -117,7 +117,7 @@ func (a agentClock) AfterFunc(d time.Duration, f func()) func() bool { return a.
 func (a agentClock) NewTimer(_ inproc.Token, f func()) inproc.Timer {
 	return &vtimer{c: a.c, f: f, index: -1}
 }
-func (a agentClock) Busy()                                           { a.c.Busy() }
+func (a agentClock) Busy() { a.c.Busy() }
 
 func (a agentClock) Idle(events int64) {
 	c := a.c

@@ -34,9 +34,9 @@ type agentLoop struct {
 	wake      inproc.Timer // the runner's clock's timer, armed again for each wait
 	stopWake  func() bool  // cancels the armed AfterFunc of another clock
 	wakeFunc  func()       // the AfterFunc's callback (made once)
-	sent      int64       // events Recv has returned
-	exited    bool        // the loop is over (loopDone is closed)
-	closeWake *time.Timer // wakes the loop while closing (system clock)
+	sent      int64        // events Recv has returned
+	exited    bool         // the loop is over (loopDone is closed)
+	closeWake *time.Timer  // wakes the loop while closing (system clock)
 
 	outbox []voicetest.AgentEvent // events Recv has not taken yet
 	inbox  []Event                // events waiting for the handler
