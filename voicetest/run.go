@@ -142,6 +142,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	r.st.timeline = make([]Event, 0, 2*steps)
 	r.st.transcript = make([]Message, 0, steps)
 	r.segs = make([]Segment, 0, steps)
+	r.latencies = make([]time.Duration, 0, steps/2) // about one agent turn in two steps
 
 	err := r.connect(ctx, h)
 	if err == nil {
@@ -413,6 +414,9 @@ func (r *runner) result(err error) *Result {
 	}
 	res.Recording = Recording{Rate: r.cfg.Rate, Segments: segs, Duration: res.Duration}
 	res.Latency = Latency{PerTurn: r.latencies, InterruptResponse: r.interrupts}
+	if len(r.latencies) == 0 {
+		res.Latency.PerTurn = nil // no turn measured: nil, as ever (runOnce made its room)
+	}
 	if r.haveTTFB {
 		res.Latency.TTFB = r.ttfb
 	}

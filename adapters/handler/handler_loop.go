@@ -558,7 +558,8 @@ func (l *agentLoop) emit(r *outReq, now time.Time) {
 		if l.c.cfg.audio {
 			// The transcript follows the audio: a delta per word as it is
 			// played, the whole text when the speech ends.
-			l.sp = &speech{req: r, start: now, end: now.Add(r.dur), words: wordMarks(r.text, r.dur)}
+			r.sp = speech{req: r, start: now, end: now.Add(r.dur), words: wordMarks(r.text, r.dur)}
+			l.sp = &r.sp
 			l.advance(now)
 			return
 		}
@@ -575,7 +576,8 @@ func (l *agentLoop) emit(r *outReq, now time.Time) {
 }
 
 func (l *agentLoop) startSpeech(r *outReq, now time.Time) {
-	l.sp = &speech{req: r, start: now, end: now.Add(r.dur)}
+	r.sp = speech{req: r, start: now, end: now.Add(r.dur)}
+	l.sp = &r.sp
 	l.advance(now)
 }
 
@@ -765,7 +767,8 @@ func (l *agentLoop) launch(cs *callState) {
 	if cs.stop {
 		ctx = l.stopCtx
 	}
-	job := callJob{ctx: ctx, ev: cs.ev, view: &Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}}
+	cs.view = Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
+	job := callJob{ctx: ctx, ev: cs.ev, view: &cs.view}
 	if l.calls == nil {
 		l.calls = make(chan callJob, 1)
 		go c.callWorker(l.calls)
