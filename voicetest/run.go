@@ -375,7 +375,7 @@ func (r *runner) hangUpError() error {
 
 // result builds the Result of a finished run.
 func (r *runner) result(err error) *Result {
-	st := r.st.own()
+	st := r.st.own(r.stray.any())
 	window := sameInstant
 	if r.bubble || r.clock.isVirtual() {
 		window = 0
