@@ -321,7 +321,11 @@ func (s *State) own(shared bool) *State {
 	if shared || s.segs == nil {
 		c.segs = s.recordedSegments()
 	} else {
-		sortSegments(*s.segs)
+		// A header of its own: s.segs points into the runner, which
+		// the Result must not keep alive.
+		segs := *s.segs
+		sortSegments(segs)
+		c.segs = &segs
 	}
 	return &c
 }
