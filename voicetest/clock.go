@@ -109,15 +109,7 @@ func (a agentClock) Now() time.Time {
 }
 
 func (a agentClock) AfterFunc(d time.Duration, f func()) func() bool { return a.c.AfterFunc(d, f) }
-
-// NewTimer returns a timer of the clock that calls f, not armed: an
-// in-process agent of this module (the handler agent) arms it with Reset
-// for each of its waits, where AfterFunc would make a timer and a stop
-// function each time. See internal/inproc.
-func (a agentClock) NewTimer(_ inproc.Token, f func()) inproc.Timer {
-	return &vtimer{c: a.c, f: f, index: -1}
-}
-func (a agentClock) Busy() { a.c.Busy() }
+func (a agentClock) Busy()                                           { a.c.Busy() }
 
 func (a agentClock) Idle(events int64) {
 	c := a.c
@@ -134,6 +126,14 @@ func (a agentClock) Idle(events int64) {
 	case c.idleC <- struct{}{}:
 	default:
 	}
+}
+
+// NewTimer returns a timer of the clock that calls f, not armed: an
+// in-process agent of this module (the handler agent) arms it with Reset
+// for each of its waits, where AfterFunc would make a timer and a stop
+// function each time. See internal/inproc.
+func (a agentClock) NewTimer(_ inproc.Token, f func()) inproc.Timer {
+	return &vtimer{c: a.c, f: f, index: -1}
 }
 
 func newVClock() *vclock {
