@@ -65,11 +65,13 @@ func (c callee) who() string {
 type strays struct {
 	mu      sync.Mutex
 	running map[string]int
+	ever    bool // a callee was left running (it may have returned since)
 }
 
 func (s *strays) add(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.ever = true
 	if s.running == nil {
 		s.running = map[string]int{}
 	}
@@ -82,6 +84,16 @@ func (s *strays) done(name string) {
 	if s.running[name]--; s.running[name] <= 0 {
 		delete(s.running, name)
 	}
+}
+
+// any reports whether a callee was ever left running.
+func (s *strays) any() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ever
 }
 
 // names returns the callees still running, sorted.

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/voicetest-go/voicetest/internal/inproc"
 )
 
 // Clock is the time of one conversation. The runner gives it to an
@@ -88,6 +90,7 @@ type vclock struct {
 	fires  uint64        // jumps that fired a timer
 	seen   uint64        // fires when the agent last read Now
 	idleC  chan struct{} // signalled by Idle
+	due    []*vtimer     // jump's list of the timers it fires, kept for the next jump
 }
 
 // agentClock is the view of a vclock given to the agent: its Now records
@@ -125,13 +128,22 @@ func (a agentClock) Idle(events int64) {
 	}
 }
 
+// NewTimer returns a timer of the clock that calls f, not armed: an
+// in-process agent of this module (the handler agent) arms it with Reset
+// for each of its waits, where AfterFunc would make a timer and a stop
+// function each time. See internal/inproc.
+func (a agentClock) NewTimer(_ inproc.Token, f func()) inproc.Timer {
+	return &vtimer{c: a.c, f: f, index: -1}
+}
+
 func newVClock() *vclock {
 	now := time.Now()
 	return &vclock{virtual: true, now: now, base: now, idleC: make(chan struct{}, 1)}
 }
 
-// vtimer is one AfterFunc of a virtual clock.
+// vtimer is one AfterFunc of a virtual clock, or a timer NewTimer made.
 type vtimer struct {
+	c     *vclock
 	when  time.Time
 	seq   uint64
 	f     func()
@@ -182,20 +194,47 @@ func (c *vclock) AfterFunc(d time.Duration, f func()) func() bool {
 		return time.AfterFunc(d, f).Stop
 	}
 	c.seq++
-	t := &vtimer{when: c.now.Add(max(d, 0)), seq: c.seq, f: f}
+	t := &vtimer{c: c, when: c.now.Add(max(d, 0)), seq: c.seq, f: f}
 	heap.Push(&c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+	return t.Stop
+}
+
+// Reset arms t to fire at Now()+d, after the timers armed before it for
+// the same instant, as a new AfterFunc would (inproc.Timer).
+func (t *vtimer) Reset(d time.Duration) {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.virtual {
 		if t.real != nil {
-			return t.real.Stop()
+			t.real.Reset(max(d, 0))
+		} else {
+			t.real = time.AfterFunc(max(d, 0), t.f)
 		}
-		if t.index < 0 {
-			return false
-		}
-		heap.Remove(&c.timers, t.index)
-		return true
+		return
 	}
+	c.seq++
+	t.when, t.seq = c.now.Add(max(d, 0)), c.seq
+	if t.index >= 0 {
+		heap.Fix(&c.timers, t.index)
+	} else {
+		heap.Push(&c.timers, t)
+	}
+}
+
+// Stop cancels t's call and reports whether it did.
+func (t *vtimer) Stop() bool {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.real != nil {
+		return t.real.Stop()
+	}
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&c.timers, t.index)
+	return true
 }
 
 func (c *vclock) Busy() {
@@ -272,7 +311,10 @@ func (c *vclock) jump(to time.Time) bool {
 		c.now = to
 		c.offset.Store(int64(to.Sub(c.base)))
 	}
-	var due []*vtimer
+	// Only the runner's goroutine jumps: the list is taken, so that a
+	// callback that jumped again would not share it.
+	due := c.due[:0]
+	c.due = nil
 	for len(c.timers) > 0 && !c.timers[0].when.After(c.now) {
 		due = append(due, heap.Pop(&c.timers).(*vtimer))
 	}
@@ -291,5 +333,8 @@ func (c *vclock) jump(to time.Time) bool {
 	for _, t := range due {
 		t.f()
 	}
-	return len(due) > 0
+	fired := len(due) > 0
+	clear(due)
+	c.due = due[:0]
+	return fired
 }

@@ -342,10 +342,10 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("voicetest: Config.Script[%d] is a zero Step; build steps with the step functions (UserSays, AgentTurn, ...)", i)
 		}
 		if s.err != nil {
-			return cfg, fmt.Errorf("voicetest: Config.Script[%d] (%s): %w", i, s.name, s.err)
+			return cfg, fmt.Errorf("voicetest: Config.Script[%d] (%s): %w", i, s, s.err)
 		}
 		if s.line && hangUp >= 0 {
-			return cfg, fmt.Errorf("voicetest: Config.Script[%d] (%s) comes after ExpectHangUp() at Config.Script[%d]: it needs the line, which the agent has hung up by then; remove it, or move ExpectHangUp after it", i, s.name, hangUp)
+			return cfg, fmt.Errorf("voicetest: Config.Script[%d] (%s) comes after ExpectHangUp() at Config.Script[%d]: it needs the line, which the agent has hung up by then; remove it, or move ExpectHangUp after it", i, s, hangUp)
 		}
 		if s.hangUp && hangUp < 0 {
 			hangUp = i

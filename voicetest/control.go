@@ -96,7 +96,7 @@ func (c *Control) Run(ctx context.Context, steps ...Step) error {
 			return fmt.Errorf("Control.Run: step %d is a zero Step", i+1)
 		}
 		if s.err != nil {
-			return fmt.Errorf("Control.Run: step %d %s: %w", i+1, s.name, s.err)
+			return fmt.Errorf("Control.Run: step %d %s: %w", i+1, s, s.err)
 		}
 		if s.line && (c.r.hungUp || c.r.ended != "") {
 			if c.r.hungUp {
@@ -218,7 +218,7 @@ func Do(name string, fn func(ctx context.Context, c *Control) error) Step {
 		s.err = errors.New("Do needs a name for reports")
 	}
 	s.run = func(ctx context.Context, r *runner) error {
-		c, err := r.runControl(ctx, s.name, fn)
+		c, err := r.runControl(ctx, s.String(), fn)
 		if err != nil {
 			return err
 		}

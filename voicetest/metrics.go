@@ -401,12 +401,18 @@ func computeMetrics(st *State) Metrics {
 	var lat, ttfb, first, stt, llm, tools, tts []time.Duration
 	for _, t := range m.Turns {
 		if t.HasLatency {
+			if lat == nil {
+				lat = make([]time.Duration, 0, len(m.Turns))
+			}
 			lat = append(lat, t.Latency)
 		}
 		if t.HasTTFB {
 			ttfb = append(ttfb, t.TTFB)
 		}
 		if t.HasFirstEvent {
+			if first == nil {
+				first = make([]time.Duration, 0, len(m.Turns))
+			}
 			first = append(first, t.FirstEvent)
 		}
 		if p := t.Parts; p != nil {
@@ -540,6 +546,9 @@ func pauses(user, agent []span, tl []Event) PauseMetrics {
 		if n := len(p.PerTurn); n > 0 && p.PerTurn[n-1].Turn == ps.Turn {
 			p.PerTurn[n-1].Duration += ps.Duration()
 		} else {
+			if p.PerTurn == nil {
+				p.PerTurn = make([]TurnDuration, 0, cap(p.Spans)) // at most a pause each
+			}
 			p.PerTurn = append(p.PerTurn, TurnDuration{Turn: ps.Turn, Duration: ps.Duration()})
 		}
 	}

@@ -70,12 +70,17 @@ func (res *Result) Attrs() []Attr {
 		a.ms("voicetest.ttfb_max_ms", m.TTFB.Max)
 	}
 	for _, p := range []struct {
-		name string
-		p    Percentiles
-	}{{"stt", m.Parts.STT}, {"llm", m.Parts.LLM}, {"tools", m.Parts.Tools}, {"tts", m.Parts.TTS}} {
+		p50, max string
+		p        Percentiles
+	}{
+		{"voicetest.stt_p50_ms", "voicetest.stt_max_ms", m.Parts.STT},
+		{"voicetest.llm_p50_ms", "voicetest.llm_max_ms", m.Parts.LLM},
+		{"voicetest.tools_p50_ms", "voicetest.tools_max_ms", m.Parts.Tools},
+		{"voicetest.tts_p50_ms", "voicetest.tts_max_ms", m.Parts.TTS},
+	} {
 		if p.p.N > 0 {
-			a.ms("voicetest."+p.name+"_p50_ms", p.p.P50)
-			a.ms("voicetest."+p.name+"_max_ms", p.p.Max)
+			a.ms(p.p50, p.p.P50)
+			a.ms(p.max, p.p.Max)
 		}
 	}
 	if len(res.Transcript) > 0 {

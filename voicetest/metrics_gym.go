@@ -217,23 +217,31 @@ func (a *attrs) gym(g GymMetrics) {
 		a.ms("voicetest.gym_ttfab_mean_ms", g.TTFAB.Mean)
 		a.ms("voicetest.gym_ttfab_p50_ms", g.TTFAB.P50)
 	}
+	// The keys are literals: put together per call, they cost an
+	// allocation each for every scenario.
 	for _, p := range []struct {
-		who string
-		p   Percentiles
-	}{{"user", g.UserTurn}, {"agent", g.AgentTurn}} {
+		mean, p50 string
+		p         Percentiles
+	}{
+		{"voicetest.gym_user_turn_mean_ms", "voicetest.gym_user_turn_p50_ms", g.UserTurn},
+		{"voicetest.gym_agent_turn_mean_ms", "voicetest.gym_agent_turn_p50_ms", g.AgentTurn},
+	} {
 		if p.p.N > 0 {
-			a.ms("voicetest.gym_"+p.who+"_turn_mean_ms", p.p.Mean)
-			a.ms("voicetest.gym_"+p.who+"_turn_p50_ms", p.p.P50)
+			a.ms(p.mean, p.p.Mean)
+			a.ms(p.p50, p.p.P50)
 		}
 	}
 	for _, w := range []struct {
-		who string
-		w   WordStats
-	}{{"user", g.UserWords}, {"agent", g.AgentWords}} {
+		total, mean, p50 string
+		w                WordStats
+	}{
+		{"voicetest.gym_user_words", "voicetest.gym_user_words_mean", "voicetest.gym_user_words_p50", g.UserWords},
+		{"voicetest.gym_agent_words", "voicetest.gym_agent_words_mean", "voicetest.gym_agent_words_p50", g.AgentWords},
+	} {
 		if w.w.Turns > 0 {
-			a.int("voicetest.gym_"+w.who+"_words", int64(w.w.Total))
-			a.float("voicetest.gym_"+w.who+"_words_mean", w.w.Mean, 1)
-			a.float("voicetest.gym_"+w.who+"_words_p50", w.w.Median, 1)
+			a.int(w.total, int64(w.w.Total))
+			a.float(w.mean, w.w.Mean, 1)
+			a.float(w.p50, w.w.Median, 1)
 		}
 	}
 }

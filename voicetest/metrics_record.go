@@ -59,6 +59,9 @@ func (n *notes) turn(turn int) *turnNote {
 			return &n.turns[i]
 		}
 	}
+	if n.turns == nil {
+		n.turns = make([]turnNote, 0, 16) // a turn each: room for most scenarios
+	}
 	n.turns = append(n.turns, turnNote{turn: turn})
 	return &n.turns[len(n.turns)-1]
 }

@@ -29,7 +29,9 @@ func SummarizeDurations(ds []time.Duration) Percentiles {
 	if n == 0 {
 		return Percentiles{}
 	}
-	s := slices.Clone(ds)
+	// A copy to sort: on the stack for the few durations of a scenario.
+	var buf [32]time.Duration
+	s := append(buf[:0], ds...)
 	slices.Sort(s)
 	var sum time.Duration
 	for _, d := range s {

@@ -142,22 +142,26 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 	r.st.timeline = make([]Event, 0, 2*steps)
 	r.st.transcript = make([]Message, 0, steps)
 	r.segs = make([]Segment, 0, steps)
+	r.latencies = make([]time.Duration, 0, steps/2) // about one agent turn in two steps
 
 	err := r.connect(ctx, h)
 	if err == nil {
-		events := make(chan *recvItem, 1024) // pointers: 8 KiB of queue, not 1024 items' worth
 		done := make(chan struct{})
-		r.events = events
 		r.listen, r.said = new(atomic.Int64), new(atomic.Int64)
 		r.received = done
 		if q, ok := r.conn.(queuedConn); ok && r.clock.isVirtual() {
 			// On the runner's virtual Clock the time moves only when
 			// the runner jumps it, after it has taken every event the
 			// agent sent: taking them on this goroutine stamps them as
-			// receive would.
+			// receive would. Only this goroutine uses the queue, which
+			// fetch grows as it fills, up to maxQueuedEvents.
+			events := make(chan *recvItem, directQueueStart)
+			r.events = events
 			r.direct = &direct{conn: q, ready: q.Ready(inproc.Token{}), out: events, done: done, gate: newRecvGate(), signalled: true, free: make([]*recvItem, 0, 4)}
 			r.listen.Store(1) // listening since the start
 		} else {
+			events := make(chan *recvItem, maxQueuedEvents) // pointers: 8 KiB of queue, not 1024 items' worth
+			r.events = events
 			queued := make(chan struct{}, 1)
 			r.queued = queued
 			go receive(ctx, r.conn, r.clock, r.start, r.listen, r.said, events, queued, done)
@@ -371,7 +375,7 @@ func (r *runner) hangUpError() error {
 
 // result builds the Result of a finished run.
 func (r *runner) result(err error) *Result {
-	st := r.st.own()
+	st := r.st.own(r.stray.any())
 	window := sameInstant
 	if r.bubble || r.clock.isVirtual() {
 		window = 0
@@ -410,6 +414,9 @@ func (r *runner) result(err error) *Result {
 	}
 	res.Recording = Recording{Rate: r.cfg.Rate, Segments: segs, Duration: res.Duration}
 	res.Latency = Latency{PerTurn: r.latencies, InterruptResponse: r.interrupts}
+	if len(r.latencies) == 0 {
+		res.Latency.PerTurn = nil // no turn measured: nil, as ever (runOnce made its room)
+	}
 	if r.haveTTFB {
 		res.Latency.TTFB = r.ttfb
 	}

@@ -74,8 +74,8 @@ type queuedConn interface {
 type direct struct {
 	conn  queuedConn
 	ready <-chan struct{}
-	out   chan<- *recvItem // the runner's events
-	done  chan<- struct{}  // closed with out, or at Close
+	out   chan *recvItem  // the runner's events (r.events), grown by fetch
+	done  chan<- struct{} // closed with out, or at Close
 	gate  *recvGate
 	held  *recvItem // taken from conn, waiting for room in out
 	// signalled: ready fired while the runner waited on it; TryRecv is
@@ -138,11 +138,37 @@ func (r *runner) fetch() {
 		}
 		d.held = nil
 		d.out <- it
+		if len(d.out) == cap(d.out) && cap(d.out) < maxQueuedEvents {
+			r.growDirect()
+		}
 		if it.err != nil || it.ev.Kind == AgentHangUp {
 			r.endDirect()
 			return
 		}
 	}
+}
+
+// maxQueuedEvents bounds the events received and not yet handled (the
+// queue between receive, or fetch, and the runner); directQueueStart is
+// the room a queuedConn's queue starts with, which fetch doubles each
+// time it fills, up to maxQueuedEvents: a text conversation keeps a few
+// events queued at a time.
+const (
+	maxQueuedEvents  = 1024
+	directQueueStart = 8
+)
+
+// growDirect moves the events of the full queue of a queuedConn to one
+// twice its size (at most maxQueuedEvents), in order. Only the runner's
+// goroutine uses that queue (fetch fills it, the runner takes from
+// r.events), so no event is in flight while it moves.
+func (r *runner) growDirect() {
+	d := r.direct
+	q := make(chan *recvItem, min(2*cap(d.out), maxQueuedEvents))
+	for len(d.out) > 0 {
+		q <- <-d.out
+	}
+	d.out, r.events = q, q
 }
 
 // endDirect ends the stream of a queuedConn: what is queued is handled,

@@ -75,7 +75,8 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	var res *Result
 	var err error
 	vt := runsOnVirtualTime(cfg.Agent)
-	alreadyBubbled := vt && inBubble()
+	bubbled := inBubble() // (outside a bubble it costs a panic: asked once)
+	alreadyBubbled := vt && bubbled
 	virtual := alreadyBubbled
 	// The run's log lines (the runner's, the adapter's) are the test's,
 	// at the line that called Scenario, whichever goroutine logs them.
@@ -110,7 +111,7 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	} else {
 		// A testing.B (or a TB that is not a *testing.T) cannot make a
 		// bubble: an in-process agent runs on a virtual Clock instead.
-		run(t, t.Context(), vt && !alreadyBubbled, alreadyBubbled || inBubble())
+		run(t, t.Context(), vt && !alreadyBubbled, bubbled)
 	}
 	if err != nil {
 		t.Fatalf("voicetest: invalid scenario %q: %v", cfg.Name, err)

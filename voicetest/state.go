@@ -310,14 +310,23 @@ func (s *State) LastToolCall() (ToolCall, bool) {
 // are put in order in place (the orders of Transcript, Timeline and
 // Events), and the notes are s's own. Only for a runner that
 // records nothing more into s (the callees' snapshots have copies of
-// these slices). The segments are copied once, since a callee's snapshot
-// shares them.
-func (s *State) own() *State {
+// these slices). The segments, which a callee's snapshot shares, are
+// copied when shared is set (a callee was left running, and may still
+// read them), else put in order in place too.
+func (s *State) own(shared bool) *State {
 	c := *s
 	sortMessages(c.transcript)
 	sortEvents(c.timeline)
 	sortEvents(c.items)
-	c.segs = s.recordedSegments()
+	if shared || s.segs == nil {
+		c.segs = s.recordedSegments()
+	} else {
+		// A header of its own: s.segs points into the runner, which
+		// the Result must not keep alive.
+		segs := *s.segs
+		sortSegments(segs)
+		c.segs = &segs
+	}
 	return &c
 }
 

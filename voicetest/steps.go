@@ -17,6 +17,9 @@ import (
 // invalid.
 type Step struct {
 	name string
+	// says is the text of a UserSays without options, whose name String
+	// makes when it is asked for (a report, an error): most never are.
+	says string
 	run  func(ctx context.Context, r *runner) error
 	// err is a construction error (a bad argument), reported when the
 	// scenario starts, before connecting.
@@ -41,6 +44,9 @@ type Step struct {
 // String describes the step as reports show it, e.g. `UserSays("Hi")`.
 func (s Step) String() string {
 	if s.name == "" {
+		if s.says != "" {
+			return "UserSays(" + quote(s.says) + ")"
+		}
 		return "Step{}"
 	}
 	return s.name
@@ -85,8 +91,8 @@ func UserSays(text string, opts ...SayOption) Step {
 	s := Step{blind: true, line: true}
 	if len(opts) == 0 {
 		// The common case, with fewer allocations: the step captures
-		// only the text.
-		s.name = "UserSays(" + quote(text) + ")"
+		// only the text, and its name is made when asked for.
+		s.says = text
 		s.run = func(ctx context.Context, r *runner) error {
 			return r.userTurn(ctx, Utterance{Text: text}, false)
 		}

@@ -268,18 +268,29 @@ func (c *Call) speak(r *outReq) error { return c.post(r) }
 // at once for queued outputs, after the speech for speech.
 func (c *Call) post(r *outReq) error {
 	r.from = c
-	r.reply = make(chan error, 1)
-	reply := r.reply
+	rc := c.c.spareReply.Swap(nil)
+	if rc == nil {
+		rc = &replyChan{ch: make(chan error, 1)}
+	}
+	r.reply = rc.ch
 	if err := c.c.send(message{kind: msgOutput, out: r}); err != nil {
-		return err
+		return err // (the loop is over: it never answers)
 	}
 	select {
-	case err := <-reply:
+	case err := <-rc.ch:
+		// Answered: the request no longer refers to the channel (answer
+		// clears it under the loop's lock), which is empty again.
+		c.c.spareReply.Store(rc)
 		return err
 	case <-c.c.loopDone:
 		return ErrCallEnded
 	}
 }
+
+// replyChan is the channel on which the loop answers one output request;
+// the conversation keeps one spare (handlerConn.spareReply) for the next
+// request.
+type replyChan struct{ ch chan error }
 
 // marshalPayload marshals v to JSON; nil stays empty.
 func marshalPayload(v any) (json.RawMessage, error) {

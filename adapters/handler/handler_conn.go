@@ -67,6 +67,7 @@ type outReq struct {
 	interruptible bool
 	ev            voicetest.AgentEvent
 	reply         chan error // speech only
+	sp            speech     // its speech, once emitted (agentLoop.sp points here)
 }
 
 func (r *outReq) isSpeech() bool {
@@ -140,6 +141,7 @@ type callState struct {
 	err         error
 	stack       []byte
 	stop        bool
+	view        Call // the handler's view of the call, made at launch (one allocation for both)
 }
 
 // handlerConn is the voicetest.Conn of a handler agent. All conversation
@@ -169,6 +171,8 @@ type handlerConn struct {
 
 	toolSeq   atomic.Int64
 	toolNames sync.Map
+
+	spareReply atomic.Pointer[replyChan] // an answered request's channel, for the next (Call.post)
 
 	// Owned by the runner's sending goroutine.
 	userAudio  []int16

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
@@ -28,12 +29,14 @@ type agentLoop struct {
 	clock voicetest.Clock
 	start time.Time
 
-	stopWake  func() bool // cancels the armed clock timer
-	wakeAt    time.Time   // when the armed clock timer is due
-	wakeFunc  func()      // the armed timer's callback (made once)
-	sent      int64       // events Recv has returned
-	exited    bool        // the loop is over (loopDone is closed)
-	closeWake *time.Timer // wakes the loop while closing (system clock)
+	armed     bool         // the clock timer is armed
+	wakeAt    time.Time    // when the armed clock timer is due
+	wake      inproc.Timer // the runner's clock's timer, armed again for each wait
+	stopWake  func() bool  // cancels the armed AfterFunc of another clock
+	wakeFunc  func()       // the AfterFunc's callback (made once)
+	sent      int64        // events Recv has returned
+	exited    bool         // the loop is over (loopDone is closed)
+	closeWake *time.Timer  // wakes the loop while closing (system clock)
 
 	outbox []voicetest.AgentEvent // events Recv has not taken yet
 	inbox  []Event                // events waiting for the handler
@@ -89,11 +92,11 @@ func (l *agentLoop) wakeUp() {
 	c := l.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if l.stopWake != nil && !l.clock.Now().Before(l.wakeAt) {
+	if l.armed && !l.clock.Now().Before(l.wakeAt) {
 		// The armed timer is due: it has fired (this may be it), or
 		// fires at once. (A timer disarmed after it had fired may call
 		// wakeUp earlier.)
-		l.stopWake = nil
+		l.armed, l.stopWake = false, nil
 	}
 	l.step()
 }
@@ -162,14 +165,9 @@ func (l *agentLoop) step() {
 		}
 	} else if d, ok := l.nextDeadline(); !ok {
 		l.disarm()
-	} else if l.stopWake == nil || !d.Equal(l.wakeAt) {
+	} else if !l.armed || !d.Equal(l.wakeAt) {
 		// (A timer armed for d already is kept.)
-		l.disarm()
-		if l.wakeFunc == nil {
-			l.wakeFunc = l.wakeUp
-		}
-		l.wakeAt = d
-		l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), l.wakeFunc)
+		l.arm(d, now)
 	}
 	if len(l.outbox) > 0 {
 		select {
@@ -204,12 +202,46 @@ func (l *agentLoop) exit() {
 	close(c.loopDone)
 }
 
-// disarm cancels the armed clock timer, if any.
-func (l *agentLoop) disarm() {
+// timerClock is implemented by the runner's virtual Clock: a timer armed
+// again for each wait (see internal/inproc).
+type timerClock interface {
+	NewTimer(inproc.Token, func()) inproc.Timer
+}
+
+// arm sets the clock timer to wake the loop at d (it is now), in place
+// of the one armed, if any.
+func (l *agentLoop) arm(d, now time.Time) {
+	l.wakeAt, l.armed = d, true
+	if l.wake == nil {
+		if tc, ok := l.clock.(timerClock); ok {
+			l.wake = tc.NewTimer(inproc.Token{}, l.wakeUp)
+		}
+	}
+	if l.wake != nil {
+		l.wake.Reset(max(d.Sub(now), 0)) // a new wait, as a new AfterFunc
+		return
+	}
 	if l.stopWake != nil {
 		l.stopWake()
-		l.stopWake = nil
 	}
+	if l.wakeFunc == nil {
+		l.wakeFunc = l.wakeUp
+	}
+	l.stopWake = l.clock.AfterFunc(max(d.Sub(now), 0), l.wakeFunc)
+}
+
+// disarm cancels the armed clock timer, if any.
+func (l *agentLoop) disarm() {
+	if !l.armed {
+		return
+	}
+	l.armed = false
+	if l.wake != nil {
+		l.wake.Stop()
+		return
+	}
+	l.stopWake()
+	l.stopWake = nil
 }
 
 // quiescent reports whether the conversation has nothing to do until a
@@ -526,7 +558,8 @@ func (l *agentLoop) emit(r *outReq, now time.Time) {
 		if l.c.cfg.audio {
 			// The transcript follows the audio: a delta per word as it is
 			// played, the whole text when the speech ends.
-			l.sp = &speech{req: r, start: now, end: now.Add(r.dur), words: wordMarks(r.text, r.dur)}
+			r.sp = speech{req: r, start: now, end: now.Add(r.dur), words: wordMarks(r.text, r.dur)}
+			l.sp = &r.sp
 			l.advance(now)
 			return
 		}
@@ -543,7 +576,8 @@ func (l *agentLoop) emit(r *outReq, now time.Time) {
 }
 
 func (l *agentLoop) startSpeech(r *outReq, now time.Time) {
-	l.sp = &speech{req: r, start: now, end: now.Add(r.dur)}
+	r.sp = speech{req: r, start: now, end: now.Add(r.dur)}
+	l.sp = &r.sp
 	l.advance(now)
 }
 
@@ -733,7 +767,8 @@ func (l *agentLoop) launch(cs *callState) {
 	if cs.stop {
 		ctx = l.stopCtx
 	}
-	job := callJob{ctx: ctx, ev: cs.ev, view: &Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}}
+	cs.view = Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
+	job := callJob{ctx: ctx, ev: cs.ev, view: &cs.view}
 	if l.calls == nil {
 		l.calls = make(chan callJob, 1)
 		go c.callWorker(l.calls)

@@ -11,6 +11,22 @@
 // implement them.
 package inproc
 
+import "time"
+
 // Token is the type of the parameter that keeps the methods that take it
 // to this module.
 type Token struct{}
+
+// Timer is a timer of the runner's Clock that an in-process agent of this
+// module arms again and again (the handler agent's wake-up), instead of a
+// Clock.AfterFunc, and its stop function, for each wait.
+type Timer interface {
+	// Reset arms the timer to call its function once the clock has
+	// reached Now()+d, as a new AfterFunc would (at the same instant, it
+	// fires after the timers armed before it), cancelling the call it
+	// was armed for, if that is still to come.
+	Reset(d time.Duration)
+	// Stop cancels the call the timer is armed for and reports whether
+	// it did (false: it has fired, or was not armed).
+	Stop() bool
+}

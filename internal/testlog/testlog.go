@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -23,12 +24,12 @@ func Caller(skip int, libs ...string) string {
 	outside := ""
 	for {
 		f, more := frames.Next()
-		loc := fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+		// (The location is put together only for a frame it returns.)
 		if strings.HasSuffix(f.File, "_test.go") {
-			return loc
+			return location(f)
 		}
 		if outside == "" && f.Function != "" && !inLibs(f.Function, libs) && !strings.HasPrefix(f.Function, "runtime.") && !strings.HasPrefix(f.Function, "testing.") {
-			outside = loc
+			outside = location(f)
 		}
 		if !more {
 			return outside
@@ -36,9 +37,14 @@ func Caller(skip int, libs ...string) string {
 	}
 }
 
+// location is "file.go:line" for f.
+func location(f runtime.Frame) string {
+	return filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
+}
+
 func inLibs(function string, libs []string) bool {
 	for _, l := range libs {
-		if strings.HasPrefix(function, l+".") || strings.HasPrefix(function, l+"/") {
+		if rest, ok := strings.CutPrefix(function, l); ok && rest != "" && (rest[0] == '.' || rest[0] == '/') {
 			return true
 		}
 	}
