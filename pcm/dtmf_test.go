@@ -1,11 +1,11 @@
 package pcm
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -211,7 +211,8 @@ func TestDTMFMulawFixture(t *testing.T) {
 // TestDTMFG711Live sends generated keys through G.711 µ-law and A-law at
 // 8 kHz with ffmpeg (encode, then decode) and detects them.
 func TestDTMFG711Live(t *testing.T) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
+	ffmpeg, err := exec.LookPath("ffmpeg")
+	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg); TestDTMFMulawFixture covers µ-law")
 	}
 	cfg := DTMFConfig{Tone: 50 * time.Millisecond, Gap: 50 * time.Millisecond, LevelDBFS: -24, TwistDB: 2}
@@ -219,22 +220,30 @@ func TestDTMFG711Live(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, law := range []string{"mulaw", "alaw"} {
-		run := func(stdin []byte, args ...string) []byte {
-			cmd := exec.CommandContext(t.Context(), "ffmpeg", append([]string{"-nostdin", "-loglevel", "error"}, args...)...)
-			cmd.Stdin = bytes.NewReader(stdin)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("ffmpeg %v: %v", args, err)
-			}
-			return out
-		}
-		enc := run(c.Bytes(), "-f", "s16le", "-ar", "8000", "-ac", "1", "-i", "-", "-f", law, "-")
+	// One ffmpeg run encodes with both laws, a second decodes both.
+	dir := t.TempDir()
+	in := filepath.Join(dir, "keys.s16le")
+	if err := os.WriteFile(in, c.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	laws := []string{"mulaw", "alaw"}
+	encIns := []ffmpegInput{{[]string{"-f", "s16le", "-ar", "8000", "-ac", "1"}, in}}
+	var encOuts, decOuts []ffmpegOutput
+	var decIns []ffmpegInput
+	for i, law := range laws {
+		enc := filepath.Join(dir, law)
+		encOuts = append(encOuts, ffmpegOutput{0, []string{"-f", law}, enc})
+		decIns = append(decIns, ffmpegInput{[]string{"-f", law, "-ar", "8000", "-ac", "1"}, enc})
+		decOuts = append(decOuts, ffmpegOutput{i, []string{"-f", "s16le"}, enc + ".s16le"})
+	}
+	ffmpegBatchT(t, ffmpeg, encIns, encOuts)
+	ffmpegBatchT(t, ffmpeg, decIns, decOuts)
+	for _, law := range laws {
+		enc := readFileT(t, filepath.Join(dir, law))
 		if len(enc) != c.Len() {
 			t.Fatalf("%s: %d bytes for %d samples", law, len(enc), c.Len())
 		}
-		dec := run(enc, "-f", law, "-ar", "8000", "-ac", "1", "-i", "-", "-f", "s16le", "-")
-		back, err := FromBytes(Rate8k, dec)
+		back, err := FromBytes(Rate8k, readFileT(t, filepath.Join(dir, law+".s16le")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -160,19 +160,21 @@ func TestG711FFmpegNow(t *testing.T) {
 	if err := os.WriteFile(codesIn, allCodes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(t.Context(), ffmpeg, append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg %v: %v\n%s", args, err, out)
-		}
+	// One ffmpeg run makes all four files: the sweep encoded with each
+	// law, and the codes decoded as each law.
+	ins := []ffmpegInput{{[]string{"-f", "s16le", "-ar", "8000", "-ac", "1"}, sweepIn}}
+	var outs []ffmpegOutput
+	for _, law := range g711Laws {
+		ins = append(ins, ffmpegInput{[]string{"-f", law.ffmpegFmt, "-ar", "8000", "-ac", "1"}, codesIn})
+		outs = append(outs,
+			ffmpegOutput{0, []string{"-f", law.ffmpegFmt}, filepath.Join(dir, law.name+".enc")},
+			ffmpegOutput{len(ins) - 1, []string{"-f", "s16le"}, filepath.Join(dir, law.name+".dec")})
 	}
+	ffmpegBatchT(t, ffmpeg, ins, outs)
 	for _, law := range g711Laws {
 		t.Run(law.name, func(t *testing.T) {
 			encOut := filepath.Join(dir, law.name+".enc")
 			decOut := filepath.Join(dir, law.name+".dec")
-			run("-f", "s16le", "-ar", "8000", "-ac", "1", "-i", sweepIn, "-f", law.ffmpegFmt, encOut)
-			run("-f", law.ffmpegFmt, "-ar", "8000", "-ac", "1", "-i", codesIn, "-f", "s16le", decOut)
 			enc, err := os.ReadFile(encOut)
 			if err != nil {
 				t.Fatal(err)

@@ -2,10 +2,12 @@ package pcm
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,19 +122,11 @@ func (fx wavFixture) expected() []int16 {
 	return out
 }
 
-// make runs fx's tool to create the fixture at out.
-func (fx wavFixture) make(t *testing.T, out string) {
-	t.Helper()
-	tool, err := exec.LookPath(fx.tool)
-	if err != nil {
-		t.Skipf("%s not installed (Debian package %s)", fx.tool, fx.tool)
-	}
-	in := filepath.Join(t.TempDir(), "source.s16le")
-	if err := os.WriteFile(in, EncodePCM16(nil, wavSource(fx.channels)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := make([]string, len(fx.args))
-	for i, a := range fx.args {
+// subst replaces IN, OUT, RATE and CH in args with in, out and fx's rate
+// and channels.
+func (fx wavFixture) subst(args []string, in, out string) []string {
+	res := make([]string, len(args))
+	for i, a := range args {
 		switch a {
 		case "IN":
 			a = in
@@ -143,11 +137,55 @@ func (fx wavFixture) make(t *testing.T, out string) {
 		case "CH":
 			a = strconv.Itoa(fx.channels)
 		}
-		args[i] = a
+		res[i] = a
 	}
-	if b, err := exec.CommandContext(t.Context(), tool, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", fx.tool, args, err, b)
+	return res
+}
+
+// makeWAVFixtures makes every fixture with its tool, under dir (same name),
+// and returns, by fixture name, why one could not be made (its tool is not
+// installed). The ffmpeg fixtures are made by one ffmpeg run, each output
+// from its own input (the options of ffmpegIn before -i, then the fixture's
+// after it): starting ffmpeg costs far more than writing 480 frames.
+func makeWAVFixtures(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	missing := map[string]string{}
+	src := t.TempDir()
+	input := func(fx wavFixture) string {
+		in := filepath.Join(src, fmt.Sprintf("source-%d.s16le", fx.channels))
+		if err := os.WriteFile(in, EncodePCM16(nil, wavSource(fx.channels)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return in
 	}
+	ffmpeg, ffErr := exec.LookPath("ffmpeg")
+	iIn := slices.Index(ffmpegIn, "-i")
+	var ins []ffmpegInput
+	var outs []ffmpegOutput
+	for _, fx := range wavFixtures {
+		tool, err := exec.LookPath(fx.tool)
+		if err != nil {
+			missing[fx.name] = fmt.Sprintf("%s not installed (Debian package %s)", fx.tool, fx.tool)
+			continue
+		}
+		out := filepath.Join(dir, fx.name)
+		if fx.tool == "ffmpeg" {
+			if !slices.Equal(fx.args[:iIn+2], ffmpegIn) {
+				t.Fatalf("%s: its ffmpeg arguments do not start with ffmpegIn: %v", fx.name, fx.args)
+			}
+			ins = append(ins, ffmpegInput{fx.subst(ffmpegIn[slices.Index(ffmpegIn, "-f"):iIn], "", ""), input(fx)})
+			outs = append(outs, ffmpegOutput{len(ins) - 1, fx.subst(fx.args[iIn+2:len(fx.args)-1], "", ""), out})
+			continue
+		}
+		args := fx.subst(fx.args, input(fx), out)
+		if b, err := exec.CommandContext(t.Context(), tool, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", fx.tool, args, err, b)
+		}
+	}
+	if ffErr == nil && len(ins) > 0 {
+		ffmpegBatchT(t, ffmpeg, ins, outs)
+	}
+	return missing
 }
 
 func checkSamples(t *testing.T, what string, got Chunk, wantRate int, want []int16) {
@@ -176,10 +214,14 @@ func TestReadWAVFixtures(t *testing.T) {
 // and checks that ReadWAV decodes it as it decodes the committed one; with
 // -update-wav it rewrites the committed fixtures.
 func TestWAVFixturesRegenerate(t *testing.T) {
+	dir := t.TempDir()
+	missing := makeWAVFixtures(t, dir)
 	for _, fx := range wavFixtures {
 		t.Run(fx.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), fx.name)
-			fx.make(t, out)
+			if why := missing[fx.name]; why != "" {
+				t.Skip(why)
+			}
+			out := filepath.Join(dir, fx.name)
 			if *updateWAV {
 				b := readFileT(t, out)
 				if err := os.WriteFile(filepath.Join("testdata", fx.name), b, 0o644); err != nil {

@@ -26,7 +26,9 @@ func TestSuiteSummary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "summarytest.test")
-	build := exec.CommandContext(ctx, goTool, "test", "-c", "-o", bin, "./internal/summarytest")
+	// -ldflags=-w: no DWARF debug information, which nothing here reads;
+	// linking without it takes about a third less CPU.
+	build := exec.CommandContext(ctx, goTool, "test", "-c", "-ldflags=-w", "-o", bin, "./internal/summarytest")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the test binary: %v\n%s", err, out)
 	}

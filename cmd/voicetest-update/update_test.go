@@ -119,8 +119,11 @@ func newSample(t *testing.T) string {
 	// the tests below run voicetest-update on the same sources up to 17
 	// times. What voicetest-update does and sees is the same: it still
 	// runs go test -json -count=1, which still builds, vets and runs.
+	// -ldflags=-w links without DWARF debug information, which nothing
+	// here reads: a third less CPU for the first link of each sample
+	// (measured 6.8 -> 4.6 s for the remote sample's 70 MB test binary).
 	bin := t.TempDir()
-	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod -o="+bin+string(filepath.Separator)))
+	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod -ldflags=-w -o="+bin+string(filepath.Separator)))
 	t.Setenv("GOSUMDB", "off")
 	t.Setenv("GOWORK", "off")
 	for _, v := range []string{"SAMPLE_EXTRA", "SAMPLE_SUFFIX", "CI"} {

@@ -19,33 +19,43 @@ raw16() { echo -t raw -e signed -b 16 -L; }
 # Raw inputs with exact values, written by a Go program (gen/main.go).
 (cd "$here" && go run ./gen "$tmp")
 
-# --- 1 and 2: rounding of float and 24-bit samples to 16 bits -------------
-# Float mono, as ffmpeg writes it, and ffmpeg's own 16-bit conversion of it.
-ff -f f32le -ar 8000 -ac 1 -i "$tmp/f32_mono.f32le" -c:a pcm_f32le -fflags +bitexact "$out/f32_mono.wav"
-ff -i "$out/f32_mono.wav" -f s16le -c:a pcm_s16le "$out/f32_mono.ffmpeg.s16"
-
-# 24-bit stereo, ffmpeg's downmix to 16-bit mono (-ac 1), and each channel
-# to 16 bits through float (aformat=flt: ffmpeg's own direct 24-to-16-bit
-# conversion truncates instead of rounding).
-ff -f s24le -ar 44100 -ac 2 -i "$tmp/s24_stereo.s24le" -c:a pcm_s24le -fflags +bitexact "$out/s24_stereo.wav"
-ff -i "$out/s24_stereo.wav" -ac 1 -f s16le -c:a pcm_s16le "$out/s24_stereo.ffmpeg-ac1.s16"
-ff -i "$out/s24_stereo.wav" -af aformat=sample_fmts=flt -f s16le -c:a pcm_s16le "$out/s24_stereo.ffmpeg-flt.s16"
-# 24-bit mono, to 16 bits through float.
-ff -f s24le -ar 16000 -ac 1 -i "$tmp/s24_mono.s24le" -c:a pcm_s24le -fflags +bitexact "$out/s24_mono.wav"
-ff -i "$out/s24_mono.wav" -af aformat=sample_fmts=flt -f s16le -c:a pcm_s16le "$out/s24_mono.ffmpeg-flt.s16"
+# ffmpeg costs about 0.3 s of CPU to start (it loads some 200 libraries),
+# far more than these conversions: one run writes every WAV file below
+# (sections 1, 2 and 5) and a second run reads them back, each output
+# mapped from its own input (-map N:a), as separate runs would do.
 
 # --- 5: a stereo call recording: agent on the left, caller on the right ---
 # G.711 µ-law at 8 kHz, as call centres record; ffmpeg's left channel, right
-# channel and downmix (-ac 1), as 16-bit.
+# channel and downmix (-ac 1), as 16-bit (in the runs below).
 flite -voice kal -t "Chez Go, how can I help?" -o "$tmp/agent.wav"
 flite -voice slt -t "A table for two, please." -o "$tmp/caller.wav"
 sx "$tmp/agent.wav" -r 8000 "$tmp/agent8k.wav" pad 0 1.2 rate -v
 sx "$tmp/caller.wav" -r 8000 "$tmp/caller8k.wav" pad 1.0 0 rate -v
 sx -M "$tmp/agent8k.wav" "$tmp/caller8k.wav" -r 8000 "$tmp/call.wav" trim 0 2.4
-ff -i "$tmp/call.wav" -c:a pcm_mulaw -fflags +bitexact "$out/call_8k_stereo_mulaw.wav"
-ff -i "$out/call_8k_stereo_mulaw.wav" -af "pan=mono|c0=c0" -f s16le -c:a pcm_s16le "$out/call_8k_stereo_mulaw.left.s16"
-ff -i "$out/call_8k_stereo_mulaw.wav" -af "pan=mono|c0=c1" -f s16le -c:a pcm_s16le "$out/call_8k_stereo_mulaw.right.s16"
-ff -i "$out/call_8k_stereo_mulaw.wav" -ac 1 -f s16le -c:a pcm_s16le "$out/call_8k_stereo_mulaw.ffmpeg-ac1.s16"
+
+# --- 1 and 2: rounding of float and 24-bit samples to 16 bits -------------
+# Float mono, as ffmpeg writes it, and ffmpeg's own 16-bit conversion of it.
+# 24-bit stereo, ffmpeg's downmix to 16-bit mono (-ac 1), and each channel
+# to 16 bits through float (aformat=flt: ffmpeg's own direct 24-to-16-bit
+# conversion truncates instead of rounding). 24-bit mono, to 16 bits
+# through float.
+ff -f f32le -ar 8000 -ac 1 -i "$tmp/f32_mono.f32le" \
+	-f s24le -ar 44100 -ac 2 -i "$tmp/s24_stereo.s24le" \
+	-f s24le -ar 16000 -ac 1 -i "$tmp/s24_mono.s24le" \
+	-i "$tmp/call.wav" \
+	-map 0:a -c:a pcm_f32le -fflags +bitexact "$out/f32_mono.wav" \
+	-map 1:a -c:a pcm_s24le -fflags +bitexact "$out/s24_stereo.wav" \
+	-map 2:a -c:a pcm_s24le -fflags +bitexact "$out/s24_mono.wav" \
+	-map 3:a -c:a pcm_mulaw -fflags +bitexact "$out/call_8k_stereo_mulaw.wav"
+s16="-f s16le -c:a pcm_s16le"
+ff -i "$out/f32_mono.wav" -i "$out/s24_stereo.wav" -i "$out/s24_mono.wav" -i "$out/call_8k_stereo_mulaw.wav" \
+	-map 0:a $s16 "$out/f32_mono.ffmpeg.s16" \
+	-map 1:a -ac 1 $s16 "$out/s24_stereo.ffmpeg-ac1.s16" \
+	-map 1:a -af aformat=sample_fmts=flt $s16 "$out/s24_stereo.ffmpeg-flt.s16" \
+	-map 2:a -af aformat=sample_fmts=flt $s16 "$out/s24_mono.ffmpeg-flt.s16" \
+	-map 3:a -af "pan=mono|c0=c0" $s16 "$out/call_8k_stereo_mulaw.left.s16" \
+	-map 3:a -af "pan=mono|c0=c1" $s16 "$out/call_8k_stereo_mulaw.right.s16" \
+	-map 3:a -ac 1 $s16 "$out/call_8k_stereo_mulaw.ffmpeg-ac1.s16"
 
 # --- 3: the resampler's pass and stop band against sox's rate -v ----------
 # Tone segments of 0.15 s at -6 dBFS, at 0.5, 0.8, 0.875, 0.9 (pass band),
@@ -96,15 +106,17 @@ sx -m -v 1 "$tmp/clean.wav" -v 1 "$tmp/wnoise15.wav" $(raw16) "$out/speech_white
 # of its power and speech has little); speech runs from the start of the
 # first to the end of the last frame whose level is at least the noise's,
 # and a gap of more than 300 ms separates two segments.
+# The clean speech's frame levels are the same for both noises: one ffmpeg
+# run measures them.
+ffmpeg -nostdin -hide_banner -loglevel error -i "$tmp/clean.wav" \
+	-af "highpass=f=100,asetnsamples=n=80:p=0,astats=metadata=1:reset=1:measure_perchannel=none,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=-" \
+	-f null - >"$tmp/clean.levels"
 segments() { # segments NOISE OUT: the reference segments against NOISE
 	noise_db=$(ffmpeg -nostdin -hide_banner -i "$1" -af highpass=f=100,astats=measure_perchannel=none -f null - 2>&1 |
 		awk '/RMS level dB:/ {print $NF}')
 	{
 		echo "# start_ms end_ms of each segment; noise RMS level $noise_db dBFS"
-		ffmpeg -nostdin -hide_banner -loglevel error -i "$tmp/clean.wav" \
-			-af "highpass=f=100,asetnsamples=n=80:p=0,astats=metadata=1:reset=1:measure_perchannel=none,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=-" \
-			-f null - |
-			awk -v noise="$noise_db" -v frame=10 '
+		awk -v noise="$noise_db" -v frame=10 '
 			/^frame:/ { n = substr($1, 7) + 0 }
 			/RMS_level=/ {
 				split($0, kv, "=")
@@ -115,7 +127,7 @@ segments() { # segments NOISE OUT: the reference segments against NOISE
 					last = t + frame
 				}
 			}
-			END { if (have) printf "%d %d\n", start, last }'
+			END { if (have) printf "%d %d\n", start, last }' "$tmp/clean.levels"
 	} >"$2"
 }
 segments "$tmp/noise15.wav" "$out/speech_pink15_8k.segments"
