@@ -183,8 +183,8 @@ func (r *runner) sendErr(what string, err error) error {
 }
 
 // promptTTS is implemented by a TTS of this module whose Synthesize never
-// blocks and runs no user code (fixtures.ToneTTS: it copies tones it
-// synthesised, under its lock). The runner calls it on its own goroutine,
+// blocks and runs no user code (fixtures.ToneTTS: it synthesises tones
+// and returns). The runner calls it on its own goroutine,
 // as it calls a promptConn's sends, without the goroutine, context and
 // timer of call's bound. See internal/inproc: no TTS of another module
 // can implement it.
