@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -21,10 +20,6 @@ type toneTTS struct {
 	calls atomic.Int32
 	tones fixtures.ToneTTS
 }
-
-// PromptSynthesize declares, as fixtures.ToneTTS does, that Synthesize
-// never blocks and runs no user code.
-func (t *toneTTS) PromptSynthesize(inproc.Token) {}
 
 func (t *toneTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (pcm.Chunk, error) {
 	t.calls.Add(1)

@@ -182,16 +182,6 @@ func (r *runner) sendErr(what string, err error) error {
 	return fmt.Errorf("%s to the %s adapter (turn %d): %w", what, r.adapter(), r.st.turn, err)
 }
 
-// promptTTS is implemented by a TTS of this module whose Synthesize never
-// blocks and runs no user code (fixtures.ToneTTS: it synthesises tones
-// and returns). The runner calls it on its own goroutine,
-// as it calls a promptConn's sends, without the goroutine, context and
-// timer of call's bound. See internal/inproc: no TTS of another module
-// can implement it.
-type promptTTS interface {
-	PromptSynthesize(inproc.Token)
-}
-
 // userAudio returns the audio of u: its own, or its Text through
 // Config.UserVoice, with the utterance's and the Config's effects.
 func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) {
@@ -204,16 +194,10 @@ func (r *runner) userAudio(ctx context.Context, u Utterance) (pcm.Chunk, error) 
 		if voice == "" {
 			voice = r.cfg.Voice
 		}
-		synth := func(ctx context.Context) (err error) {
+		err := r.call(ctx, r.engine("Config.UserVoice", PhaseSynthesize), func(ctx context.Context) (err error) {
 			c, err = r.cfg.UserVoice.Synthesize(ctx, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Instructions: u.Instructions, Rate: r.cfg.Rate})
 			return err
-		}
-		var err error
-		if _, ok := r.cfg.UserVoice.(promptTTS); ok {
-			err = callPrompt(ctx, r.engine("Config.UserVoice", PhaseSynthesize), synth)
-		} else {
-			err = r.call(ctx, r.engine("Config.UserVoice", PhaseSynthesize), synth)
-		}
+		})
 		if err != nil {
 			return pcm.Chunk{}, fmt.Errorf("synthesising the user's text %s with Config.UserVoice: %w", quote(u.Text), err)
 		}
