@@ -14,8 +14,8 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-// toneTTS is a test-double TTS: WordTones of the text, 400 ms a word,
-// each word pitch synthesised once (fixtures.ToneTTS), counting its calls.
+// toneTTS is a test-double TTS: WordTones of the text, 400 ms a word
+// (fixtures.ToneTTS), counting its calls.
 type toneTTS struct {
 	calls atomic.Int32
 	tones fixtures.ToneTTS

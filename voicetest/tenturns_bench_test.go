@@ -1,6 +1,10 @@
 package voicetest_test
 
 import (
+	"flag"
+	"runtime"
+	"runtime/metrics"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -71,4 +75,65 @@ func TestRunTenTurnsVoiceOutsideABubbleIsVirtual(t *testing.T) {
 	if got, want := res.TranscriptText(), inBubble.TranscriptText(); got != want {
 		t.Errorf("transcript outside a bubble:\n%s\nin a bubble:\n%s", got, want)
 	}
+}
+
+var bubbleRuns = flag.Int("tenturns.bubbleruns", 0,
+	"measure this many runs of the ten-turn voice scenario, each in its own synctest bubble (TestScenarioTenTurnsInBubbleCost)")
+
+// TestScenarioTenTurnsInBubbleCost measures what TestScenarioTenTurnsOnVirtualTime
+// costs: with -tenturns.bubbleruns=N it runs tenTurnsVoice through
+// Scenario, each run in a synctest bubble of its own as that test does
+// (golden files off: they are that test's), five times to warm the heap
+// up and then N times, and logs the median, fastest and slowest wall time
+// per run, the median of the process's CPU time per run (GC included),
+// the GC cycles and bytes allocated per run, and the median wall time of
+// the runs that no GC cycle ran in and of the others. A single run in a fresh
+// process, the figure TestScenarioTenTurnsOnVirtualTime used to log,
+// pays for the heap's first growth (page faults, the first GCs): it
+// measured the process more than the run. Logged, never asserted.
+func TestScenarioTenTurnsInBubbleCost(t *testing.T) {
+	n := *bubbleRuns
+	if n <= 0 {
+		t.Skip("set -tenturns.bubbleruns=N to measure N runs of the ten-turn voice scenario in a bubble")
+	}
+	run := func() {
+		cfg := tenTurnsVoice()
+		cfg.Golden.Disable = true
+		res := voicetest.Scenario(t, cfg)
+		checkTenTurnsVoice(t, res, res.Err)
+	}
+	for range 5 {
+		run()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cycles := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	gcCycles := func() uint64 {
+		metrics.Read(cycles)
+		return cycles[0].Value.Uint64()
+	}
+	walls, cpus := make([]time.Duration, n), make([]time.Duration, n)
+	var noGC, withGC []time.Duration // wall times of runs without and with a GC cycle
+	for i := range n {
+		start, cpu, gc := time.Now(), processCPU(), gcCycles()
+		run()
+		walls[i], cpus[i] = time.Since(start), processCPU()-cpu
+		if gcCycles() == gc {
+			noGC = append(noGC, walls[i])
+		} else {
+			withGC = append(withGC, walls[i])
+		}
+	}
+	runtime.ReadMemStats(&after)
+	median := func(d []time.Duration) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	wall, cpu := median(walls), median(cpus) // walls sorted from here on
+	t.Logf("ten-turn voice scenario in a bubble, %d warm runs: wall median %v (fastest %v, slowest %v), process CPU median %v; %.2f GC cycles and %d bytes allocated a run; wall median of the %d runs no GC cycle ran in %v, of the %d others %v",
+		n, wall, walls[0], walls[n-1], cpu, float64(after.NumGC-before.NumGC)/float64(n), (after.TotalAlloc-before.TotalAlloc)/uint64(n),
+		len(noGC), median(noGC), len(withGC), median(withGC))
 }
