@@ -1,4 +1,4 @@
-package voicetest_test
+package speech_test
 
 import (
 	"bytes"
