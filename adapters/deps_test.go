@@ -248,7 +248,7 @@ func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
 // needs it) and the runner's. A test that wants an engine of
 // voicetest/speech (which holds the OpenAI engines too) or voicetest/llm
 // goes where openai-go is linked anyway: the live tests live in this
-// package, the secret canaries in voicetest/speech. Linking openai-go costs
+// package, the secret canaries in voicetest/llm. Linking openai-go costs
 // a test binary about 30 MB and three seconds of CPU at every
 // `go test ./...`.
 var noOpenAITests = []string{

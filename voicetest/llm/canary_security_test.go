@@ -1,4 +1,4 @@
-package speech_test
+package llm_test
 
 import (
 	"bytes"
