@@ -243,6 +243,52 @@ func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
 	}
 }
 
+// noOpenAITests are the packages whose test binaries must not link
+// openai-go: the wire protocols' (none of them, nor their tests' peers,
+// needs it) and the runner's. A test that wants an engine of
+// voicetest/speech (which holds the OpenAI engines too) or voicetest/llm
+// goes where openai-go is linked anyway: the live tests live in this
+// package, the secret canaries in voicetest/llm. Linking openai-go costs
+// a test binary about 30 MB and three seconds of CPU at every
+// `go test ./...`.
+var noOpenAITests = []string{
+	"adapters/elevenlabs", "adapters/gemini", "adapters/handler", "adapters/layercode", "adapters/pipecat",
+	"adapters/realtime", "adapters/twilio", "adapters/twiliophone", "adapters/vapi", "adapters/webrtc",
+	"adapters/wire", "adapters/wscodec", "voicetest",
+}
+
+// TestTestBinariesLinkNoOpenAI: the test binaries of noOpenAITests link
+// no package of openai-go (go list -test reports each test binary's
+// dependencies as those of its "<package>.test").
+func TestTestBinariesLinkNoOpenAI(t *testing.T) {
+	var pkgs []string
+	for _, p := range noOpenAITests {
+		pkgs = append(pkgs, module+"/"+p)
+	}
+	out := goList(t, append([]string{"-test", "-f", "{{.ImportPath}}\t{{join .Deps \",\"}}"}, pkgs...)...)
+	const openai = "github.com/openai/openai-go/v3"
+	seen := 0
+	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
+		bin, deps, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("go list printed %q, want two tab-separated fields", line)
+		}
+		if !strings.HasSuffix(bin, ".test") {
+			continue
+		}
+		seen++
+		for d := range strings.SplitSeq(deps, ",") {
+			if d == openai || strings.HasPrefix(d, openai+"/") {
+				t.Errorf("the test binary %s links %s; move the test that needs it (see noOpenAITests)", bin, d)
+				break
+			}
+		}
+	}
+	if seen != len(pkgs) {
+		t.Errorf("go list -test listed %d test binaries for %d packages:\n%s", seen, len(pkgs), out)
+	}
+}
+
 // TestDependencyRuleCatches feeds the checker graphs that break each part
 // of the rule, so that a green TestDependencyRule means something.
 func TestDependencyRuleCatches(t *testing.T) {

@@ -33,5 +33,6 @@
 //
 // This package itself has no code: its tests are the ones that run over
 // every wire adapter at once (secrets in captures and logs, AfterWords on
-// remote protocols, the wire fuzzers, dial and TLS checks).
+// remote protocols, the wire fuzzers, dial and TLS checks, and the live
+// tests against the real services, TestLive<Protocol>).
 package adapters

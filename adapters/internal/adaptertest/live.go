@@ -6,11 +6,11 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
-// Live runs the short scenario of the adapters' live tests (TestLive,
-// gated on the real service's credentials) against agent: the agent's
-// greeting when greets (an agent that has none may stay silent), one
-// line spoken by voice at rate (0: the runner's default), and the agent's
-// answer, with no golden comparison (a live model answers differently
+// Live runs the short scenario of the adapters' live tests
+// (TestLive<Protocol> in package adapters, gated on the real service's
+// credentials) against agent: the agent's greeting when greets (an agent
+// that has none may stay silent), one line spoken by voice at rate (0: the
+// runner's default), and the agent's answer, with no golden comparison (a live model answers differently
 // each time). It fails t unless the scenario passes and the agent said
 // something, and logs the transcript.
 func Live(t *testing.T, agent voicetest.Agent, voice voicetest.TTS, rate int, greets bool) {

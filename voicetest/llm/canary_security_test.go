@@ -1,4 +1,4 @@
-package voicetest_test
+package llm_test
 
 import (
 	"bytes"
