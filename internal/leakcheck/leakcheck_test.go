@@ -89,25 +89,44 @@ type fakeM struct{ run func() int }
 
 func (m fakeM) Run() int { return m.run() }
 
-func TestMainReportsLeakedGoroutinesAndSockets(t *testing.T) {
-	var ln net.Listener
-	release := make(chan struct{})
-	done := make(chan struct{})
-	m := fakeM{run: func() int {
+// leakingRun is a test binary whose run opens a listening socket and
+// starts a goroutine, leaves both running and exits with code; its stop
+// closes them once run has returned, and its addr is the socket's.
+type leakingRun struct {
+	fakeM
+	ln      net.Listener
+	release chan struct{}
+	done    chan struct{}
+}
+
+func newLeakingRun(t *testing.T, code int) *leakingRun {
+	l := &leakingRun{release: make(chan struct{}), done: make(chan struct{})}
+	l.fakeM = fakeM{run: func() int {
 		var err error
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		l.ln, err = net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		go func() { blockUntilClosed(release); close(done) }()
-		return 0
+		go func() { blockUntilClosed(l.release); close(l.done) }()
+		return code
 	}}
+	return l
+}
+
+func (l *leakingRun) addr() string { return l.ln.Addr().String() }
+
+func (l *leakingRun) stop() {
+	l.ln.Close()
+	close(l.release)
+	<-l.done
+}
+
+func TestMainReportsLeakedGoroutinesAndSockets(t *testing.T) {
+	m := newLeakingRun(t, 0)
 	var out bytes.Buffer
 	code := run(m, newOptions([]Option{WaitFor(50 * time.Millisecond), withOutput(&out)}))
-	close(release)
-	<-done
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := m.addr()
+	m.stop()
 	if code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
@@ -143,24 +162,11 @@ func TestMainPassesCleanTestsAndKeepsFailures(t *testing.T) {
 // no leak; AfterRun runs after a failing run too.
 func TestMainAfterRunStopsWhatTheTestsShared(t *testing.T) {
 	for _, code := range []int{0, 3} {
-		var ln net.Listener
-		release := make(chan struct{})
-		done := make(chan struct{})
-		m := fakeM{run: func() int {
-			var err error
-			ln, err = net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go func() { blockUntilClosed(release); close(done) }()
-			return code
-		}}
+		m := newLeakingRun(t, code)
 		stops := 0
 		stop := func() {
 			stops++
-			ln.Close()
-			close(release)
-			<-done
+			m.stop()
 		}
 		var out bytes.Buffer
 		got := run(m, newOptions([]Option{WaitFor(50 * time.Millisecond), withOutput(&out), AfterRun(stop)}))
