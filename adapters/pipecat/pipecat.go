@@ -303,6 +303,10 @@ type conn struct {
 	msgID   int     // RTVI message ids
 	buf     []byte  // the last message sent
 	pcmBuf  []byte  // the last frame's audio in µ-law (Twilio)
+	// zeros is a frame of silence at the wire rate, and zeroFrame its
+	// AudioRawFrame (Protobuf), made on first use.
+	zeros     []int16
+	zeroFrame []byte
 
 	// Reader goroutine only.
 	down wire.Downstream
@@ -391,6 +395,35 @@ func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	return c.ws.Write(ctx, websocket.MessageText, b)
 }
 
+// sendSilenceLocked sends n frames of silence at the wire rate: under
+// Protobuf the same encoded AudioRawFrame each time, built once. Call with
+// sendMu held.
+func (c *conn) sendSilenceLocked(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if c.zeros == nil {
+		c.zeros = make([]int16, c.frameSamples())
+	}
+	if c.ser != Protobuf {
+		for range n {
+			if err := c.sendFrameLocked(ctx, c.zeros); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if c.zeroFrame == nil {
+		c.zeroFrame = appendAudioFrame(nil, c.zeros, c.wireRate)
+	}
+	for range n {
+		if err := c.ws.Write(ctx, websocket.MessageBinary, c.zeroFrame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // appendAudioFrame appends a Frame holding an AudioRawFrame of samples
 // (PCM16, mono, at rate) to b: the bytes proto.Marshal gives for
 // &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio:
@@ -446,8 +479,19 @@ func (c *conn) EndUtterance(ctx context.Context) error {
 		return nil
 	}
 	c.spoke = false
-	c.pending = append(c.pending, make([]int16, c.endSilence)...)
+	// The silence tops up the last partial frame of speech, and the rest
+	// of it is whole frames of zeros (the last one padded, as any last
+	// frame is), sent without being built in pending.
+	silence, size := c.endSilence, c.frameSamples()
+	if p := len(c.pending) % size; p > 0 && silence > 0 {
+		k := min(size-p, silence)
+		c.pending = append(c.pending, make([]int16, k)...)
+		silence -= k
+	}
 	if err := c.sendFramesLocked(ctx, true); err != nil {
+		return err
+	}
+	if err := c.sendSilenceLocked(ctx, (silence+size-1)/size); err != nil {
 		return err
 	}
 	if c.ser != Twilio {

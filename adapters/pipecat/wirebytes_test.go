@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -75,16 +78,16 @@ func (u utterance) signal(rng *rand.Rand, n int) []int16 {
 	return s
 }
 
-// modelFrames is what the Protobuf serializer must send for utterances
-// (the audio at rate, already drawn): per utterance, the audio resampled to
-// the wire rate by a fresh resampler (flushed at its end), then endSilence
-// samples of silence, in frames of 20 ms at the wire rate, the last one
-// padded with silence, each proto.Marshal of an AudioRawFrame; nothing for
-// an utterance with no audio.
-func modelFrames(t *testing.T, rate, wireRate, endSilence int, audio [][][]int16) [][]byte {
+// modelAudio is the audio, in 20 ms frames at the wire rate, that the
+// adapter must send for utterances (the audio at rate, already drawn):
+// per utterance, the audio resampled to the wire rate by a fresh resampler
+// (flushed at its end), then endSilence samples of silence, in frames of
+// 20 ms, the last one padded with silence; nothing for an utterance with
+// no audio.
+func modelAudio(t *testing.T, rate, wireRate, endSilence int, audio [][][]int16) [][]int16 {
 	t.Helper()
 	size := wireRate / 50
-	var frames [][]byte
+	var frames [][]int16
 	for _, chunks := range audio {
 		var s []int16
 		if rate == wireRate {
@@ -110,20 +113,31 @@ func modelFrames(t *testing.T, rate, wireRate, endSilence int, audio [][][]int16
 			s = append(s, make([]int16, size-n)...)
 		}
 		for ; len(s) > 0; s = s[size:] {
-			b, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: &pipecatpb.AudioRawFrame{
-				Audio: wire.AppendPCM16(nil, s[:size]), SampleRate: uint32(wireRate), NumChannels: 1}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			frames = append(frames, b)
+			frames = append(frames, s[:size])
 		}
+	}
+	return frames
+}
+
+// modelFrames is what the Protobuf serializer must send for utterances:
+// each frame of modelAudio as proto.Marshal of an AudioRawFrame.
+func modelFrames(t *testing.T, rate, wireRate, endSilence int, audio [][][]int16) [][]byte {
+	t.Helper()
+	var frames [][]byte
+	for _, s := range modelAudio(t, rate, wireRate, endSilence, audio) {
+		b, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: &pipecatpb.AudioRawFrame{
+			Audio: wire.AppendPCM16(nil, s), SampleRate: uint32(wireRate), NumChannels: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, b)
 	}
 	return frames
 }
 
 // sendRecorded connects a to rec with a session at rate, sends the
 // utterances (drawn from rng) and closes, and returns the audio it drew
-// and the AudioRawFrames rec read.
+// and the AudioRawFrames rec read (under Twilio, every message).
 func sendRecorded(t *testing.T, a *pipecat.Agent, rec *recorder, rate int, utts []utterance, rng *rand.Rand) ([][][]int16, [][]byte) {
 	t.Helper()
 	ctx := t.Context()
@@ -156,6 +170,9 @@ func sendRecorded(t *testing.T, a *pipecat.Agent, rec *recorder, rate int, utts 
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	if a.Serializer == pipecat.Twilio {
+		return audio, rec.msgs
+	}
 	var frames [][]byte
 	for _, m := range rec.msgs {
 		if len(m) > 0 && m[0] == 0x12 { // Frame.audio
@@ -261,5 +278,84 @@ func TestBenchTurnOnTheWire(t *testing.T) {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != benchTurnWire {
 		t.Errorf("the turn's bytes hash to %s, want %s", got, benchTurnWire)
+	}
+}
+
+// TestTwilioAudioOnTheWire is TestProtobufAudioOnTheWire under the Twilio
+// serializer: the media messages carry modelAudio's frames at 8 kHz in
+// µ-law, numbered one after the other (sequenceNumber after connected and
+// start, chunk, timestamp 20 ms apart), with an utterance_end mark after
+// each utterance that sent any.
+func TestTwilioAudioOnTheWire(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 8))
+	for _, endSilence := range []time.Duration{0, -1, 1010 * time.Millisecond, 5 * time.Millisecond} {
+		t.Run(endSilence.String(), func(t *testing.T) {
+			rec := newRecorder(t)
+			a := pipecat.New(rec.url, pipecat.Twilio)
+			a.EndSilence = endSilence
+			var utts []utterance
+			for i := range 5 {
+				u := utterance{quiet: i%3 == 2}
+				for range 1 + rng.IntN(6) {
+					u.sizes = append(u.sizes, rng.IntN(960)+1)
+				}
+				utts = append(utts, u)
+			}
+			audio, msgs := sendRecorded(t, a, rec, 24000, utts, rng)
+			n := 0
+			switch {
+			case endSilence == 0:
+				n = pcm.SamplesFor(8000, pipecat.DefaultEndSilence)
+			case endSilence > 0:
+				n = pcm.SamplesFor(8000, endSilence)
+			}
+			var want []string
+			for _, chunks := range audio { // one utterance at a time, then its mark
+				for _, f := range modelAudio(t, 24000, 8000, n, [][][]int16{chunks}) {
+					want = append(want, base64.StdEncoding.EncodeToString(pcm.EncodeMulaw(nil, f)))
+				}
+				want = append(want, "mark")
+			}
+			var got []string
+			seq, chunk := 1, 0 // start is sequenceNumber 1
+			for _, m := range msgs[2:] { // after connected and start
+				var v struct {
+					Event, SequenceNumber string
+					Media                 struct{ Chunk, Timestamp, Payload string }
+					Mark                  struct{ Name string }
+				}
+				if err := json.Unmarshal(m, &v); err != nil {
+					t.Fatal(err)
+				}
+				if v.SequenceNumber != strconv.Itoa(seq+1) {
+					t.Fatalf("sequenceNumber %q after %d", v.SequenceNumber, seq)
+				}
+				seq++
+				switch v.Event {
+				case "media":
+					chunk++
+					if v.Media.Chunk != strconv.Itoa(chunk) || v.Media.Timestamp != strconv.Itoa(20*(chunk-1)) {
+						t.Fatalf("media chunk %q at %q, want %d at %d", v.Media.Chunk, v.Media.Timestamp, chunk, 20*(chunk-1))
+					}
+					got = append(got, v.Media.Payload)
+				case "mark":
+					if v.Mark.Name != "utterance_end" {
+						t.Fatalf("mark %q", v.Mark.Name)
+					}
+					got = append(got, "mark")
+				case "stop":
+				default:
+					t.Fatalf("event %q", v.Event)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d media messages and marks, want %d", len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("message %d of %d: %.40s…, want %.40s…", i, len(got), got[i], want[i])
+				}
+			}
+		})
 	}
 }
