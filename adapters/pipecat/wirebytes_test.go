@@ -317,7 +317,7 @@ func TestTwilioAudioOnTheWire(t *testing.T) {
 				want = append(want, "mark")
 			}
 			var got []string
-			seq, chunk := 1, 0 // start is sequenceNumber 1
+			seq, chunk := 1, 0           // start is sequenceNumber 1
 			for _, m := range msgs[2:] { // after connected and start
 				var v struct {
 					Event, SequenceNumber string
