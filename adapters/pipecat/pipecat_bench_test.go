@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/pipecat"
 	"github.com/voicetest-go/voicetest/adapters/pipecat/pipecatpb"
+	"github.com/voicetest-go/voicetest/internal/peers/peerkit"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"google.golang.org/protobuf/proto"
 )
@@ -95,16 +97,18 @@ func BenchmarkPipecatRecvAudio(b *testing.B) {
 // to no work: it counts the AudioRawFrames it reads (without decoding
 // them) and, after every turnFrames of them (the user's speech and the
 // silence EndUtterance sends, which a real bot's VAD waits for), answers
-// client-ready with bot-ready, and answers each turn at once as Pipecat's RTVI observer and transport do: MessageFrames
+// at once as Pipecat's RTVI observer and transport do: MessageFrames
 // holding bot-started-speaking, bot-tts-text and bot-stopped-speaking
-// around one 20 ms AudioRawFrame at 24 kHz (frames.proto; RTVI 2.1.0).
-func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64) {
-	b.Helper()
+// around one 20 ms AudioRawFrame at 24 kHz (frames.proto; RTVI 2.1.0), in
+// one write. It answers client-ready with bot-ready. It speaks WebSocket
+// itself (rawWS), so that its own reading costs next to nothing.
+func minimalRTVIBot(tb testing.TB, turnFrames int) (url string, got *atomic.Int64) {
+	tb.Helper()
 	got = new(atomic.Int64)
 	msg := func(f *pipecatpb.Frame) []byte {
 		m, err := proto.Marshal(f)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		return m
 	}
@@ -118,35 +122,89 @@ func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64
 		rtvi(`{"label":"rtvi-ai","type":"bot-stopped-speaking"}`),
 	}
 	ready := rtvi(`{"label":"rtvi-ai","type":"bot-ready","id":"1","data":{"version":"2.1.0"}}`)
-	// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
-	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// stop ends a call the client has not closed when the test ends; calls
+	// counts the calls in progress, and failed what went wrong in them.
+	stop, cancel := context.WithCancel(context.Background())
+	var calls sync.WaitGroup
+	failed := make(chan error, 16)
+	srv := peerkit.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		defer calls.Done()
 		adaptertest.LabelPeer(r)
-		w, burst := adaptertest.BigReads(w)
-		ws, err := websocket.Accept(w, r, nil)
+		ws, err := acceptRaw(w, r)
 		if err != nil {
+			failed <- err
 			return
 		}
-		defer ws.CloseNow()
-		ctx := r.Context()
+		defer ws.Close()
+		defer context.AfterFunc(stop, func() { ws.Close() })()
 		n := 0
-		adaptertest.ReadLoop(ws, func(data []byte) {
-			if !bytes.HasPrefix(data, []byte{0x12}) {
+		// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
+		isAudio := func(first byte) bool { return first == 0x12 }
+		err = ws.ReadLoop(isAudio, func(op byte, data []byte) {
+			if op != opBinary || !bytes.HasPrefix(data, []byte{0x12}) {
 				if bytes.Contains(data, []byte(`"client-ready"`)) {
-					ws.Write(ctx, websocket.MessageBinary, ready)
+					ws.Write(opBinary, ready)
 				}
 				return
 			}
 			got.Add(1)
 			if n++; n%turnFrames == 0 {
-				burst.Begin() // the reply's frames in one write
 				for _, m := range reply {
-					ws.Write(context.Background(), websocket.MessageBinary, m) // no timer per write
+					ws.Append(opBinary, m)
 				}
-				burst.End()
+				ws.Flush()
 			}
 		})
+		if err != nil && stop.Err() == nil {
+			failed <- err // not the closing handshake
+		}
 	}))
+	tb.Cleanup(srv.Close)
+	tb.Cleanup(func() {
+		cancel()
+		calls.Wait()
+		close(failed)
+		for err := range failed {
+			tb.Errorf("minimal bot: %v", err)
+		}
+	})
 	return srv.WSURL("/ws"), got
+}
+
+// TestMinimalRTVIBot runs the benchmark's turn against its bot a few times,
+// with keepalive pings every few milliseconds, and closes: the bot must
+// complete the handshake, count every frame, answer each turn (its
+// AgentTurnEnd), the pings (or the connection dies and the next turn
+// fails) and the closing handshake (its loop must end at the client's
+// close frame, not at the connection's end).
+func TestMinimalRTVIBot(t *testing.T) {
+	const turnFrames = 80
+	url, got := minimalRTVIBot(t, turnFrames)
+	a := pipecat.New(url, pipecat.Protobuf)
+	a.RTVI = true
+	a.PingInterval, a.PongTimeout = 2*time.Millisecond, 100*time.Millisecond
+	conn, err := a.Connect(t.Context(), adaptertest.Session(t, 24000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := adaptertest.BenchTurnFrames(24000)
+	for i := range 5 {
+		if err := adaptertest.SendUtterance(t.Context(), conn, frames); err != nil {
+			t.Fatal(err)
+		}
+		r := adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		if _, deltas := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); deltas != "Okay." || r.Audio == 0 {
+			t.Errorf("turn %d: text %q, %d audio events", i, deltas, r.Audio)
+		}
+		time.Sleep(40 * time.Millisecond) // pings, each to be answered within 100 ms
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got.Load() != 5*turnFrames {
+		t.Errorf("the bot counted %d audio frames in 5 turns, want %d", got.Load(), 5*turnFrames)
+	}
 }
 
 // BenchmarkPipecatTurnMinimalPeer measures the harness's overhead per turn
