@@ -101,8 +101,11 @@ func BenchmarkPipecatRecvAudio(b *testing.B) {
 // holding bot-started-speaking, bot-tts-text and bot-stopped-speaking
 // around one 20 ms AudioRawFrame at 24 kHz (frames.proto; RTVI 2.1.0), in
 // one write. It answers client-ready with bot-ready. It speaks WebSocket
-// itself (rawWS), so that its own reading costs next to nothing.
-func minimalRTVIBot(tb testing.TB, turnFrames int) (url string, got *atomic.Int64) {
+// itself (rawWS), so that its own reading costs next to nothing; with
+// coderPeer, through coder/websocket's server side as the other protocols'
+// minimal peers do (adaptertest.BigReads and ReadLoop), which costs it
+// about a microsecond a message.
+func minimalRTVIBot(tb testing.TB, turnFrames int, coderPeer bool) (url string, got *atomic.Int64) {
 	tb.Helper()
 	got = new(atomic.Int64)
 	msg := func(f *pipecatpb.Frame) []byte {
@@ -127,10 +130,47 @@ func minimalRTVIBot(tb testing.TB, turnFrames int) (url string, got *atomic.Int6
 	stop, cancel := context.WithCancel(context.Background())
 	var calls sync.WaitGroup
 	failed := make(chan error, 16)
+	// read is the bot's side of a call: it takes every message the client
+	// sends, and answers through send (the messages in one write).
+	read := func(send func(msgs ...[]byte)) func(op byte, data []byte) {
+		n := 0
+		return func(op byte, data []byte) {
+			// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
+			if op != opBinary || !bytes.HasPrefix(data, []byte{0x12}) {
+				if bytes.Contains(data, []byte(`"client-ready"`)) {
+					send(ready)
+				}
+				return
+			}
+			got.Add(1)
+			if n++; n%turnFrames == 0 {
+				send(reply...)
+			}
+		}
+	}
 	srv := peerkit.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		defer calls.Done()
 		adaptertest.LabelPeer(r)
+		if coderPeer {
+			w, burst := adaptertest.BigReads(w)
+			ws, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				failed <- err
+				return
+			}
+			defer ws.CloseNow()
+			defer context.AfterFunc(stop, func() { ws.CloseNow() })()
+			f := read(func(msgs ...[]byte) {
+				burst.Begin()
+				for _, m := range msgs {
+					ws.Write(context.Background(), websocket.MessageBinary, m) // no timer per write
+				}
+				burst.End()
+			})
+			adaptertest.ReadLoop(ws, func(data []byte) { f(opBinary, data) })
+			return
+		}
 		ws, err := acceptRaw(w, r)
 		if err != nil {
 			failed <- err
@@ -138,24 +178,13 @@ func minimalRTVIBot(tb testing.TB, turnFrames int) (url string, got *atomic.Int6
 		}
 		defer ws.Close()
 		defer context.AfterFunc(stop, func() { ws.Close() })()
-		n := 0
-		// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
 		isAudio := func(first byte) bool { return first == 0x12 }
-		err = ws.ReadLoop(isAudio, func(op byte, data []byte) {
-			if op != opBinary || !bytes.HasPrefix(data, []byte{0x12}) {
-				if bytes.Contains(data, []byte(`"client-ready"`)) {
-					ws.Write(opBinary, ready)
-				}
-				return
+		err = ws.ReadLoop(isAudio, read(func(msgs ...[]byte) {
+			for _, m := range msgs {
+				ws.Append(opBinary, m)
 			}
-			got.Add(1)
-			if n++; n%turnFrames == 0 {
-				for _, m := range reply {
-					ws.Append(opBinary, m)
-				}
-				ws.Flush()
-			}
-		})
+			ws.Flush()
+		}))
 		if err != nil && stop.Err() == nil {
 			failed <- err // not the closing handshake
 		}
@@ -179,8 +208,14 @@ func minimalRTVIBot(tb testing.TB, turnFrames int) (url string, got *atomic.Int6
 // fails) and the closing handshake (its loop must end at the client's
 // close frame, not at the connection's end).
 func TestMinimalRTVIBot(t *testing.T) {
+	for _, coderPeer := range []bool{false, true} {
+		t.Run(map[bool]string{false: "rawWS", true: "coder"}[coderPeer], func(t *testing.T) { testMinimalRTVIBot(t, coderPeer) })
+	}
+}
+
+func testMinimalRTVIBot(t *testing.T, coderPeer bool) {
 	const turnFrames = 80
-	url, got := minimalRTVIBot(t, turnFrames)
+	url, got := minimalRTVIBot(t, turnFrames, coderPeer)
 	a := pipecat.New(url, pipecat.Protobuf)
 	a.RTVI = true
 	a.PingInterval, a.PongTimeout = 2*time.Millisecond, 100*time.Millisecond
@@ -213,12 +248,19 @@ func TestMinimalRTVIBot(t *testing.T) {
 // EndUtterance's second of silence (50 more frames, as a bot's VAD needs
 // it), and the bot's reply (bot-started-speaking, bot-tts-text, 20 ms of
 // audio, bot-stopped-speaking) received to its AgentTurnEnd, against a bot
-// that answers at once and does no work of its own. ns/op is wall time;
-// cpu-ns/op is the CPU time of the whole process (adapter and bot) per
-// turn.
-func BenchmarkPipecatTurnMinimalPeer(b *testing.B) {
+// that answers at once and does no work of its own (its WebSocket is
+// rawWS). ns/op is wall time; cpu-ns/op is the CPU time of the whole
+// process (adapter and bot) per turn.
+func BenchmarkPipecatTurnMinimalPeer(b *testing.B) { benchTurn(b, false) }
+
+// BenchmarkPipecatTurnCoderPeer is BenchmarkPipecatTurnMinimalPeer against
+// the same bot reading through coder/websocket, as the other protocols'
+// minimal peers do: the figure to compare with theirs.
+func BenchmarkPipecatTurnCoderPeer(b *testing.B) { benchTurn(b, true) }
+
+func benchTurn(b *testing.B, coderPeer bool) {
 	const turnFrames = 80 // (600 ms + 1 s) / 20 ms
-	url, got := minimalRTVIBot(b, turnFrames)
+	url, got := minimalRTVIBot(b, turnFrames, coderPeer)
 	a := pipecat.New(url, pipecat.Protobuf)
 	a.RTVI = true
 	conn := adaptertest.BenchConn(b, a, 24000)
