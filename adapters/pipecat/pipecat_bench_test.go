@@ -130,6 +130,12 @@ func minimalRTVIBot(tb testing.TB, turnFrames int, coderPeer bool) (url string, 
 	stop, cancel := context.WithCancel(context.Background())
 	var calls sync.WaitGroup
 	failed := make(chan error, 16)
+	fail := func(err error) {
+		select {
+		case failed <- err:
+		default: // enough to fail the test already
+		}
+	}
 	// read is the bot's side of a call: it takes every message the client
 	// sends, and answers through send (the messages in one write).
 	read := func(send func(msgs ...[]byte)) func(op byte, data []byte) {
@@ -156,7 +162,7 @@ func minimalRTVIBot(tb testing.TB, turnFrames int, coderPeer bool) (url string, 
 			w, burst := adaptertest.BigReads(w)
 			ws, err := websocket.Accept(w, r, nil)
 			if err != nil {
-				failed <- err
+				fail(err)
 				return
 			}
 			defer ws.CloseNow()
@@ -173,7 +179,7 @@ func minimalRTVIBot(tb testing.TB, turnFrames int, coderPeer bool) (url string, 
 		}
 		ws, err := acceptRaw(w, r)
 		if err != nil {
-			failed <- err
+			fail(err)
 			return
 		}
 		defer ws.Close()
@@ -186,11 +192,10 @@ func minimalRTVIBot(tb testing.TB, turnFrames int, coderPeer bool) (url string, 
 			ws.Flush()
 		}))
 		if err != nil && stop.Err() == nil {
-			failed <- err // not the closing handshake
+			fail(err) // not the closing handshake
 		}
 	}))
-	tb.Cleanup(srv.Close)
-	tb.Cleanup(func() {
+	tb.Cleanup(func() { // after srv.Close: no call starts any more
 		cancel()
 		calls.Wait()
 		close(failed)
@@ -198,6 +203,7 @@ func minimalRTVIBot(tb testing.TB, turnFrames int, coderPeer bool) (url string, 
 			tb.Errorf("minimal bot: %v", err)
 		}
 	})
+	tb.Cleanup(srv.Close)
 	return srv.WSURL("/ws"), got
 }
 
