@@ -97,8 +97,8 @@ func TestParseCommonFrameMatchesUnmarshal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("parseCommonFrame accepts %x, which proto.Unmarshal rejects: %v", data, err)
 		}
-		if !proto.Equal(got, &want) {
-			t.Fatalf("%x: parseCommonFrame gives %v, proto.Unmarshal %v", data, got, &want)
+		if !proto.Equal(got.frame(), &want) {
+			t.Fatalf("%x: parseCommonFrame gives %v, proto.Unmarshal %v", data, got.frame(), &want)
 		}
 	}
 	for _, data := range common {
@@ -129,5 +129,41 @@ func TestParseCommonFrameMatchesUnmarshal(t *testing.T) {
 			}
 		}
 		check(data)
+	}
+}
+
+// frame returns the pipecat.Frame f stands for, as proto.Unmarshal gives
+// it (empty bytes fields nil).
+func (f commonFrame) frame() *pipecatpb.Frame {
+	if f.message {
+		return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: string(f.data)}}}
+	}
+	a := &pipecatpb.AudioRawFrame{Id: f.id, Name: string(f.name), Audio: f.data, SampleRate: f.rate, NumChannels: f.channels, Pts: f.pts}
+	return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: a}}
+}
+
+// TestParseCommonFrameAllocatesNothing wants the frames a bot sends most
+// (an AudioRawFrame without pts, an RTVI MessageFrame) parsed without an
+// allocation: decode passes their audio and data on as they lie in the
+// read buffer.
+func TestParseCommonFrameAllocatesNothing(t *testing.T) {
+	audio, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: &pipecatpb.AudioRawFrame{
+		Id: 7, Name: "OutputAudioRawFrame#7", Audio: make([]byte, 960), SampleRate: 24000, NumChannels: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := proto.Marshal(&pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{
+		Data: `{"label":"rtvi-ai","type":"bot-stopped-speaking"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range [][]byte{audio, msg} {
+		if n := testing.AllocsPerRun(100, func() {
+			if _, ok := parseCommonFrame(data); !ok {
+				t.Fatal("left to proto.Unmarshal")
+			}
+		}); n != 0 {
+			t.Errorf("%x…: %v allocations a frame, want 0", data[:8], n)
+		}
 	}
 }

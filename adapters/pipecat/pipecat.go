@@ -303,6 +303,10 @@ type conn struct {
 	msgID   int     // RTVI message ids
 	buf     []byte  // the last message sent
 	pcmBuf  []byte  // the last frame's audio in µ-law (Twilio)
+	// zeros is a frame of silence at the wire rate, and zeroFrame its
+	// AudioRawFrame (Protobuf), made on first use.
+	zeros     []int16
+	zeroFrame []byte
 
 	// Reader goroutine only.
 	down wire.Downstream
@@ -391,6 +395,35 @@ func (c *conn) sendFrameLocked(ctx context.Context, samples []int16) error {
 	return c.ws.Write(ctx, websocket.MessageText, b)
 }
 
+// sendSilenceLocked sends n frames of silence at the wire rate: under
+// Protobuf the same encoded AudioRawFrame each time, built once. Call with
+// sendMu held.
+func (c *conn) sendSilenceLocked(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if c.zeros == nil {
+		c.zeros = make([]int16, c.frameSamples())
+	}
+	if c.ser != Protobuf {
+		for range n {
+			if err := c.sendFrameLocked(ctx, c.zeros); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if c.zeroFrame == nil {
+		c.zeroFrame = appendAudioFrame(nil, c.zeros, c.wireRate)
+	}
+	for range n {
+		if err := c.ws.Write(ctx, websocket.MessageBinary, c.zeroFrame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // appendAudioFrame appends a Frame holding an AudioRawFrame of samples
 // (PCM16, mono, at rate) to b: the bytes proto.Marshal gives for
 // &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio:
@@ -446,8 +479,19 @@ func (c *conn) EndUtterance(ctx context.Context) error {
 		return nil
 	}
 	c.spoke = false
-	c.pending = append(c.pending, make([]int16, c.endSilence)...)
+	// The silence tops up the last partial frame of speech, and the rest
+	// of it is whole frames of zeros (the last one padded, as any last
+	// frame is), sent without being built in pending.
+	silence, size := c.endSilence, c.frameSamples()
+	if p := len(c.pending) % size; p > 0 && silence > 0 {
+		k := min(size-p, silence)
+		c.pending = append(c.pending, make([]int16, k)...)
+		silence -= k
+	}
 	if err := c.sendFramesLocked(ctx, true); err != nil {
+		return err
+	}
+	if err := c.sendSilenceLocked(ctx, (silence+size-1)/size); err != nil {
 		return err
 	}
 	if c.ser != Twilio {
@@ -589,27 +633,19 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 	if typ != websocket.MessageBinary {
 		return nil, fmt.Errorf("got a text frame; Pipecat's protobuf serializer sends binary frames (is the bot's serializer another one?)")
 	}
-	f, ok := parseCommonFrame(data)
-	if !ok {
-		f = new(pipecatpb.Frame)
-		if err := proto.Unmarshal(data, f); err != nil {
-			return nil, fmt.Errorf("not a pipecat.Frame: %w", err)
+	if f, ok := parseCommonFrame(data); ok {
+		if f.message {
+			return c.rtv.Message(f.data)
 		}
+		return c.audioFrame(f.channels, f.rate, f.data)
+	}
+	f := new(pipecatpb.Frame)
+	if err := proto.Unmarshal(data, f); err != nil {
+		return nil, fmt.Errorf("not a pipecat.Frame: %w", err)
 	}
 	switch v := f.Frame.(type) {
 	case *pipecatpb.Frame_Audio:
-		a := v.Audio
-		if a.NumChannels != 1 {
-			return nil, fmt.Errorf("an AudioRawFrame of %d channels; voicetest takes mono (configure the bot's output for 1 channel)", a.NumChannels)
-		}
-		if err := wire.CheckRate("", "sample_rate of an AudioRawFrame", int(a.SampleRate), wire.StandardRates(), ""); err != nil {
-			return nil, err
-		}
-		samples, err := pcm.DecodePCM16(nil, a.Audio)
-		if err != nil {
-			return nil, fmt.Errorf("an AudioRawFrame of %d bytes: %w (PCM16 has 2 bytes a sample)", len(a.Audio), err)
-		}
-		return c.audio(int(a.SampleRate), samples)
+		return c.audioFrame(v.Audio.NumChannels, v.Audio.SampleRate, v.Audio.Audio)
 	case *pipecatpb.Frame_Text:
 		c.rtv.AddText(v.Text.Text)
 		return []voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: v.Text.Text}}, nil
@@ -623,90 +659,118 @@ func (c *conn) decode(typ websocket.MessageType, data []byte) ([]voicetest.Agent
 	return nil, errors.New("a pipecat.Frame with no frame set")
 }
 
+// audioFrame decodes an AudioRawFrame's audio (PCM16) of channels at rate.
+func (c *conn) audioFrame(channels, rate uint32, audio []byte) ([]voicetest.AgentEvent, error) {
+	if channels != 1 {
+		return nil, fmt.Errorf("an AudioRawFrame of %d channels; voicetest takes mono (configure the bot's output for 1 channel)", channels)
+	}
+	if err := wire.CheckRate("", "sample_rate of an AudioRawFrame", int(rate), wire.StandardRates(), ""); err != nil {
+		return nil, err
+	}
+	samples, err := pcm.DecodePCM16(nil, audio)
+	if err != nil {
+		return nil, fmt.Errorf("an AudioRawFrame of %d bytes: %w (PCM16 has 2 bytes a sample)", len(audio), err)
+	}
+	return c.audio(int(rate), samples)
+}
+
+// commonFrame is a frame parseCommonFrame parsed: a MessageFrame (its data)
+// or an AudioRawFrame (its fields; data is the audio). data and name alias
+// the frame's bytes.
+type commonFrame struct {
+	message        bool
+	data           []byte
+	id             uint64
+	name           []byte
+	rate, channels uint32
+	pts            *uint64
+}
+
 // parseCommonFrame parses the frames a bot sends most, an AudioRawFrame
 // (fields id, name, audio, sample_rate, num_channels and pts, each at most
-// once) or a MessageFrame (one data field), into what proto.Unmarshal
-// gives for them, without its reflection; the audio and the data alias
-// data. Anything else, or anything unusual in them (a repeated or unknown
-// field, a value out of range, invalid UTF-8, a malformed field), reports
-// false and is left to proto.Unmarshal.
-func parseCommonFrame(data []byte) (*pipecatpb.Frame, bool) {
+// once) or a MessageFrame (one data field), as proto.Unmarshal would
+// (the tests check it) without its reflection and without
+// allocating. Anything else, or anything unusual in them (a repeated or
+// unknown field, a value out of range, invalid UTF-8, a malformed field),
+// reports false and is left to proto.Unmarshal.
+func parseCommonFrame(data []byte) (commonFrame, bool) {
 	num, typ, n := protowire.ConsumeTag(data)
 	if n < 0 || typ != protowire.BytesType || (num != 2 && num != 4) {
-		return nil, false
+		return commonFrame{}, false
 	}
 	body, m := protowire.ConsumeBytes(data[n:])
 	if m < 0 || n+m != len(data) {
-		return nil, false
+		return commonFrame{}, false
 	}
 	if num == 4 { // MessageFrame: data = 1
 		if len(body) == 0 {
-			return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{}}}, true
+			return commonFrame{message: true, data: body}, true
 		}
 		num, typ, n := protowire.ConsumeTag(body)
 		if n < 0 || num != 1 || typ != protowire.BytesType {
-			return nil, false
+			return commonFrame{}, false
 		}
 		v, m := protowire.ConsumeBytes(body[n:])
 		if m < 0 || n+m != len(body) || !utf8.Valid(v) {
-			return nil, false
+			return commonFrame{}, false
 		}
-		return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Message{Message: &pipecatpb.MessageFrame{Data: string(v)}}}, true
+		return commonFrame{message: true, data: v}, true
 	}
-	a := new(pipecatpb.AudioRawFrame)
+	var f commonFrame
 	var seen [7]bool
 	for len(body) > 0 {
 		num, typ, n := protowire.ConsumeTag(body)
 		if n < 0 || num < 1 || num > 6 || seen[num] {
-			return nil, false
+			return commonFrame{}, false
 		}
 		seen[num] = true
 		body = body[n:]
 		switch num {
 		case 2, 3: // name, audio
 			if typ != protowire.BytesType {
-				return nil, false
+				return commonFrame{}, false
 			}
 			v, m := protowire.ConsumeBytes(body)
 			if m < 0 {
-				return nil, false
+				return commonFrame{}, false
 			}
 			if num == 2 {
 				if !utf8.Valid(v) {
-					return nil, false
+					return commonFrame{}, false
 				}
-				a.Name = string(v)
+				f.name = v
 			} else {
-				a.Audio = v
+				f.data = v
 			}
 			body = body[m:]
 		default: // id, sample_rate, num_channels, pts
 			if typ != protowire.VarintType {
-				return nil, false
+				return commonFrame{}, false
 			}
 			v, m := protowire.ConsumeVarint(body)
 			if m < 0 {
-				return nil, false
+				return commonFrame{}, false
 			}
 			switch num {
 			case 1:
-				a.Id = v
+				f.id = v
 			case 4, 5:
 				if v > math.MaxUint32 {
-					return nil, false
+					return commonFrame{}, false
 				}
 				if num == 4 {
-					a.SampleRate = uint32(v)
+					f.rate = uint32(v)
 				} else {
-					a.NumChannels = uint32(v)
+					f.channels = uint32(v)
 				}
 			case 6:
-				a.Pts = &v
+				pts := v // only pts is moved to the heap, not every varint
+				f.pts = &pts
 			}
 			body = body[m:]
 		}
 	}
-	return &pipecatpb.Frame{Frame: &pipecatpb.Frame_Audio{Audio: a}}, true
+	return f, true
 }
 
 // decodeTwilio decodes one Media Streams message or transport message.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/pipecat"
 	"github.com/voicetest-go/voicetest/adapters/pipecat/pipecatpb"
+	"github.com/voicetest-go/voicetest/internal/peers/peerkit"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"google.golang.org/protobuf/proto"
 )
@@ -95,16 +97,21 @@ func BenchmarkPipecatRecvAudio(b *testing.B) {
 // to no work: it counts the AudioRawFrames it reads (without decoding
 // them) and, after every turnFrames of them (the user's speech and the
 // silence EndUtterance sends, which a real bot's VAD waits for), answers
-// client-ready with bot-ready, and answers each turn at once as Pipecat's RTVI observer and transport do: MessageFrames
+// at once as Pipecat's RTVI observer and transport do: MessageFrames
 // holding bot-started-speaking, bot-tts-text and bot-stopped-speaking
-// around one 20 ms AudioRawFrame at 24 kHz (frames.proto; RTVI 2.1.0).
-func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64) {
-	b.Helper()
+// around one 20 ms AudioRawFrame at 24 kHz (frames.proto; RTVI 2.1.0), in
+// one write. It answers client-ready with bot-ready. It speaks WebSocket
+// itself (rawWS), so that its own reading costs next to nothing; with
+// coderPeer, through coder/websocket's server side as the other protocols'
+// minimal peers do (adaptertest.BigReads and ReadLoop), which costs it
+// about a microsecond a message.
+func minimalRTVIBot(tb testing.TB, turnFrames int, coderPeer bool) (url string, got *atomic.Int64) {
+	tb.Helper()
 	got = new(atomic.Int64)
 	msg := func(f *pipecatpb.Frame) []byte {
 		m, err := proto.Marshal(f)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		return m
 	}
@@ -118,35 +125,127 @@ func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64
 		rtvi(`{"label":"rtvi-ai","type":"bot-stopped-speaking"}`),
 	}
 	ready := rtvi(`{"label":"rtvi-ai","type":"bot-ready","id":"1","data":{"version":"2.1.0"}}`)
-	// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
-	srv := adaptertest.BenchServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		adaptertest.LabelPeer(r)
-		w, burst := adaptertest.BigReads(w)
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
+	// stop ends a call the client has not closed when the test ends; calls
+	// counts the calls in progress, and failed what went wrong in them.
+	stop, cancel := context.WithCancel(context.Background())
+	var calls sync.WaitGroup
+	failed := make(chan error, 16)
+	fail := func(err error) {
+		select {
+		case failed <- err:
+		default: // enough to fail the test already
 		}
-		defer ws.CloseNow()
-		ctx := r.Context()
+	}
+	// read is the bot's side of a call: it takes every message the client
+	// sends, and answers through send (the messages in one write).
+	read := func(send func(msgs ...[]byte)) func(op byte, data []byte) {
 		n := 0
-		adaptertest.ReadLoop(ws, func(data []byte) {
-			if !bytes.HasPrefix(data, []byte{0x12}) {
+		return func(op byte, data []byte) {
+			// An AudioRawFrame (field 2 of Frame) starts with its tag, 0x12.
+			if op != opBinary || !bytes.HasPrefix(data, []byte{0x12}) {
 				if bytes.Contains(data, []byte(`"client-ready"`)) {
-					ws.Write(ctx, websocket.MessageBinary, ready)
+					send(ready)
 				}
 				return
 			}
 			got.Add(1)
 			if n++; n%turnFrames == 0 {
-				burst.Begin() // the reply's frames in one write
-				for _, m := range reply {
+				send(reply...)
+			}
+		}
+	}
+	srv := peerkit.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		defer calls.Done()
+		adaptertest.LabelPeer(r)
+		if coderPeer {
+			w, burst := adaptertest.BigReads(w)
+			ws, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer ws.CloseNow()
+			defer context.AfterFunc(stop, func() { ws.CloseNow() })()
+			f := read(func(msgs ...[]byte) {
+				burst.Begin()
+				for _, m := range msgs {
 					ws.Write(context.Background(), websocket.MessageBinary, m) // no timer per write
 				}
 				burst.End()
+			})
+			adaptertest.ReadLoop(ws, func(data []byte) { f(opBinary, data) })
+			return
+		}
+		ws, err := acceptRaw(w, r)
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer ws.Close()
+		defer context.AfterFunc(stop, func() { ws.Close() })()
+		isAudio := func(first byte) bool { return first == 0x12 }
+		err = ws.ReadLoop(isAudio, read(func(msgs ...[]byte) {
+			for _, m := range msgs {
+				ws.Append(opBinary, m)
 			}
-		})
+			ws.Flush()
+		}))
+		if err != nil && stop.Err() == nil {
+			fail(err) // not the closing handshake
+		}
 	}))
+	tb.Cleanup(func() { // after srv.Close: no call starts any more
+		cancel()
+		calls.Wait()
+		close(failed)
+		for err := range failed {
+			tb.Errorf("minimal bot: %v", err)
+		}
+	})
+	tb.Cleanup(srv.Close)
 	return srv.WSURL("/ws"), got
+}
+
+// TestMinimalRTVIBot runs the benchmark's turn against its bot a few times,
+// with keepalive pings every few milliseconds, and closes: the bot must
+// complete the handshake, count every frame, answer each turn (its
+// AgentTurnEnd), the pings (or the connection dies and the next turn
+// fails) and the closing handshake (its loop must end at the client's
+// close frame, not at the connection's end).
+func TestMinimalRTVIBot(t *testing.T) {
+	for _, coderPeer := range []bool{false, true} {
+		t.Run(map[bool]string{false: "rawWS", true: "coder"}[coderPeer], func(t *testing.T) { testMinimalRTVIBot(t, coderPeer) })
+	}
+}
+
+func testMinimalRTVIBot(t *testing.T, coderPeer bool) {
+	const turnFrames = 80
+	url, got := minimalRTVIBot(t, turnFrames, coderPeer)
+	a := pipecat.New(url, pipecat.Protobuf)
+	a.RTVI = true
+	a.PingInterval, a.PongTimeout = 2*time.Millisecond, 100*time.Millisecond
+	conn, err := a.Connect(t.Context(), adaptertest.Session(t, 24000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := adaptertest.BenchTurnFrames(24000)
+	for i := range 5 {
+		if err := adaptertest.SendUtterance(t.Context(), conn, frames); err != nil {
+			t.Fatal(err)
+		}
+		r := adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
+		if _, deltas := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); deltas != "Okay." || r.Audio == 0 {
+			t.Errorf("turn %d: text %q, %d audio events", i, deltas, r.Audio)
+		}
+		time.Sleep(40 * time.Millisecond) // pings, each to be answered within 100 ms
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got.Load() != 5*turnFrames {
+		t.Errorf("the bot counted %d audio frames in 5 turns, want %d", got.Load(), 5*turnFrames)
+	}
 }
 
 // BenchmarkPipecatTurnMinimalPeer measures the harness's overhead per turn
@@ -155,12 +254,19 @@ func minimalRTVIBot(b *testing.B, turnFrames int) (url string, got *atomic.Int64
 // EndUtterance's second of silence (50 more frames, as a bot's VAD needs
 // it), and the bot's reply (bot-started-speaking, bot-tts-text, 20 ms of
 // audio, bot-stopped-speaking) received to its AgentTurnEnd, against a bot
-// that answers at once and does no work of its own. ns/op is wall time;
-// cpu-ns/op is the CPU time of the whole process (adapter and bot) per
-// turn.
-func BenchmarkPipecatTurnMinimalPeer(b *testing.B) {
+// that answers at once and does no work of its own (its WebSocket is
+// rawWS). ns/op is wall time; cpu-ns/op is the CPU time of the whole
+// process (adapter and bot) per turn.
+func BenchmarkPipecatTurnMinimalPeer(b *testing.B) { benchTurn(b, false) }
+
+// BenchmarkPipecatTurnCoderPeer is BenchmarkPipecatTurnMinimalPeer against
+// the same bot reading through coder/websocket, as the other protocols'
+// minimal peers do: the figure to compare with theirs.
+func BenchmarkPipecatTurnCoderPeer(b *testing.B) { benchTurn(b, true) }
+
+func benchTurn(b *testing.B, coderPeer bool) {
 	const turnFrames = 80 // (600 ms + 1 s) / 20 ms
-	url, got := minimalRTVIBot(b, turnFrames)
+	url, got := minimalRTVIBot(b, turnFrames, coderPeer)
 	a := pipecat.New(url, pipecat.Protobuf)
 	a.RTVI = true
 	conn := adaptertest.BenchConn(b, a, 24000)
