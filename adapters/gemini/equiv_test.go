@@ -669,6 +669,9 @@ func serverFrames() [][]byte {
 		[]byte(`{"serverContent":{"inputTranscription":{"text":"A table","finished":true}}}`),
 		[]byte(`{"serverContent":{"inputTranscription":{"text":" for two"}}}`),
 		[]byte(`{"serverContent":{"generationComplete":true}}`),
+		[]byte(`{"serverContent":{"turnComplete":true}}`),
+		[]byte(`{"serverContent":{"inputTranscription":{"text":"Une table, s'il vous plaît"}}}`),
+		[]byte(`{"serverContent":{"outputTranscription":{"text":"tab\there \u00e9"}}}`),
 		[]byte(`{"serverContent":{"turnComplete":true,"turnCompleteReason":"NEED_MORE_INPUT"}}`),
 		[]byte(`{"serverContent":{"interrupted":true}}`),
 		[]byte(`{"serverContent":{"interrupted":false,"turnComplete":false,"waitingForInput":true}}`),
@@ -713,10 +716,11 @@ func TestEquivalentDecoding(t *testing.T) {
 	if m, err := sess.Receive(); err != nil || m.SetupComplete == nil { // Connect's, buffered
 		t.Fatalf("first Receive: %v %v", m, err)
 	}
+	var d decoder
 	for i, f := range frames {
 		sdkMsg, sdkErr := sess.Receive()
-		var ours serverMessage
-		ourErr := parseServerMessage(f, &ours)
+		m, ourErr := d.parse(f)
+		ours := *m
 		switch {
 		case sdkErr != nil && ourErr != nil:
 			var oe *Error

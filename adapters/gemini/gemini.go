@@ -408,7 +408,7 @@ type conn struct {
 	msg     []byte        // the audio sender's message buffer, reused
 
 	// Reader goroutine only.
-	m           serverMessage
+	dec         decoder
 	setupDone   bool
 	down        wire.Downstream
 	content     bool // audio or text since the last turn boundary
@@ -657,8 +657,8 @@ func (c *conn) Close() error { return c.ws.Close(nil) }
 // decode turns one server message into events. It runs on the reader
 // goroutine.
 func (c *conn) decode(_ websocket.MessageType, data []byte) ([]voicetest.AgentEvent, error) {
-	m := &c.m
-	if err := parseServerMessage(data, m); err != nil {
+	m, err := c.dec.parse(data)
+	if err != nil {
 		var se *Error
 		if errors.As(err, &se) {
 			se.Message = excerpt(c.ws.Scrubber().String(se.Message))

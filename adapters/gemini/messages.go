@@ -2,9 +2,11 @@ package gemini
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"google.golang.org/genai"
@@ -154,4 +156,140 @@ func parseServerMessage(data []byte, m *serverMessage) error {
 		return &Error{Message: string(data)}
 	}
 	return err
+}
+
+// decoder decodes the server's messages on the reader goroutine. The
+// most frequent ones in the compact form the service sends them (the
+// model's audio, a transcription, turnComplete, generationComplete,
+// interrupted, setupComplete) are read without encoding/json, into
+// structures it reuses; every other message, and any of these that is not
+// exactly in that form, goes through encoding/json. Both give the same
+// serverMessage (TestFastPathAsEncodingJSON, TestEquivalentDecoding).
+type decoder struct {
+	m     serverMessage
+	sc    serverContent
+	ct    content
+	parts [1]*part
+	p     part
+	b     blob
+	tr    transcription
+	raw   []byte // the audio of the last fast audio message
+}
+
+// The fast path's message forms.
+const (
+	fastAudioHead  = `{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"`
+	fastAudioMid   = `","data":"`
+	fastAudioTail  = `"}}]}}}`
+	fastOutputHead = `{"serverContent":{"outputTranscription":{"text":"`
+	fastInputHead  = `{"serverContent":{"inputTranscription":{"text":"`
+	fastTextTail   = `"}}}`
+)
+
+// parse decodes one server message. The message it returns, and what it
+// points to, are valid until the next call.
+func (d *decoder) parse(data []byte) (*serverMessage, error) {
+	if d.fast(data) {
+		return &d.m, nil
+	}
+	return &d.m, parseServerMessage(data, &d.m)
+}
+
+// fast decodes data if it is one of the fast path's forms, and reports
+// whether it was.
+func (d *decoder) fast(data []byte) bool {
+	switch string(data) {
+	case `{"serverContent":{"turnComplete":true}}`:
+		d.content()
+		d.sc.TurnComplete = true
+		return true
+	case `{"serverContent":{"generationComplete":true}}`:
+		d.content()
+		d.sc.GenerationComplete = true
+		return true
+	case `{"serverContent":{"interrupted":true}}`:
+		d.content()
+		d.sc.Interrupted = true
+		return true
+	case `{"setupComplete":{}}`:
+		d.m = serverMessage{SetupComplete: &struct{}{}}
+		return true
+	}
+	if rest, ok := bytes.CutPrefix(data, []byte(fastAudioHead)); ok {
+		mt, rest, ok := plainString(rest)
+		if !ok || !bytes.HasPrefix(rest, []byte(fastAudioMid)) {
+			return false
+		}
+		b64, rest, ok := plainString(rest[len(fastAudioMid):])
+		if !ok || string(rest) != fastAudioTail {
+			return false
+		}
+		n := base64.StdEncoding.DecodedLen(len(b64))
+		if d.raw == nil || cap(d.raw) < n || cap(d.raw) > 4*n+(64<<10) {
+			d.raw = make([]byte, n) // never nil, as encoding/json's
+		}
+		n, err := base64.StdEncoding.Decode(d.raw[:n], b64)
+		if err != nil {
+			return false // encoding/json says why
+		}
+		d.b = blob{MIMEType: string(mt), Data: d.raw[:n]}
+		d.p = part{InlineData: &d.b}
+		d.parts[0] = &d.p
+		d.ct = content{Parts: d.parts[:]}
+		d.content()
+		d.sc.ModelTurn = &d.ct
+		return true
+	}
+	for _, head := range []string{fastOutputHead, fastInputHead} {
+		rest, ok := bytes.CutPrefix(data, []byte(head))
+		if !ok {
+			continue
+		}
+		text, rest, ok := plainString(rest)
+		if !ok || string(rest) != fastTextTail {
+			return false
+		}
+		d.tr = transcription{Text: string(text)}
+		d.content()
+		if head == fastOutputHead {
+			d.sc.OutputTranscription = &d.tr
+		} else {
+			d.sc.InputTranscription = &d.tr
+		}
+		return true
+	}
+	return false
+}
+
+// content makes d.m a serverContent message with nothing set.
+func (d *decoder) content() {
+	d.sc = serverContent{}
+	d.m = serverMessage{ServerContent: &d.sc}
+}
+
+// plainString reads a JSON string's contents from b, which starts just
+// after its opening quote, up to its closing quote, and returns them and
+// what follows the closing quote (which it leaves on: rest starts with
+// '"'). It reports false for a string that needs decoding or that
+// encoding/json would change or refuse: one with an escape, a control
+// character or invalid UTF-8, or no closing quote.
+func plainString(b []byte) (s, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, '"')
+	if i < 0 {
+		return nil, nil, false
+	}
+	s = b[:i]
+	ascii := true
+	for _, c := range s {
+		if c < 0x20 || c == '\\' {
+			return nil, nil, false
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(s) {
+		return nil, nil, false
+	}
+	return s, b[i:], true
 }
