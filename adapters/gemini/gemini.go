@@ -142,7 +142,7 @@ const adapterName = "gemini-live"
 // PCM16 at the Live API's 16 kHz.
 const maxAudioBatch = 2 * inputRate
 
-// Agent is a Gemini Live model reached through the genai SDK. Set the
+// Agent is a Gemini Live model on the Gemini Developer API. Set the
 // fields before the first Connect; an Agent may then serve parallel
 // scenarios.
 type Agent struct {
@@ -152,9 +152,10 @@ type Agent struct {
 	// environment variable, then GOOGLE_API_KEY; one is required (a
 	// server that checks none takes any).
 	APIKey string
-	// BaseURL is the API's base URL (default DefaultBaseURL). The SDK
-	// dials wss:// on it unless it is a ws:// or wss:// URL: a loopback
-	// test server is ws://127.0.0.1:port.
+	// BaseURL is the API's base URL (default DefaultBaseURL). The
+	// adapter dials wss:// on its host and path, as the genai SDK does,
+	// unless it is a ws:// or wss:// URL: a loopback test server is
+	// ws://127.0.0.1:port.
 	BaseURL string
 	// APIVersion is the Live endpoint's version (default
 	// DefaultAPIVersion).
@@ -197,7 +198,8 @@ func New(model string) *Agent { return &Agent{Model: model} }
 // Error is an error message the Live server sent. Recv returns it; the
 // conversation can go on until the server closes the connection.
 type Error struct {
-	// Message is what the SDK reported, with the server's message.
+	// Message is the server's message (its start, with secrets
+	// blanked).
 	Message string
 }
 
