@@ -7,6 +7,7 @@ package gemini
 // messages, and requires the same result.
 
 import (
+	stdcmp "cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -151,11 +152,11 @@ func sdkSession(t *testing.T, a *Agent, base, id string) (*genai.Session, error)
 	}
 	h.Set(caseHeader, id)
 	client, err := genai.NewClient(t.Context(), &genai.ClientConfig{APIKey: a.APIKey, Backend: genai.BackendGeminiAPI,
-		HTTPOptions: genai.HTTPOptions{BaseURL: base, APIVersion: cmpOr(a.APIVersion, DefaultAPIVersion), Headers: h}})
+		HTTPOptions: genai.HTTPOptions{BaseURL: base, APIVersion: stdcmp.Or(a.APIVersion, DefaultAPIVersion), Headers: h}})
 	if err != nil {
 		return nil, err
 	}
-	return client.Live.Connect(t.Context(), cmpOr(a.Model, DefaultModel), cfg)
+	return client.Live.Connect(t.Context(), stdcmp.Or(a.Model, DefaultModel), cfg)
 }
 
 // ourConn connects the adapter to base, with a session at rate.

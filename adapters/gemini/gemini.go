@@ -98,6 +98,7 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -236,9 +237,9 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	if key == "" {
 		return nil, fmt.Errorf("adapters: %s: no API key; set gemini.Agent.APIKey or the GEMINI_API_KEY environment variable", adapterName)
 	}
-	base := cmpOr(a.BaseURL, DefaultBaseURL)
-	version := cmpOr(a.APIVersion, DefaultAPIVersion)
-	model := cmpOr(a.Model, DefaultModel)
+	base := cmp.Or(a.BaseURL, DefaultBaseURL)
+	version := cmp.Or(a.APIVersion, DefaultAPIVersion)
+	model := cmp.Or(a.Model, DefaultModel)
 	sc := opts.Scrub
 	if sc == nil {
 		sc = scrub.New()
@@ -292,14 +293,6 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	ws.Go(c.audioLoop)
 	ws.Logf("%s: session with %s open at %s (explicit activities, %d tools)", adapterName, model, sc.URL(endpoint), len(a.Tools))
 	return c, nil
-}
-
-// cmpOr returns s, or def when s is empty.
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // awaitSetup waits for setupComplete, an error instead of it, or the
