@@ -13,11 +13,11 @@ import (
 )
 
 // TestConformance runs the wire adapters' shared suite against the
-// loopback Gemini Live server, through the genai SDK.
+// loopback Gemini Live server.
 func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
 
 // FuzzServerMessage fuzzes the adapter's decoding of the server's
-// messages (through the SDK's Receive) with the shared fuzz target.
+// messages with the shared fuzz target.
 func FuzzServerMessage(f *testing.F) { conformance.Fuzz(f, subject()) }
 
 // subject describes the adapter and its loopback server to the suite.
@@ -27,11 +27,8 @@ func subject() conformance.Subject {
 		Handshake:  true, // setup → setupComplete
 		ChecksKey:  true,
 		Interrupts: true, // serverContent.interrupted
-		InMemory:   true, // through dialThrough
+		InMemory:   true, // through WSOptions.NetDial
 		Start: func(t *testing.T, p conformance.Peer) voicetest.Agent {
-			if p.Net != nil {
-				dialThrough(t, p.Net)
-			}
 			// Every turn starts with the service's empty
 			// interrupted→turnComplete pair, which the adapter must skip.
 			cfg := geminipeer.Config{APIKey: p.Key, HangUpAfter: p.HangUpAfter, SpuriousPair: true, Listener: p.Listener()}
@@ -63,6 +60,9 @@ func subject() conformance.Subject {
 				a.APIKey = "test-key"
 			}
 			a.DialTimeout, a.MaxQueueBytes, a.MaxFrameBytes = p.DialTimeout, p.MaxQueueBytes, p.MaxFrameBytes
+			if p.Net != nil {
+				a.NetDial = p.Net.Dial
+			}
 			return a
 		},
 		Audio: func(n int) conformance.Frame {

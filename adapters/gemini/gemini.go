@@ -1,6 +1,30 @@
 // Package gemini reaches a Gemini Live model (the Live API's
-// BidiGenerateContent WebSocket) as the agent under test, through Google's
-// official Go SDK, google.golang.org/genai.
+// BidiGenerateContent WebSocket, as the Gemini Developer API serves it) as
+// the agent under test.
+//
+// It speaks the Live protocol itself, over coder/websocket like the other
+// wire adapters (adapters/wire), not through Google's Go SDK
+// (google.golang.org/genai): the SDK converts every message three times
+// and keeps its socket to itself, which cost more than the whole per-turn
+// budget of a test harness (BENCHMARKS.md, "Issue 21"). genai remains a
+// dependency for its public types: Agent.Configure edits a
+// genai.LiveConnectConfig, which this package maps to the setup message
+// itself, and refuses at Connect, with an error naming it, any member it
+// does not send (HTTPOptions, ExplicitVADSignal, a kind of tool or part it
+// does not know), rather than drop it.
+//
+// Fidelity to the SDK is a test, not a hope: TestEquivalentSetup and
+// TestEquivalentMessages (equiv_test.go) run the SDK's own Live client
+// (genai v1.77.0, Live.Connect and Session's Send methods) and this
+// adapter against the same recording loopback server and require the same
+// URL, the same handshake headers (the credential included) and the same
+// JSON messages, compared parsed: the setup message of the adapter's own
+// configuration, of each member of LiveConnectConfig set in turn (by
+// reflection over the struct, so that a member added to genai is tested
+// too) and of each member's members, the user's audio, activityStart,
+// activityEnd, text and tool responses. TestEquivalentDecoding gives the
+// same server messages to the SDK's Receive and to this package's decoder
+// and compares what each read, field by field.
 //
 // voicetest plays the user: it configures the session (system
 // instruction, voice, tools, input and output transcription, audio
@@ -16,9 +40,9 @@
 // one realtimeInput audio message (at most 1 s of audio). In real-time
 // pacing each frame finds the sender idle and goes at once, alone; frames
 // queued while a message is being written (Fast pacing, or a backlog) go
-// together, which spares the SDK's per-message conversions. A failed send
-// is reported by the next SendAudio or EndUtterance; activityEnd (and
-// text) go after all the audio queued before them.
+// together. A failed send is reported by the next SendAudio or
+// EndUtterance; activityEnd (and text) go after all the audio queued
+// before them.
 //
 // What the adapter does with the server's messages:
 //
@@ -47,9 +71,9 @@
 //     within its TimeLeft, and a Live session cannot be continued on a
 //     new connection without session resumption, which this adapter does
 //     not use. The Conn stays usable until the server closes it.
-//   - a message the SDK reports as an error from the server: Recv returns
-//     an *Error; one it cannot parse: a *wire.FrameError. The Conn stays
-//     usable.
+//   - an error report ({"error":…}): Recv returns an *Error; a message
+//     that is not JSON or whose members have the wrong types: a
+//     *wire.FrameError. The Conn stays usable.
 //   - the server closing the WebSocket with status 1000 or 1001:
 //     AgentHangUp; with another status (1007 for a bad API key, 1011 for
 //     an internal error): a *voicetest.TransportClosedError that says so.
@@ -61,40 +85,20 @@
 // activityStart cuts the model off; the server's interrupted becomes
 // AgentInterrupted.
 //
-// What the SDK decides: it owns the WebSocket (gorilla/websocket) and
-// shows the adapter neither the socket nor the bytes on it. So:
-//
-//   - the wire capture records the messages as the adapter gave them to
-//     the SDK and got them back (the SDK's types as JSON: camelCase, audio
-//     in base64), not the bytes on the wire;
-//   - the SDK's Connect takes no context: when Connect gives up
-//     (WSOptions.DialTimeout, or ctx), a goroutine waits for the SDK's
-//     dial (bounded by its 45 s handshake timeout) or for the setup
-//     answer (until the server answers or closes) and closes whatever it
-//     gets;
-//   - WSOptions.MaxFrameBytes is checked after the SDK has read a message
-//     (it reads each whole), on the size of its payload as sent (audio in
-//     base64): a larger message ends the connection with an error naming
-//     the setting, but the SDK has held it;
-//   - there is no keepalive ping (WSOptions.PingInterval and PongTimeout
-//     are refused): a server that stops answering is caught by the
-//     runner's timeouts (Timeouts.FirstChunk), as for any silent agent;
-//   - Close closes the socket without a closing handshake
-//     (WSOptions.CloseTimeout is not used);
-//   - the SDK converts every message three times (genai v1.77.0, live.go:
-//     a message sent is marshalled, unmarshalled into a map, converted
-//     and marshalled again; one received is unmarshalled into a map,
-//     encoded and unmarshalled into its types), so most of the harness's
-//     cost per turn is the SDK's, and grows with the audio sent
-//     (BENCHMARKS.md, "Issue 21: Gemini Live per-turn overhead").
-//
-// WSOptions.Header, DialTimeout, WriteTimeout, MaxQueueBytes, RequireTLS
-// and Scrub apply as for the other wire adapters. The API key is sent
-// only in the x-goog-api-key header; it is blanked, also where the model
-// echoes it, from the capture, the log, errors and events.
+// WSOptions apply as for the other wire adapters (the wire capture holds
+// the bytes on the wire), except keepalive: like the SDK, the adapter
+// sends no ping (WSOptions.PingInterval and PongTimeout are refused); a
+// server that stops answering is caught by the runner's timeouts
+// (Timeouts.FirstChunk). DialTimeout bounds the WebSocket handshake and
+// then the wait for setupComplete. The API key is sent only in the
+// x-goog-api-key header (an ephemeral token "auth_tokens/…", v1alpha
+// only, as "Authorization: Token …"), as the SDK sends it; it is blanked,
+// also where the model echoes it, from the capture, the log, errors and
+// events.
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,8 +111,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	gorilla "github.com/gorilla/websocket"
-	"github.com/voicetest-go/voicetest/adapters/internal/evqueue"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -141,7 +143,7 @@ const adapterName = "gemini-live"
 // PCM16 at the Live API's 16 kHz.
 const maxAudioBatch = 2 * inputRate
 
-// Agent is a Gemini Live model reached through the genai SDK. Set the
+// Agent is a Gemini Live model on the Gemini Developer API. Set the
 // fields before the first Connect; an Agent may then serve parallel
 // scenarios.
 type Agent struct {
@@ -151,9 +153,10 @@ type Agent struct {
 	// environment variable, then GOOGLE_API_KEY; one is required (a
 	// server that checks none takes any).
 	APIKey string
-	// BaseURL is the API's base URL (default DefaultBaseURL). The SDK
-	// dials wss:// on it unless it is a ws:// or wss:// URL: a loopback
-	// test server is ws://127.0.0.1:port.
+	// BaseURL is the API's base URL (default DefaultBaseURL). The
+	// adapter dials wss:// on its host and path, as the genai SDK does,
+	// unless it is a ws:// or wss:// URL: a loopback test server is
+	// ws://127.0.0.1:port.
 	BaseURL string
 	// APIVersion is the Live endpoint's version (default
 	// DefaultAPIVersion).
@@ -196,7 +199,8 @@ func New(model string) *Agent { return &Agent{Model: model} }
 // Error is an error message the Live server sent. Recv returns it; the
 // conversation can go on until the server closes the connection.
 type Error struct {
-	// Message is what the SDK reported, with the server's message.
+	// Message is the server's message (its start, with secrets
+	// blanked).
 	Message string
 }
 
@@ -221,7 +225,7 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 		return nil, fmt.Errorf("adapters: %s: session rate %d: %w", adapterName, s.Rate, pcm.ErrBadRate)
 	}
 	if a.PingInterval > 0 || a.PongTimeout > 0 {
-		return nil, fmt.Errorf("adapters: %s: WSOptions.PingInterval and PongTimeout cannot apply: the genai SDK keeps its WebSocket to itself and sends no ping; leave them zero (a silent server is caught by voicetest.Timeouts.FirstChunk)", adapterName)
+		return nil, fmt.Errorf("adapters: %s: WSOptions.PingInterval and PongTimeout cannot apply: the adapter sends no ping, as the genai SDK sends none; leave them zero (a silent server is caught by voicetest.Timeouts.FirstChunk)", adapterName)
 	}
 	opts := a.WSOptions.Resolved()
 	key := a.APIKey
@@ -233,18 +237,9 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	if key == "" {
 		return nil, fmt.Errorf("adapters: %s: no API key; set gemini.Agent.APIKey or the GEMINI_API_KEY environment variable", adapterName)
 	}
-	base := a.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	version := a.APIVersion
-	if version == "" {
-		version = DefaultAPIVersion
-	}
-	model := a.Model
-	if model == "" {
-		model = DefaultModel
-	}
+	base := cmp.Or(a.BaseURL, DefaultBaseURL)
+	version := cmp.Or(a.APIVersion, DefaultAPIVersion)
+	model := cmp.Or(a.Model, DefaultModel)
 	sc := opts.Scrub
 	if sc == nil {
 		sc = scrub.New()
@@ -252,106 +247,90 @@ func (a *Agent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Con
 	sc.Add(key)
 	sc.AddHeader(opts.Header)
 	sc.AddURL(base)
-	if err := wire.CheckPlaintext(adapterName, base, opts); err != nil {
-		return nil, wire.ScrubError(sc, err)
-	}
 	config, err := a.liveConfig()
 	if err != nil {
 		return nil, err
 	}
-	logf := wire.ScrubLogf(sc, s.Logf)
-	c := &conn{
-		rate:    s.Rate,
-		opts:    opts,
-		scrub:   sc,
-		logf:    logf,
-		capture: wire.NewCaptureWriter(s.Capture, logf),
-		capt:    s.Capture != nil,
-		onTool:  a.OnToolCall,
-		down:    wire.Downstream{Rate: s.Rate},
-		q:       evqueue.New(opts.MaxQueueBytes),
-		unknown: map[string]bool{},
-		moved:   make(chan struct{}),
-		kick:    make(chan struct{}, 1),
+	setup, err := setupMessage(model, config)
+	if err != nil {
+		return nil, fmt.Errorf("adapters: %s: the setup message: %w", adapterName, err)
 	}
-	c.capture.SetScrubber(sc)
+	endpoint, header, err := liveEndpoint(base, version, key, opts.Header)
+	if err != nil {
+		return nil, fmt.Errorf("adapters: %s: %w", adapterName, wire.ScrubError(sc, err))
+	}
+	c := &conn{
+		rate:   s.Rate,
+		onTool: a.OnToolCall,
+		down:   wire.Downstream{Rate: s.Rate},
+		ready:  make(chan struct{}),
+		moved:  make(chan struct{}),
+		kick:   make(chan struct{}, 1),
+	}
 	if s.Rate != inputRate {
 		if c.up.Resampler, err = pcm.NewResampler(s.Rate, inputRate); err != nil {
 			return nil, fmt.Errorf("adapters: %s: %w", adapterName, err)
 		}
 	}
-	client, err := genai.NewClient(ctx, &genai.ClientConfig{
-		APIKey:      key,
-		Backend:     genai.BackendGeminiAPI,
-		HTTPOptions: genai.HTTPOptions{BaseURL: base, APIVersion: version, Headers: opts.Header.Clone()},
-	})
+	dial := opts
+	dial.Header, dial.Scrub, dial.PingInterval = header, sc, -1
+	ws, err := wire.Dial(ctx, adapterName, endpoint, dial, s, nil)
 	if err != nil {
-		return nil, fmt.Errorf("adapters: %s: %w", adapterName, wire.ScrubError(sc, err))
+		return nil, err
 	}
-	endpoint := sc.URL(liveURL(base, version))
-	type result struct {
-		sess *genai.Session
-		err  error
+	c.ws = ws
+	ws.Start(c.decode)
+	fail := func(err error) (voicetest.Conn, error) {
+		ws.Close(nil)
+		return nil, err
 	}
-	done := make(chan result, 1)
-	go func() {
-		// The SDK's Connect takes no context (see the package comment).
-		sess, err := client.Live.Connect(context.Background(), model, config)
-		done <- result{sess, err}
-	}()
-	abandon := func() {
-		go func() {
-			if r := <-done; r.sess != nil {
-				r.sess.Close()
-			}
-		}()
+	if err := ws.Write(ctx, websocket.MessageText, setup); err != nil {
+		return fail(fmt.Errorf("adapters: %s: sending setup: %w", adapterName, err))
 	}
-	timer := time.NewTimer(opts.DialTimeout)
-	defer timer.Stop()
-	var sess *genai.Session
-	select {
-	case r := <-done:
-		if r.err != nil {
-			err := wire.ScrubError(sc, r.err)
-			c.capture.Note("error", fmt.Sprintf("connect %s: %v", endpoint, err))
-			return nil, fmt.Errorf("adapters: %s: connecting to %s: %w", adapterName, endpoint, err)
-		}
-		sess = r.sess
-	case <-timer.C:
-		abandon()
-		c.capture.Note("error", "connect "+endpoint+": timed out")
-		return nil, &voicetest.TimeoutError{Phase: voicetest.PhaseConnect, Timeout: opts.DialTimeout,
-			Hint: fmt.Sprintf("the Gemini Live server at %s did not complete the WebSocket handshake and answer setup with setupComplete; check the BaseURL and that the server is up, or raise WSOptions.DialTimeout", endpoint)}
-	case <-ctx.Done():
-		abandon()
-		return nil, ctx.Err()
+	if err := c.awaitSetup(ctx, opts.DialTimeout, sc.URL(endpoint)); err != nil {
+		return fail(err)
 	}
-	c.sess = sess
-	c.capture.Note("open", endpoint)
-	if setup, err := json.Marshal(map[string]any{"setup": map[string]any{"model": model, "config": config}}); err == nil {
-		c.capture.Frame("send", websocket.MessageText, setup)
-	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.writeTimer = time.AfterFunc(time.Hour, c.writeTimedOut)
-	c.writeTimer.Stop()
-	c.wg.Add(2)
-	go c.readLoop()
-	go c.audioLoop()
-	logf("%s: session with %s open at %s (explicit activities, %d tools)", adapterName, model, endpoint, len(a.Tools))
+	ws.Go(c.audioLoop)
+	ws.Logf("%s: session with %s open at %s (explicit activities, %d tools)", adapterName, model, sc.URL(endpoint), len(a.Tools))
 	return c, nil
 }
 
-// liveURL returns the Live endpoint the SDK dials for base and version
-// (live.go), for captures and errors.
-func liveURL(base, version string) string {
-	u := strings.TrimRight(base, "/")
-	switch {
-	case strings.HasPrefix(u, "https://"):
-		u = "wss://" + strings.TrimPrefix(u, "https://")
-	case strings.HasPrefix(u, "http://"):
-		u = "wss://" + strings.TrimPrefix(u, "http://")
+// awaitSetup waits for setupComplete, an error instead of it, or the
+// connection's end.
+func (c *conn) awaitSetup(ctx context.Context, limit time.Duration, endpoint string) error {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ready:
+			return nil
+		default:
+		}
+		qerr, term := c.ws.Failure()
+		if qerr != nil || term != nil {
+			select {
+			case <-c.ready:
+				return nil // what followed setupComplete belongs to the conversation
+			default:
+			}
+		}
+		switch {
+		case qerr != nil:
+			return fmt.Errorf("adapters: %s: setting up the session at %s: %w", adapterName, endpoint, qerr)
+		case term != nil:
+			return fmt.Errorf("adapters: %s: setting up the session at %s: %w", adapterName, endpoint, term)
+		}
+		select {
+		case <-c.ready:
+			return nil
+		case <-c.ws.Notify():
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return &voicetest.TimeoutError{Phase: voicetest.PhaseConnect, Timeout: limit,
+				Hint: fmt.Sprintf("the Gemini Live server at %s accepted the WebSocket but did not answer setup with setupComplete; check the BaseURL and that the server is up, or raise WSOptions.DialTimeout", endpoint)}
+		}
 	}
-	return u + "/ws/google.ai.generativelanguage." + version + ".GenerativeService.BidiGenerateContent"
 }
 
 // liveConfig builds the session configuration, checking the options.
@@ -397,30 +376,18 @@ func (a *Agent) liveConfig() (*genai.LiveConnectConfig, error) {
 
 // conn is one Live session.
 type conn struct {
-	sess    *genai.Session
-	rate    int
-	opts    wire.WSOptions
-	scrub   *scrub.Scrubber
-	logf    func(string, ...any)
-	capture *wire.CaptureWriter
-	capt    bool // Session.Capture is set: marshal messages for it
-	stats   wire.Stats
-	onTool  wire.ToolHandler
-	q       *evqueue.Queue
+	ws     *wire.Conn
+	rate   int
+	onTool wire.ToolHandler
 
-	ctx    context.Context // lives until Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// ready is closed when setupComplete arrives.
+	ready chan struct{}
 
 	// Send side. sendMu orders the callers' sends (an activity, its
-	// audio, its end); wmu serializes the SDK's writes, since it allows
-	// one writer at a time (the audio sender's and the callers').
-	sendMu     sync.Mutex
-	active     bool // an activity is open
-	up         wire.Upstream
-	wmu        sync.Mutex
-	writeTimer *time.Timer
-	writing    bool // a write is under way (under mu)
+	// audio, its end); the wire.Conn serializes the writes themselves.
+	sendMu sync.Mutex
+	active bool // an activity is open
+	up     wire.Upstream
 
 	// The audio sender (audioLoop), under amu: SendAudio queues PCM16 at
 	// 16 kHz, and the sender sends what is queued when it takes it as one
@@ -433,31 +400,25 @@ type conn struct {
 	sendErr error         // why a batch could not be sent; later sends report it
 	moved   chan struct{} // closed and replaced when the sender takes or finishes a batch
 	kick    chan struct{} // holds a token when audio was queued since the sender last looked
-
-	mu      sync.Mutex
-	cause   error // why the adapter itself ended the connection
-	limit   error // the queue bound the model went past, which Close reports
-	closing bool
+	msg     []byte        // the audio sender's message buffer, reused
 
 	// Reader goroutine only.
+	dec         decoder
+	setupDone   bool
 	down        wire.Downstream
 	content     bool // audio or text since the last turn boundary
 	interrupted bool // interrupted was seen; its turnComplete is pending
 	agentText   strings.Builder
 	userText    strings.Builder
-	unknown     map[string]bool
+	unknownSeen bool
 	// audioType is the last inline audio MIME type accepted and
 	// audioRate its rate, so that each audio message of a stream is not
 	// parsed again (mime.ParseMediaType allocates a map).
 	audioType string
 	audioRate int
-	// answer holds the tool calls of the message being decoded, answered
-	// (OnToolCall) once its events are queued, so that a call's
-	// AgentToolResult never comes before its AgentToolCall. Reader
-	// goroutine only.
+	// answer holds the tool calls of the message being decoded, to be
+	// answered (OnToolCall) once their events are queued.
 	answer []voicetest.ToolCall
-
-	closeOnce sync.Once
 }
 
 // Capabilities reports what the Gemini Live adapter supports.
@@ -470,87 +431,13 @@ func (c *conn) Capabilities() voicetest.Capabilities {
 	}
 }
 
-// closedErr returns why nothing more can be sent, or nil.
-func (c *conn) closedErr() error {
-	c.mu.Lock()
-	closing := c.closing
-	c.mu.Unlock()
-	if closing {
-		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the Conn was closed")}
-	}
-	return c.q.Ended()
-}
-
-// write sends one client message through the SDK: capture is its JSON for
-// the capture, send the SDK call. A write that has not finished within
-// WriteTimeout closes the session.
-func (c *conn) write(ctx context.Context, capture func() ([]byte, error), send func() error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.closedErr(); err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.capt {
-		if b, err := capture(); err == nil {
-			c.scrub.AddJSON(b)
-			c.capture.Frame("send", websocket.MessageText, b)
-		}
-	}
-	c.mu.Lock()
-	c.writing = true
-	c.mu.Unlock()
-	c.writeTimer.Reset(c.opts.WriteTimeout)
-	err := send()
-	c.writeTimer.Stop()
-	if err == nil {
-		c.stats.FrameOut(0)
-	}
-	c.mu.Lock()
-	c.writing = false
-	cause := c.cause
-	c.mu.Unlock()
-	if err == nil {
-		return nil
-	}
-	if cause != nil {
-		return &voicetest.TransportClosedError{Adapter: adapterName, Err: cause}
-	}
-	if cerr := c.closedErr(); cerr != nil {
-		return cerr
-	}
-	return &voicetest.TransportClosedError{Adapter: adapterName, Err: wire.ScrubError(c.scrub, err)}
-}
-
-// writeTimedOut ends a session whose write did not finish in time.
-func (c *conn) writeTimedOut() {
-	c.mu.Lock()
-	stuck := c.writing && c.cause == nil
-	if stuck {
-		c.cause = fmt.Errorf("a write did not finish within %v: the server stopped reading (raise WSOptions.WriteTimeout if it is merely slow)", c.opts.WriteTimeout)
-	}
-	c.mu.Unlock()
-	if stuck {
-		c.sess.Close()
-	}
-}
-
-// realtime sends one realtimeInput message.
-func (c *conn) realtime(ctx context.Context, in genai.LiveRealtimeInput) error {
-	return c.write(ctx, func() ([]byte, error) {
-		return json.Marshal(map[string]any{"realtimeInput": in})
-	}, func() error { return c.sess.SendRealtimeInput(in) })
-}
-
-// control sends a realtimeInput message that is not audio, after the
-// audio queued before it.
-func (c *conn) control(ctx context.Context, in genai.LiveRealtimeInput) error {
+// control sends a message that is not audio, after the audio queued
+// before it.
+func (c *conn) control(ctx context.Context, msg []byte) error {
 	if err := c.drainAudio(ctx); err != nil {
 		return err
 	}
-	return c.realtime(ctx, in)
+	return c.ws.Write(ctx, websocket.MessageText, msg)
 }
 
 // queueAudio queues samples at 16 kHz for the audio sender, waiting for
@@ -608,8 +495,8 @@ func (c *conn) waitMoved(ctx context.Context, moved chan struct{}) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-c.ctx.Done():
-		if err := c.closedErr(); err != nil {
+	case <-c.ws.Context().Done():
+		if err := c.ws.ClosedErr(); err != nil {
 			return err
 		}
 		return &voicetest.TransportClosedError{Adapter: adapterName, Err: errors.New("the session ended")}
@@ -629,11 +516,11 @@ func (c *conn) movedLocked() {
 // than it can write (Fast pacing, or a backlog) go together, at most
 // maxAudioBatch bytes in a message. It runs until the Conn ends.
 func (c *conn) audioLoop() {
-	defer c.wg.Done()
+	ctx := c.ws.Context()
 	for {
 		select {
 		case <-c.kick:
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		}
 		c.amu.Lock()
@@ -645,7 +532,11 @@ func (c *conn) audioLoop() {
 		c.queued, c.busy = c.spare[:0], true
 		c.movedLocked()
 		c.amu.Unlock()
-		err := c.realtime(c.ctx, genai.LiveRealtimeInput{Audio: &genai.Blob{MIMEType: inputMIME, Data: batch}})
+		c.msg = appendAudioMessage(c.msg[:0], batch)
+		err := c.ws.WriteAudio(ctx, websocket.MessageText, c.msg)
+		if cap(c.msg) > 4*maxAudioBatch {
+			c.msg = nil // do not hold on to a huge message's memory
+		}
 		c.amu.Lock()
 		c.spare, c.busy = batch, false
 		if err != nil && c.sendErr == nil {
@@ -662,7 +553,7 @@ func (c *conn) startLocked(ctx context.Context) error {
 	if c.active {
 		return nil
 	}
-	if err := c.control(ctx, genai.LiveRealtimeInput{ActivityStart: &genai.ActivityStart{}}); err != nil {
+	if err := c.control(ctx, msgActivityStart); err != nil {
 		return err
 	}
 	c.active = true
@@ -677,10 +568,7 @@ func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 	if err := wire.CheckSendRate(adapterName, ch.Rate, c.rate); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.closedErr(); err != nil {
+	if err := c.ws.Sendable(ctx); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
@@ -694,7 +582,7 @@ func (c *conn) SendAudio(ctx context.Context, ch pcm.Chunk) error {
 // EndUtterance ends the user's activity (activityEnd), which asks the
 // model to answer. Without an open activity it sends nothing.
 func (c *conn) EndUtterance(ctx context.Context) error {
-	if err := c.closedErr(); err != nil {
+	if err := c.ws.ClosedErr(); err != nil {
 		return err
 	}
 	c.sendMu.Lock()
@@ -705,7 +593,7 @@ func (c *conn) EndUtterance(ctx context.Context) error {
 	if err := c.queueAudio(ctx, c.up.Flush()); err != nil {
 		return err
 	}
-	if err := c.control(ctx, genai.LiveRealtimeInput{ActivityEnd: &genai.ActivityEnd{}}); err != nil {
+	if err := c.control(ctx, msgActivityEnd); err != nil {
 		return err
 	}
 	c.active = false
@@ -717,15 +605,19 @@ func (c *conn) SendText(ctx context.Context, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("adapters: %s: SendText with empty text", adapterName)
 	}
+	msg, err := textMessage(text)
+	if err != nil {
+		return fmt.Errorf("adapters: %s: %w", adapterName, err)
+	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
 	if err := c.startLocked(ctx); err != nil {
 		return err
 	}
-	if err := c.control(ctx, genai.LiveRealtimeInput{Text: text}); err != nil {
+	if err := c.control(ctx, msg); err != nil {
 		return err
 	}
-	if err := c.realtime(ctx, genai.LiveRealtimeInput{ActivityEnd: &genai.ActivityEnd{}}); err != nil {
+	if err := c.control(ctx, msgActivityEnd); err != nil {
 		return err
 	}
 	c.active = false
@@ -745,204 +637,39 @@ func (c *conn) Interrupt(context.Context) error {
 }
 
 // Recv returns the model's next event.
-func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.q.Recv(ctx) }
+func (c *conn) Recv(ctx context.Context) (voicetest.AgentEvent, error) { return c.ws.Recv(ctx) }
 
-// WireStats reports the messages exchanged through the SDK
-// (voicetest.WireStatsReporter) and the server's interruptions as clears.
-// Bytes are not counted: the SDK reads and writes the WebSocket itself, so
-// the adapter sees messages, not frames' sizes.
-func (c *conn) WireStats() voicetest.WireStats { return c.stats.Snapshot(adapterName) }
+// WireStats reports what crossed the WebSocket (voicetest.WireStatsReporter),
+// and the server's interruptions as clears.
+func (c *conn) WireStats() voicetest.WireStats { return c.ws.Stats().Snapshot(adapterName) }
 
-// Close ends the session and waits for the adapter's goroutines. It
-// returns an error only when the model's events went past
-// WSOptions.MaxQueueBytes while nothing read them (a *voicetest.LimitError).
-func (c *conn) Close() error {
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closing = true
-		c.mu.Unlock()
-		c.cancel()
-		c.sess.Close()
-		c.wg.Wait()
-		c.writeTimer.Stop()
-		c.capture.Note("closed", "closed by voicetest")
-	})
-	// A queue overflow is never silent, even when nothing read it from
-	// Recv. (An oversized message is an event Recv reports, as wire.Conn
-	// does: Close does not repeat it.)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.limit
-}
-
-// push queues events (scrubbed) and an error; past MaxQueueBytes it ends
-// the session.
-func (c *conn) push(evs []voicetest.AgentEvent, err error) {
-	items := make([]evqueue.Item, 0, len(evs)+1)
-	for i := range evs {
-		wire.ScrubEvent(c.scrub, &evs[i])
-		items = append(items, evqueue.Item{Ev: evs[i]})
-	}
-	if err != nil {
-		items = append(items, evqueue.Item{Err: err})
-	}
-	if len(items) == 0 || c.q.Push(items...) {
-		return
-	}
-	le := &voicetest.LimitError{What: "the model's events queued by the " + adapterName + " adapter while the runner was not reading",
-		Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"}
-	c.mu.Lock()
-	if c.limit == nil {
-		c.limit = le
-	}
-	c.mu.Unlock()
-	c.kill(le)
-}
-
-// kill ends the session for cause.
-func (c *conn) kill(cause error) {
-	c.mu.Lock()
-	if c.cause == nil {
-		c.cause = cause
-	}
-	c.mu.Unlock()
-	c.sess.Close()
-}
-
-// readLoop receives the server's messages until the session ends.
-func (c *conn) readLoop() {
-	defer c.wg.Done()
-	for {
-		msg, err := c.sess.Receive()
-		if err != nil {
-			if ferr := c.messageError(err); ferr != nil {
-				c.push(nil, ferr)
-				continue
-			}
-			c.finish(err)
-			return
-		}
-		c.stats.FrameIn(0)
-		if c.capt {
-			if b, err := json.Marshal(msg); err == nil {
-				c.capture.Frame("recv", websocket.MessageText, b)
-			}
-		}
-		evs, err := c.decode(msg)
-		var le *voicetest.LimitError
-		var ga *GoAwayError
-		switch {
-		case errors.As(err, &le):
-			c.push(evs, nil)
-			c.kill(le)
-			c.finish(le) // reports the cause; what the SDK has buffered is dropped
-			return
-		case err != nil && !errors.As(err, &ga):
-			b, _ := json.Marshal(msg)
-			err = &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.scrub.Bytes(b)), Err: wire.ScrubError(c.scrub, err)}
-		}
-		c.push(evs, err)
-		c.answerQueued()
-	}
-}
-
-// messageError returns the error Recv reports for an error of the SDK's
-// Receive that concerns one message (the connection goes on), or nil for
-// one that ends the connection.
-func (c *conn) messageError(err error) error {
-	msg := err.Error()
-	if strings.HasPrefix(msg, "received error in response: ") {
-		return &Error{Message: excerpt(c.scrub.String(strings.TrimPrefix(msg, "received error in response: ")))}
-	}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syn) || errors.As(err, &typ) || strings.HasPrefix(msg, "mapToStruct") || strings.HasPrefix(msg, "invalid message format") {
-		// The SDK's message holds the whole frame: keep its start.
-		return &wire.FrameError{Adapter: adapterName, Frame: excerpt(c.scrub.String(msg)), Err: errors.New("the SDK could not parse a server message")}
-	}
-	return nil
-}
-
-// excerpt returns at most 300 bytes of s.
-func excerpt(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
-}
-
-// finish records why the session ended.
-func (c *conn) finish(err error) {
-	c.mu.Lock()
-	closing, cause := c.closing, c.cause
-	c.mu.Unlock()
-	var ce *gorilla.CloseError
-	var terminal *voicetest.TransportClosedError
-	switch {
-	case cause != nil:
-		terminal = &voicetest.TransportClosedError{Adapter: adapterName, Err: cause}
-	case closing:
-		terminal = &voicetest.TransportClosedError{Adapter: adapterName}
-	case errors.As(err, &ce) && (ce.Code == gorilla.CloseNormalClosure || ce.Code == gorilla.CloseGoingAway):
-		reason := fmt.Sprintf("the server closed the session (status %d)", ce.Code)
-		if ce.Text != "" {
-			reason += ": " + c.scrub.String(ce.Text)
-		}
-		c.q.Push(evqueue.Item{Ev: voicetest.AgentEvent{Kind: voicetest.AgentHangUp, Text: reason}})
-		c.logf("%s: the agent hung up: %s", adapterName, reason)
-		terminal = &voicetest.TransportClosedError{Adapter: adapterName}
-	case errors.As(err, &ce):
-		terminal = &voicetest.TransportClosedError{Adapter: adapterName, Err: fmt.Errorf("the server closed the session with status %d: %s", ce.Code, c.scrub.String(ce.Text))}
-	default:
-		terminal = &voicetest.TransportClosedError{Adapter: adapterName, Err: fmt.Errorf("connection lost: %w", wire.ScrubError(c.scrub, err))}
-	}
-	if !closing && terminal.Err != nil {
-		c.logf("%s: %v", adapterName, terminal)
-	}
-	c.capture.Note("close", terminal.Error())
-	c.q.Close(terminal)
-	c.cancel()
-}
-
-// payloadSize is the size of a message's payload as it was sent: its
-// audio in base64 and its text.
-func payloadSize(m *genai.LiveServerMessage) int64 {
-	var n int64
-	if sc := m.ServerContent; sc != nil {
-		if mt := sc.ModelTurn; mt != nil {
-			for _, p := range mt.Parts {
-				if p == nil {
-					continue
-				}
-				if p.InlineData != nil {
-					n += int64(len(p.InlineData.Data)+2) / 3 * 4
-				}
-				n += int64(len(p.Text))
-			}
-		}
-		for _, t := range []*genai.Transcription{sc.InputTranscription, sc.OutputTranscription} {
-			if t != nil {
-				n += int64(len(t.Text))
-			}
-		}
-	}
-	if tc := m.ToolCall; tc != nil {
-		for _, f := range tc.FunctionCalls {
-			if f != nil {
-				b, _ := json.Marshal(f.Args)
-				n += int64(len(b) + len(f.Name) + len(f.ID))
-			}
-		}
-	}
-	return n
-}
+// Close ends the session (a closing handshake bounded by
+// WSOptions.CloseTimeout) and waits for the adapter's goroutines. It
+// returns an error only when the model went past one of the adapter's
+// bounds (a *voicetest.LimitError).
+func (c *conn) Close() error { return c.ws.Close(nil) }
 
 // decode turns one server message into events. It runs on the reader
 // goroutine.
-func (c *conn) decode(m *genai.LiveServerMessage) ([]voicetest.AgentEvent, error) {
-	if n := payloadSize(m); n > c.opts.MaxFrameBytes {
-		return nil, &voicetest.LimitError{What: fmt.Sprintf("a message from the Gemini Live server (%d bytes of payload)", n),
-			Limit: c.opts.MaxFrameBytes, Unit: "bytes", Name: "WSOptions.MaxFrameBytes", Setting: "WSOptions.MaxFrameBytes"}
+func (c *conn) decode(_ websocket.MessageType, data []byte) ([]voicetest.AgentEvent, error) {
+	m, err := c.dec.parse(data)
+	if err != nil {
+		var se *Error
+		if errors.As(err, &se) {
+			se.Message = excerpt(c.ws.Scrubber().String(se.Message))
+			return nil, wire.AgentError{Err: se}
+		}
+		return nil, err
+	}
+	if !c.setupDone {
+		// The SDK's Connect takes the first message as the answer to
+		// setup, and fails unless it is setupComplete.
+		if m.SetupComplete == nil {
+			return nil, errors.New("the server's first message is not setupComplete")
+		}
+		c.setupDone = true
+		close(c.ready)
+		return nil, nil
 	}
 	var evs []voicetest.AgentEvent
 	known := m.SetupComplete != nil || m.UsageMetadata != nil || m.SessionResumptionUpdate != nil ||
@@ -957,24 +684,43 @@ func (c *conn) decode(m *genai.LiveServerMessage) ([]voicetest.AgentEvent, error
 	if tc := m.ToolCall; tc != nil {
 		known = true
 		evs = append(evs, c.toolCalls(tc)...)
+		if calls := c.answer; len(calls) > 0 {
+			// Queue the calls' events before their answers can be:
+			// an AgentToolResult never comes before its AgentToolCall.
+			c.answer = nil
+			for _, ev := range evs {
+				c.ws.PushEvent(ev)
+			}
+			evs = nil
+			c.ws.Go(func() { c.answerTools(calls) })
+		}
 	}
 	if tcc := m.ToolCallCancellation; tcc != nil {
 		known = true
 		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentLog, Text: "the model cancelled its tool calls " + strings.Join(tcc.IDs, ", ")})
 	}
 	if ga := m.GoAway; ga != nil {
-		c.logf("%s: goAway: the server ends the session in %v", adapterName, ga.TimeLeft)
-		return evs, &GoAwayError{TimeLeft: ga.TimeLeft}
+		left := time.Duration(ga.TimeLeft)
+		c.ws.Logf("%s: goAway: the server ends the session in %v", adapterName, left)
+		return evs, wire.AgentError{Err: &GoAwayError{TimeLeft: left}}
 	}
-	if !known && wire.LogOnce(c.unknown, "message") {
-		b, _ := json.Marshal(m)
-		c.logf("%s: ignoring a server message with nothing this adapter knows: %s (logged once)", adapterName, excerpt(c.scrub.String(string(b))))
+	if !known && !c.unknownSeen {
+		c.unknownSeen = true
+		c.ws.Logf("%s: ignoring a server message with nothing this adapter knows: %s (logged once)", adapterName, wire.Excerpt(data))
 	}
 	return evs, nil
 }
 
+// excerpt returns at most 300 bytes of s.
+func excerpt(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
 // serverContent decodes one serverContent.
-func (c *conn) serverContent(sc *genai.LiveServerContent) ([]voicetest.AgentEvent, error) {
+func (c *conn) serverContent(sc *serverContent) ([]voicetest.AgentEvent, error) {
 	var evs []voicetest.AgentEvent
 	if t := sc.InputTranscription; t != nil {
 		if t.Text != "" {
@@ -1009,11 +755,11 @@ func (c *conn) serverContent(sc *genai.LiveServerContent) ([]voicetest.AgentEven
 	}
 	if sc.Interrupted {
 		if c.content {
-			c.stats.Clear()
+			c.ws.Stats().Clear()
 			evs = append(c.down.Flush(evs), voicetest.AgentEvent{Kind: voicetest.AgentInterrupted, Text: "interrupted by the user's activity"})
 			evs = c.agentFinal(evs)
 		} else {
-			c.logf("%s: an interrupted with nothing said since the last turn (the service's empty interrupted/turnComplete pair); ignored", adapterName)
+			c.ws.Logf("%s: an interrupted with nothing said since the last turn (the service's empty interrupted/turnComplete pair); ignored", adapterName)
 		}
 		c.down.Reset()
 		c.content, c.interrupted = false, true
@@ -1055,7 +801,7 @@ func (c *conn) agentFinal(evs []voicetest.AgentEvent) []voicetest.AgentEvent {
 }
 
 // audio appends the events of one inline audio part to evs.
-func (c *conn) audio(evs []voicetest.AgentEvent, b *genai.Blob) ([]voicetest.AgentEvent, error) {
+func (c *conn) audio(evs []voicetest.AgentEvent, b *blob) ([]voicetest.AgentEvent, error) {
 	rate, err := c.audioRateOf(b.MIMEType)
 	if err != nil {
 		return evs, err
@@ -1091,9 +837,9 @@ func (c *conn) audioRateOf(typ string) (int, error) {
 	return rate, nil
 }
 
-// toolCalls reports the model's function calls and, with OnToolCall set,
-// answers them on a goroutine that Close waits for.
-func (c *conn) toolCalls(tc *genai.LiveServerToolCall) []voicetest.AgentEvent {
+// toolCalls returns the events of the model's function calls and, with
+// OnToolCall set, puts them in c.answer for decode to answer.
+func (c *conn) toolCalls(tc *serverToolCall) []voicetest.AgentEvent {
 	var evs []voicetest.AgentEvent
 	var calls []voicetest.ToolCall
 	for _, f := range tc.FunctionCalls {
@@ -1109,54 +855,45 @@ func (c *conn) toolCalls(tc *genai.LiveServerToolCall) []voicetest.AgentEvent {
 		evs = append(evs, voicetest.AgentEvent{Kind: voicetest.AgentToolCall, Tool: &call})
 	}
 	if c.onTool != nil {
-		c.answer = append(c.answer, calls...)
+		c.answer = calls
 	}
 	return evs
 }
 
-// answerQueued answers, on a goroutine that Close waits for, the tool
-// calls of the message whose events were just queued. It runs on the
-// reader goroutine.
-func (c *conn) answerQueued() {
-	if len(c.answer) == 0 {
-		return
-	}
-	calls := c.answer
-	c.answer = nil
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		c.answerTools(calls)
-	}()
-}
-
 // answerTools runs OnToolCall for each call and sends the responses.
 func (c *conn) answerTools(calls []voicetest.ToolCall) {
+	ctx := c.ws.Context()
 	var resps []*genai.FunctionResponse
 	for _, call := range calls {
-		res, _ := wire.RunTool(c.ctx, c.onTool, call)
-		c.push([]voicetest.AgentEvent{{Kind: voicetest.AgentToolResult, Tool: &res}}, nil)
-		var v any
-		json.Unmarshal(res.Result, &v)
-		response, ok := v.(map[string]any)
-		switch {
-		case res.IsError:
-			response = map[string]any{"error": v}
-			if m, ok := v.(map[string]any); ok {
-				response = map[string]any{"error": m["error"]}
-			}
-		case !ok:
-			response = map[string]any{"output": v}
+		res, _ := wire.RunTool(ctx, c.onTool, call)
+		c.ws.PushEvent(voicetest.AgentEvent{Kind: voicetest.AgentToolResult, Tool: &res})
+		resps = append(resps, &genai.FunctionResponse{ID: call.ID, Name: call.Name, Response: toolResponse(res)})
+	}
+	msg, err := toolResponseMessage(resps)
+	if err == nil {
+		c.sendMu.Lock()
+		err = c.control(ctx, msg)
+		c.sendMu.Unlock()
+	}
+	if err != nil && ctx.Err() == nil {
+		c.ws.Logf("%s: sending the tool responses: %v", adapterName, err)
+	}
+}
+
+// toolResponse is the response object of a tool's result: an object as
+// it is, anything else in "output", an error in "error".
+func toolResponse(res voicetest.ToolCall) map[string]any {
+	var v any
+	json.Unmarshal(res.Result, &v)
+	response, ok := v.(map[string]any)
+	switch {
+	case res.IsError:
+		response = map[string]any{"error": v}
+		if m, ok := v.(map[string]any); ok {
+			response = map[string]any{"error": m["error"]}
 		}
-		resps = append(resps, &genai.FunctionResponse{ID: call.ID, Name: call.Name, Response: response})
+	case !ok:
+		response = map[string]any{"output": v}
 	}
-	in := genai.LiveToolResponseInput{FunctionResponses: resps}
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	err := c.write(c.ctx, func() ([]byte, error) {
-		return json.Marshal(map[string]any{"toolResponse": in})
-	}, func() error { return c.sess.SendToolResponse(in) })
-	if err != nil && c.ctx.Err() == nil {
-		c.logf("%s: sending the tool responses: %v", adapterName, err)
-	}
+	return response
 }

@@ -74,9 +74,9 @@ func benchGeminiConn(b *testing.B, url string, rate int) voicetest.Conn {
 }
 
 // BenchmarkGeminiSendFrame measures SendAudio of one 20 ms frame at the
-// session rate: resampling to 16 kHz, PCM16 encoding and the SDK's
-// realtimeInput message (which marshals, converts and marshals again).
-// Bytes are the PCM16 input.
+// session rate: resampling to 16 kHz, PCM16 encoding and the realtimeInput
+// message (built by appending, the audio in base64). Bytes are the PCM16
+// input.
 func BenchmarkGeminiSendFrame(b *testing.B) {
 	for _, rate := range []int{24000, 16000} {
 		b.Run(strconv.Itoa(rate/1000)+"kHz", func(b *testing.B) {
@@ -87,8 +87,8 @@ func BenchmarkGeminiSendFrame(b *testing.B) {
 }
 
 // BenchmarkGeminiRecvAudio measures receiving one server message of
-// 100 ms of audio: the SDK's Receive (JSON to a map and back to its
-// types), PCM16 decoding and the queue. Bytes are the message's audio.
+// 100 ms of audio: the frame read, decoded once with encoding/json, PCM16
+// decoding and the queue. Bytes are the message's audio.
 func BenchmarkGeminiRecvAudio(b *testing.B) {
 	url, blast := minimalLive(b)
 	conn := benchGeminiConn(b, url, 24000)
@@ -121,7 +121,8 @@ func BenchmarkGeminiTurnMinimalPeer(b *testing.B) {
 }
 
 // BenchmarkGeminiSDKFloorTurn measures what the genai SDK alone costs for
-// the turn of BenchmarkGeminiTurnMinimalPeer, with no adapter: the same
+// the turn of BenchmarkGeminiTurnMinimalPeer, with no adapter (the adapter
+// spoke through the SDK until issue 21's gemini3; kept for comparison): the same
 // minimal server, activityStart, the turn's 600 ms of user audio at
 // 16 kHz as ONE realtimeInput message (the fewest an SDK client can send;
 // no resampling), activityEnd, and Receive until turnComplete (4
@@ -180,8 +181,8 @@ func BenchmarkGeminiSDKFloorTurn(b *testing.B) {
 // 20 ms at 24 kHz resampled to 16 kHz as the adapter does (wire.Upstream,
 // flushed at the end); in 16kHz it is 600 ms of PCM16 at 16 kHz as is. It
 // is a measurement of what the protocol's bytes (and the resampling)
-// cost, for comparison with the SDK's floor, not a client: the adapter
-// speaks through the SDK (ARCHITECTURE.md).
+// cost, for comparison with the SDK's floor and the adapter's turn, not
+// a client.
 func BenchmarkGeminiWireFloorTurn(b *testing.B) {
 	b.Run("24kHz", func(b *testing.B) { benchWireFloor(b, 24000) })
 	b.Run("16kHz", func(b *testing.B) { benchWireFloor(b, 16000) })

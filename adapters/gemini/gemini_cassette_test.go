@@ -23,12 +23,12 @@ func TestGeminiCassette(t *testing.T) {
 	var peer *geminipeer.Server
 	calls := 0
 	rec, _ := adaptertest.RecordReplayOn(t, func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent {
-		dialThrough(t, n)
 		peer = geminipeer.New(t, geminipeer.Config{Listener: n.Listen(), SpuriousPair: true, Turns: []geminipeer.Turn{
 			{ToolCall: &geminipeer.ToolCall{Name: "weather", Args: map[string]any{"city": "Paris"}}, Reply: "The weather is {result}"},
 			{Reply: "Goodbye, {heard}"},
 		}})
 		a := agent(peer)
+		a.NetDial = n.Dial
 		a.Tools = []gemini.Tool{{Name: "weather"}}
 		a.OnToolCall = func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
 			calls++

@@ -136,9 +136,9 @@ func testGeminiBargeIn(t *testing.T) {
 	if ss := peer.Sessions()[0]; ss.Interruptions != 1 || len(ss.Errors) > 0 {
 		t.Errorf("server: %d interruptions, errors %q", ss.Interruptions, ss.Errors)
 	}
-	// Messages both ways through the SDK, the server's interrupted as the
-	// one clear; no sizes (the SDK hides the frames).
-	if w := conn.(voicetest.WireStatsReporter).WireStats(); w.Adapter != "gemini-live" || w.FramesIn < 3 || w.FramesOut < 4 || w.Clears != 1 || w.BytesIn != 0 {
+	// Frames and their bytes both ways, the server's interrupted as the
+	// one clear.
+	if w := conn.(voicetest.WireStatsReporter).WireStats(); w.Adapter != "gemini-live" || w.FramesIn < 3 || w.FramesOut < 4 || w.Clears != 1 || w.BytesIn == 0 || w.BytesOut == 0 {
 		t.Errorf("wire stats %+v", w)
 	}
 }

@@ -1,7 +1,8 @@
 // Package geminipeer is a test double of the Gemini Live API
 // (BidiGenerateContent over WebSocket) as a client of the Gemini Developer
-// API sees it, so that the Gemini adapter, which speaks through the
-// official Go SDK (google.golang.org/genai), can be tested on loopback.
+// API sees it, so that the Gemini adapter (which speaks the protocol
+// itself, as the official Go SDK google.golang.org/genai does) can be
+// tested on loopback.
 //
 // THIS IS NOT GEMINI. It follows the messages of the Live API reference
 // (https://ai.google.dev/api/live, "Live API - WebSockets API reference")
