@@ -6,7 +6,8 @@
 //	adapters/composable  an in-process STT → LLM → TTS reference agent (composable.New)
 //	adapters/twilio      bots that serve Twilio Media Streams (twilio.New)
 //	adapters/realtime    servers of the OpenAI Realtime protocol (realtime.New)
-//	adapters/gemini      Gemini Live models, through google.golang.org/genai (gemini.New)
+//	adapters/gemini      Gemini Live models, the Live protocol over adapters/wire,
+//	                     configured with google.golang.org/genai's types (gemini.New)
 //	adapters/elevenlabs  ElevenLabs Conversational AI agents (elevenlabs.New)
 //	adapters/layercode   LayerCode agents (layercode.New)
 //	adapters/pipecat     Pipecat bots over their WebSocket transport, protobuf or
