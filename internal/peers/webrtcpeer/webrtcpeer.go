@@ -36,7 +36,9 @@
 // user-transcription. Voiced user audio while it speaks cuts the reply
 // (bot-interrupted with RTVI). After HangUpAfter replies it sends
 // peerLeft and closes the peer connection, as connection.py disconnect
-// does. Every protocol violation is recorded in Call.Errors.
+// does. It ends a call when the client leaves (its SCTP association
+// closes) or the connection fails. Every protocol violation is recorded
+// in Call.Errors.
 //
 // Only loopback: the double gathers loopback ICE candidates only and does
 // no multicast DNS.
@@ -255,6 +257,14 @@ func Start(cfg Config) (*Server, error) {
 	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	// The call ends when the client's SCTP association closes (newConn),
+	// not from pion's own close on the client's DTLS close_notify: that
+	// one races the association's end, and pion's SCTPTransport.Stop
+	// then holds its lock through SCTP Abort's 200 ms flush wait while
+	// the association's accept loop waits for the same lock, which on
+	// virtual time (a goroutine blocked on a mutex stops the bubble's
+	// clock) never ends.
+	se.DisableCloseByDTLS(true)
 	if cfg.Net != nil {
 		se.SetNet(cfg.Net)
 	}
@@ -407,6 +417,10 @@ func (s *Server) newConn(in offerIn) (*conn, error) {
 			s.goTracked(c.end)
 		}
 	})
+	// The client left: its SCTP ABORT (a WebRTC peer's close) ended the
+	// association. pion calls this after its accept loop let go of the
+	// transport's lock.
+	pc.SCTP().OnClose(func(error) { s.goTracked(c.end) })
 	s.mu.Lock()
 	s.conns[id] = c
 	s.mu.Unlock()
