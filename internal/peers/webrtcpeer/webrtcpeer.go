@@ -56,6 +56,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -280,6 +281,16 @@ func Start(cfg Config) (*Server, error) {
 // Close ends every call and stops the bot.
 func (s *Server) Close() {
 	s.srv.Close()
+	// Let the calls handle what their clients sent before: a client that
+	// has just left (its Close sent an SCTP ABORT) ends its call itself.
+	// Closing the peer connection while pion handles that ABORT races
+	// it: pion's SCTPTransport.Stop holds its lock through SCTP Abort's
+	// 200 ms flush wait while the association's accept loop waits for the
+	// same lock to report the close, which on virtual time (a goroutine
+	// blocked on a mutex stops the bubble's clock) never ends. On virtual
+	// time this pause is a guarantee (the clock moves only once every
+	// goroutine of the bubble waits); on the real clock it costs 1 ms.
+	time.Sleep(time.Millisecond)
 	s.mu.Lock()
 	conns := s.conns
 	s.conns = map[string]*conn{}
@@ -365,7 +376,7 @@ type conn struct {
 	ctx context.Context
 
 	cancel  context.CancelFunc
-	endOnce sync.Once
+	ended   atomic.Bool // end has begun
 
 	dcMu sync.Mutex
 	dc   *webrtc.DataChannel
@@ -469,15 +480,21 @@ func (c *conn) answer(sdp string) (string, error) {
 
 // end closes the call.
 func (c *conn) end() {
-	c.endOnce.Do(func() {
-		c.cancel()
-		c.replies.Cut()
-		c.pc.Close()
-		c.s.mu.Lock()
-		delete(c.s.conns, c.id)
-		c.s.mu.Unlock()
-		c.s.calls.Update(c.rec, func(cl *Call) { cl.Ended = true })
-	})
+	// Not a sync.Once: a second caller returns at once rather than wait
+	// on the Once's mutex while the first is in pc.Close, which may wait
+	// on the clock (SCTP Abort's flush): on virtual time a goroutine
+	// blocked on a mutex stops the clock. Every caller but Close runs on
+	// a goroutine Close waits for.
+	if c.ended.Swap(true) {
+		return
+	}
+	c.cancel()
+	c.replies.Cut()
+	c.pc.Close()
+	c.s.mu.Lock()
+	delete(c.s.conns, c.id)
+	c.s.mu.Unlock()
+	c.s.calls.Update(c.rec, func(cl *Call) { cl.Ended = true })
 }
 
 func (c *conn) errorf(format string, args ...any) {
