@@ -375,8 +375,8 @@ type conn struct {
 	rec *Call
 	ctx context.Context
 
-	cancel  context.CancelFunc
-	ended   atomic.Bool // end has begun
+	cancel context.CancelFunc
+	ended  atomic.Bool // end has begun
 
 	dcMu sync.Mutex
 	dc   *webrtc.DataChannel
