@@ -222,7 +222,7 @@ type Agent struct {
 
 	// net, when set, is the network of the call's ICE candidates and
 	// media instead of the machine's sockets: the package's tests set a
-	// pion vnet.Net shared with the loopback bot (setNet, in
+	// pion vnet.Net shared with the loopback bot (SetNet, in
 	// export_test.go) to run a call in a testing/synctest bubble.
 	net transport.Net
 }

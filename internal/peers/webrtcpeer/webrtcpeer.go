@@ -483,8 +483,9 @@ func (c *conn) end() {
 	// Not a sync.Once: a second caller returns at once rather than wait
 	// on the Once's mutex while the first is in pc.Close, which may wait
 	// on the clock (SCTP Abort's flush): on virtual time a goroutine
-	// blocked on a mutex stops the clock. Every caller but Close runs on
-	// a goroutine Close waits for.
+	// blocked on a mutex stops the clock. Every other caller runs on a
+	// goroutine Close waits for (goTracked), or in the offer handler,
+	// which Close's srv.Close waits for.
 	if c.ended.Swap(true) {
 		return
 	}
