@@ -9,9 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/internal/conformance"
-	"github.com/voicetest-go/voicetest/adapters/webrtc"
 	"github.com/voicetest-go/voicetest/internal/peers/webrtcpeer"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -32,7 +30,9 @@ func tone(n int) []int16 {
 	return out
 }
 
-// start returns the Subject.Start of a bot that speaks RTVI or not.
+// start returns the Subject.Start of a bot that speaks RTVI or not: on
+// the check's virtual network when the suite gives it one (p.Net, see
+// network), otherwise on the machine's loopback.
 //
 // How the suite's frames reach the adapter: text frames are data channel
 // text messages, binary ones data channel binary messages, and audio
@@ -72,13 +72,17 @@ func start(rtviOn bool) func(t *testing.T, p conformance.Peer) voicetest.Agent {
 				cfg.Send = append(cfg.Send, webrtcpeer.Message{Data: f.Data, Binary: f.Binary})
 			}
 		}
+		var n *network
+		if p.Net != nil {
+			n = newNetwork(t, p.Net)
+		}
 		url := ""
 		if p.Stall == conformance.StallDial {
-			url = "http://" + strings.TrimPrefix(adaptertest.BlackHole(t), "ws://")
+			url = "http://" + strings.TrimPrefix(p.BlackHole(t), "ws://")
 		} else {
-			url = webrtcpeer.New(t, cfg).URL
+			url = n.bot(t, cfg).URL
 		}
-		a := webrtc.New(url)
+		a := n.agent(url)
 		a.RTVI = rtviOn
 		if p.Key != "" {
 			a.Header = http.Header{"Authorization": {"Bearer " + p.Key}}
@@ -102,6 +106,7 @@ func subject(rtviOn bool) conformance.Subject {
 		ChecksKey:  true, // the offer endpoint answers 401
 		Interrupts: rtviOn,
 		Start:      start(rtviOn),
+		InMemory:   true, // and the call's packets on a vnet.Net (network)
 		Audio: func(n int) conformance.Frame {
 			return conformance.Frame{Data: append(append([]byte(nil), audioMagic...), pcm.EncodePCM16(nil, tone(n))...), Binary: true}
 		},
@@ -117,9 +122,12 @@ func subject(rtviOn bool) conformance.Subject {
 }
 
 // TestConformance runs the wire adapters' shared suite against the
-// loopback WebRTC bot with RTVI on its data channel. (The suite runs in
-// real time, 25 s a run; a bot without RTVI differs only in what the data
-// channel adds, which TestPlainBot covers, and the media path, which
+// loopback WebRTC bot with RTVI on its data channel: every check on
+// virtual time, the bot and the adapter in a testing/synctest bubble on a
+// virtual network (see network), and the conversation once more on the
+// machine's loopback (TCP and UDP) on the real clock
+// (RealTimeConversation). (A bot without RTVI differs only in what the
+// data channel adds, which TestPlainBot covers, and the media path, which
 // TestOpusBothWays covers. VOICETEST_WEBRTC_PLAIN=1 runs the suite against
 // the plain bot too.)
 func TestConformance(t *testing.T) {

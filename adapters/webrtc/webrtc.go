@@ -104,6 +104,7 @@ import (
 	"github.com/pion/datachannel"
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
+	"github.com/pion/transport/v5"
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
 	"github.com/voicetest-go/voicetest/adapters/internal/evqueue"
@@ -218,6 +219,12 @@ type Agent struct {
 	Scrub *scrub.Scrubber
 	// HTTPClient posts the offer (default: a client of its own).
 	HTTPClient *http.Client
+
+	// net, when set, is the network of the call's ICE candidates and
+	// media instead of the machine's sockets: the package's tests set a
+	// pion vnet.Net shared with the loopback bot (SetNet, in
+	// export_test.go) to run a call in a testing/synctest bubble.
+	net transport.Net
 }
 
 // New returns an agent whose offer endpoint is url.
@@ -413,6 +420,9 @@ func (c *conn) api(loopback bool) (*webrtc.API, error) {
 		se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
 		se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 		se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4, webrtc.NetworkTypeUDP6})
+	}
+	if c.agent.net != nil {
+		se.SetNet(c.agent.net)
 	}
 	return webrtc.NewAPI(webrtc.WithMediaEngine(&me), webrtc.WithInterceptorRegistry(&ir), webrtc.WithSettingEngine(se)), nil
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
-	"github.com/voicetest-go/voicetest/adapters/webrtc"
 	"github.com/voicetest-go/voicetest/internal/peers/webrtcpeer"
 	"github.com/voicetest-go/voicetest/judges"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -12,15 +11,20 @@ import (
 )
 
 // TestWebRTCCassette records a call with the loopback WebRTC bot (RTVI
-// on its data channel; two replies, then the bot leaves), stops the bot,
-// and replays the call from the cassette: the same transcript, timeline
-// and verdict, with no peer connection at all.
+// on its data channel; two replies, then the bot leaves) on virtual time
+// (the bot and the network end with the recording's bubble), and replays
+// the call from the cassette: the same transcript, timeline and verdict,
+// with no peer connection at all.
 func TestWebRTCCassette(t *testing.T) {
-	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true, HangUpAfter: 2,
-		Turns: []webrtcpeer.Turn{{Reply: "Seven it is, for {heard}"}, {Reply: "Goodbye."}}})
-	a := webrtc.New(bot.URL)
-	a.RTVI = true
-	rec, _ := adaptertest.RecordReplay(t, a, bot.Close, voicetest.Config{
+	var bot *webrtcpeer.Server
+	rec, _ := adaptertest.RecordReplayOn(t, func(t *testing.T, mem *adaptertest.MemNet) voicetest.Agent {
+		n := newNetwork(t, mem)
+		bot = n.bot(t, webrtcpeer.Config{RTVI: true, HangUpAfter: 2,
+			Turns: []webrtcpeer.Turn{{Reply: "Seven it is, for {heard}"}, {Reply: "Goodbye."}}})
+		a := n.agent(bot.URL)
+		a.RTVI = true
+		return a
+	}, voicetest.Config{
 		UserVoice: fixtures.FakeTTS(),
 		Judge:     judges.All(judges.Says("Seven it is, for two people"), judges.HungUp(), judges.Turns(2, 2)),
 		Script: []voicetest.Step{

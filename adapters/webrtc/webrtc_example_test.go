@@ -3,6 +3,7 @@ package webrtc_test
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	"github.com/voicetest-go/voicetest/adapters/webrtc"
 	"github.com/voicetest-go/voicetest/internal/peers/webrtcpeer"
@@ -11,19 +12,13 @@ import (
 )
 
 // A bot served over WebRTC is reached at its offer endpoint; RTVI adds
-// its transcripts and turn ends from the data channel. Here a loopback
-// double plays a Pipecat bot with SmallWebRTCTransport; against a real
-// one, use its URL (the development runner's is
-// http://localhost:7860/api/offer).
+// its transcripts and turn ends from the data channel. Here, a Pipecat
+// bot with SmallWebRTCTransport run by its development runner
+// ("-t webrtc"), which answers "Seven it is.". TestExampleNew makes this
+// call to a loopback double of such a bot, on virtual time, and checks
+// what it prints.
 func ExampleNew() {
-	bot, err := webrtcpeer.Start(webrtcpeer.Config{RTVI: true, Turns: []webrtcpeer.Turn{{Reply: "Seven it is."}}})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer bot.Close()
-
-	agent := webrtc.New(bot.URL)
+	agent := webrtc.New("http://localhost:7860/api/offer")
 	agent.RTVI = true
 	res, err := voicetest.Run(context.Background(), voicetest.Config{
 		Name: "webrtc-example", Agent: agent, UserVoice: fixtures.FakeTTS(), Pacing: voicetest.PaceFast,
@@ -34,9 +29,29 @@ func ExampleNew() {
 		return
 	}
 	fmt.Print(res.TranscriptText())
-	fmt.Println("the bot heard:", bot.Calls()[0].Heard)
-	// Output:
-	// user: A table at seven.
-	// agent: Seven it is.
-	// the bot heard: [A table at seven.]
+}
+
+// TestExampleNew makes ExampleNew's call (the same Config) to the
+// loopback double of a Pipecat bot with RTVI, on virtual time: the
+// transcript ExampleNew prints, and the bot heard the user's words
+// through Opus.
+func TestExampleNew(t *testing.T) {
+	onVirtualTime(t, func(t *testing.T, n *network) {
+		bot := n.bot(t, webrtcpeer.Config{RTVI: true, Turns: []webrtcpeer.Turn{{Reply: "Seven it is."}}})
+		agent := n.agent(bot.URL)
+		agent.RTVI = true
+		res, err := voicetest.Run(t.Context(), voicetest.Config{
+			Name: "webrtc-example", Agent: agent, UserVoice: fixtures.FakeTTS(), Pacing: voicetest.PaceFast,
+			Script: []voicetest.Step{voicetest.UserSays("A table at seven."), voicetest.AgentTurn()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := res.TranscriptText(), "user: A table at seven.\nagent: Seven it is.\n"; got != want {
+			t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
+		}
+		if heard := bot.Calls()[0].Heard; len(heard) != 1 || heard[0] != "A table at seven." {
+			t.Errorf("the bot heard %q, want [A table at seven.]", heard)
+		}
+	})
 }

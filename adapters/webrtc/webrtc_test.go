@@ -21,7 +21,16 @@ import (
 // those look at every adapter goroutine of the process, so they run in
 // the sequential tests, which never overlap the parallel ones. The
 // parallel ones' goroutines are still checked by TestMain's
-// leakcheck.Main. They wait on the real clock, not the CPU.
+// leakcheck.Main.
+//
+// Every test of a call runs on virtual time (onVirtualTime, see
+// network): the 20 ms pacing both ways, the bot's end-of-speech silence,
+// ICE and DTLS cost CPU only, so nothing is gained by overlapping them,
+// and they run one after another (pion's vnet.NewNet also numbers its
+// MAC addresses in an unguarded package variable: two bubbles making
+// networks at once race under -race).
+// TestConformance/rtvi/RealTimeConversation is the one call on the
+// machine's loopback and the real clock.
 
 // run runs script against agent, with fake speech both ways.
 func run(t *testing.T, agent voicetest.Agent, script ...voicetest.Step) *voicetest.Result {
@@ -42,9 +51,12 @@ func run(t *testing.T, agent voicetest.Agent, script ...voicetest.Step) *voicete
 // (its fake STT reads the words), and the bot's reply comes back intact
 // (the runner's fake STT reads it), with no RTVI transcript to help.
 func TestOpusBothWays(t *testing.T) {
-	t.Parallel() // no per-test leak check (see parallelOK)
-	bot := webrtcpeer.New(t, webrtcpeer.Config{Turns: []webrtcpeer.Turn{{Reply: "Seven it is, for {heard}"}}})
-	res := run(t, webrtc.New(bot.URL), voicetest.UserSays("two people"), voicetest.AgentTurn())
+	onVirtualTime(t, testOpusBothWays)
+}
+
+func testOpusBothWays(t *testing.T, n *network) {
+	bot := n.bot(t, webrtcpeer.Config{Turns: []webrtcpeer.Turn{{Reply: "Seven it is, for {heard}"}}})
+	res := run(t, n.agent(bot.URL), voicetest.UserSays("two people"), voicetest.AgentTurn())
 	calls := bot.Calls()
 	if len(calls) != 1 || len(calls[0].Heard) != 1 || calls[0].Heard[0] != "two people" {
 		t.Fatalf("the bot heard %+v, want one call that heard \"two people\"", calls)
@@ -61,9 +73,11 @@ func TestOpusBothWays(t *testing.T) {
 // TestSignalling: the offer is Pipecat's SmallWebRTCRequest (with
 // requestData), the data channel is "chat", the microphone's trackStatus
 // and the keepalive pings arrive, and an RTVI client sends client-ready.
-func TestSignalling(t *testing.T) {
-	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true})
-	a := webrtc.New(bot.URL)
+func TestSignalling(t *testing.T) { onVirtualTime(t, testSignalling) }
+
+func testSignalling(t *testing.T, n *network) {
+	bot := n.bot(t, webrtcpeer.Config{RTVI: true})
+	a := n.agent(bot.URL)
 	a.RTVI = true
 	a.RequestData = map[string]any{"persona": "tester"}
 	conn, err := a.Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
@@ -97,9 +111,12 @@ func TestSignalling(t *testing.T) {
 // TestPeerLeft: the bot's peerLeft is the agent hanging up, with that
 // reason.
 func TestPeerLeft(t *testing.T) {
-	t.Parallel() // no per-test leak check (see parallelOK)
-	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true, HangUpAfter: 1})
-	a := webrtc.New(bot.URL)
+	onVirtualTime(t, testPeerLeft)
+}
+
+func testPeerLeft(t *testing.T, n *network) {
+	bot := n.bot(t, webrtcpeer.Config{RTVI: true, HangUpAfter: 1})
+	a := n.agent(bot.URL)
 	a.RTVI = true
 	res := run(t, a, voicetest.UserSays("Goodbye."), voicetest.AgentTurn(), voicetest.ExpectHangUp())
 	var reason string
@@ -115,9 +132,11 @@ func TestPeerLeft(t *testing.T) {
 
 // TestRenegotiate: the bot's renegotiate makes the adapter post a new
 // offer for the same pc_id, and the call goes on.
-func TestRenegotiate(t *testing.T) {
-	bot := webrtcpeer.New(t, webrtcpeer.Config{Send: []webrtcpeer.Message{{Data: []byte(`{"type":"signalling","message":{"type":"renegotiate"}}`)}}})
-	conn, err := webrtc.New(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
+func TestRenegotiate(t *testing.T) { onVirtualTime(t, testRenegotiate) }
+
+func testRenegotiate(t *testing.T, n *network) {
+	bot := n.bot(t, webrtcpeer.Config{Send: []webrtcpeer.Message{{Data: []byte(`{"type":"signalling","message":{"type":"renegotiate"}}`)}}})
+	conn, err := n.agent(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 24000, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +170,11 @@ func agentOf(conn voicetest.Conn) voicetest.Agent { return connAgent{conn} }
 
 // TestTextAndDTMF: with RTVI, text goes as send-text and key presses as
 // the dtmf message, each answered by the bot.
-func TestTextAndDTMF(t *testing.T) {
-	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true, Turns: []webrtcpeer.Turn{{Reply: "You wrote {heard}"}}})
-	a := webrtc.New(bot.URL)
+func TestTextAndDTMF(t *testing.T) { onVirtualTime(t, testTextAndDTMF) }
+
+func testTextAndDTMF(t *testing.T, n *network) {
+	bot := n.bot(t, webrtcpeer.Config{RTVI: true, Turns: []webrtcpeer.Turn{{Reply: "You wrote {heard}"}}})
+	a := n.agent(bot.URL)
 	a.RTVI = true
 	res := run(t, a, voicetest.UserSays("Hello."), voicetest.AgentTurn(), voicetest.DTMF("42#"), voicetest.AgentTurn())
 	c := bot.Calls()[0]
@@ -226,9 +247,12 @@ func TestOfferErrors(t *testing.T) {
 // TestWireStats: the adapter counts what crossed the wire: the offer and
 // its answer, the data channel messages and the RTP packets each way.
 func TestWireStats(t *testing.T) {
-	t.Parallel() // no per-test leak check (see parallelOK)
-	bot := webrtcpeer.New(t, webrtcpeer.Config{RTVI: true})
-	a := webrtc.New(bot.URL)
+	onVirtualTime(t, testWireStats)
+}
+
+func testWireStats(t *testing.T, n *network) {
+	bot := n.bot(t, webrtcpeer.Config{RTVI: true})
+	a := n.agent(bot.URL)
 	a.RTVI = true
 	res := run(t, a, voicetest.UserSays("Hello there."), voicetest.AgentTurn())
 	ws := res.Metrics.Wire
@@ -240,7 +264,7 @@ func TestWireStats(t *testing.T) {
 		t.Errorf("wire statistics %+v: want the offer, data channel messages and RTP packets counted", *ws)
 	}
 	if ws.DroppedFrames != 0 {
-		t.Errorf("%d packets lost on loopback", ws.DroppedFrames)
+		t.Errorf("%d packets lost on the (virtual) loopback", ws.DroppedFrames)
 	}
 }
 
@@ -248,9 +272,11 @@ func TestWireStats(t *testing.T) {
 // transcripts, turn ends, text, DTMF or tools, and the methods that need
 // them say so with an *UnsupportedError naming the alternative; the
 // bot's data channel JSON still arrives as AgentData.
-func TestPlainBot(t *testing.T) {
-	bot := webrtcpeer.New(t, webrtcpeer.Config{Send: []webrtcpeer.Message{{Data: []byte(`{"hello":"there"}`)}}})
-	conn, err := webrtc.New(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 16000, Logf: voicetest.TestLogf(t)})
+func TestPlainBot(t *testing.T) { onVirtualTime(t, testPlainBot) }
+
+func testPlainBot(t *testing.T, n *network) {
+	bot := n.bot(t, webrtcpeer.Config{Send: []webrtcpeer.Message{{Data: []byte(`{"hello":"there"}`)}}})
+	conn, err := n.agent(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 16000, Logf: voicetest.TestLogf(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

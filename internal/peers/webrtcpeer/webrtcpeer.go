@@ -36,7 +36,9 @@
 // user-transcription. Voiced user audio while it speaks cuts the reply
 // (bot-interrupted with RTVI). After HangUpAfter replies it sends
 // peerLeft and closes the peer connection, as connection.py disconnect
-// does. Every protocol violation is recorded in Call.Errors.
+// does. It ends a call when the client leaves (its SCTP association
+// closes) or the connection fails. Every protocol violation is recorded
+// in Call.Errors.
 //
 // Only loopback: the double gathers loopback ICE candidates only and does
 // no multicast DNS.
@@ -54,11 +56,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
+	"github.com/pion/transport/v5"
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
 	"github.com/voicetest-go/voicetest/internal/peers/peerkit"
@@ -134,6 +138,16 @@ type Config struct {
 	// max-message-size (a non-compliant or hostile server), so that it
 	// can send larger data channel messages.
 	IgnoreMaxMessageSize bool
+	// Listener, when set, is where the double serves its offer endpoint
+	// instead of a port of 127.0.0.1 (an in-memory listener,
+	// adaptertest.MemNet, to run a test on virtual time); the double
+	// closes it.
+	Listener net.Listener
+	// Net, when set, is the network of the bot's ICE candidates and
+	// media instead of the machine's UDP sockets: a pion vnet.Net shared
+	// with the client (its loopback), so that the bot and the client run
+	// in one testing/synctest bubble, on virtual time.
+	Net transport.Net
 }
 
 // Call is what the bot saw of one connection.
@@ -184,9 +198,29 @@ type Server struct {
 	calls *peerkit.Log[Call]
 	api   *webrtc.API
 
-	mu    sync.Mutex
-	conns map[string]*conn
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[string]*conn
+	closing bool // under mu: Close has begun, goTracked starts nothing
+	wg      sync.WaitGroup
+}
+
+// goTracked runs f on a goroutine that Close waits for, unless Close has
+// begun (then f does not run: Close ends every call itself). Every
+// goroutine of the bot is one of these (or a reply's, on the same
+// WaitGroup), so that nothing of it outlives Close: in a
+// testing/synctest bubble a goroutine left running when the test ends is
+// a deadlock.
+func (s *Server) goTracked(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
 }
 
 // New starts a bot on loopback and closes it when the test ends.
@@ -224,11 +258,22 @@ func Start(cfg Config) (*Server, error) {
 	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	// The call ends when the client's SCTP association closes (newConn),
+	// not from pion's own close on the client's DTLS close_notify: that
+	// one races the association's end, and pion's SCTPTransport.Stop
+	// then holds its lock through SCTP Abort's 200 ms flush wait while
+	// the association's accept loop waits for the same lock, which on
+	// virtual time (a goroutine blocked on a mutex stops the bubble's
+	// clock) never ends.
+	se.DisableCloseByDTLS(true)
+	if cfg.Net != nil {
+		se.SetNet(cfg.Net)
+	}
 	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall), conns: map[string]*conn{},
 		api: webrtc.NewAPI(webrtc.WithMediaEngine(&me), webrtc.WithInterceptorRegistry(&ir), webrtc.WithSettingEngine(se))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/offer", s.offer)
-	s.srv = peerkit.Start(mux)
+	s.srv = peerkit.StartOn(mux, cfg.Listener)
 	s.URL = s.srv.URL + "/api/offer"
 	return s, nil
 }
@@ -236,9 +281,20 @@ func Start(cfg Config) (*Server, error) {
 // Close ends every call and stops the bot.
 func (s *Server) Close() {
 	s.srv.Close()
+	// Let the calls handle what their clients sent before: a client that
+	// has just left (its Close sent an SCTP ABORT) ends its call itself.
+	// Closing the peer connection while pion handles that ABORT races
+	// it: pion's SCTPTransport.Stop holds its lock through SCTP Abort's
+	// 200 ms flush wait while the association's accept loop waits for the
+	// same lock to report the close, which on virtual time (a goroutine
+	// blocked on a mutex stops the bubble's clock) never ends. On virtual
+	// time this pause is a guarantee (the clock moves only once every
+	// goroutine of the bubble waits); on the real clock it costs 1 ms.
+	time.Sleep(time.Millisecond)
 	s.mu.Lock()
 	conns := s.conns
 	s.conns = map[string]*conn{}
+	s.closing = true
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.end()
@@ -319,8 +375,8 @@ type conn struct {
 	rec *Call
 	ctx context.Context
 
-	cancel  context.CancelFunc
-	endOnce sync.Once
+	cancel context.CancelFunc
+	ended  atomic.Bool // end has begun
 
 	dcMu sync.Mutex
 	dc   *webrtc.DataChannel
@@ -365,17 +421,17 @@ func (s *Server) newConn(in offerIn) (*conn, error) {
 		ear: peerkit.Ear{Rate: Rate, Threshold: s.cfg.Threshold, EndSilence: s.cfg.EndSilence}}
 	pc.OnDataChannel(c.onDataChannel)
 	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			c.readAudio(t)
-		}()
+		s.goTracked(func() { c.readAudio(t) })
 	})
 	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
 		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
-			go c.end()
+			s.goTracked(c.end)
 		}
 	})
+	// The client left: its SCTP ABORT (a WebRTC peer's close) ended the
+	// association. pion calls this after its accept loop let go of the
+	// transport's lock.
+	pc.SCTP().OnClose(func(error) { s.goTracked(c.end) })
 	s.mu.Lock()
 	s.conns[id] = c
 	s.mu.Unlock()
@@ -397,13 +453,13 @@ func (c *conn) answer(sdp string) (string, error) {
 			return "", err
 		}
 		c.out = out
-		go func() {
+		c.s.goTracked(func() {
 			for {
 				if _, _, err := sender.ReadRTCP(); err != nil {
 					return
 				}
 			}
-		}()
+		})
 	}
 	ans, err := c.pc.CreateAnswer(nil)
 	if err != nil {
@@ -424,15 +480,22 @@ func (c *conn) answer(sdp string) (string, error) {
 
 // end closes the call.
 func (c *conn) end() {
-	c.endOnce.Do(func() {
-		c.cancel()
-		c.replies.Cut()
-		c.pc.Close()
-		c.s.mu.Lock()
-		delete(c.s.conns, c.id)
-		c.s.mu.Unlock()
-		c.s.calls.Update(c.rec, func(cl *Call) { cl.Ended = true })
-	})
+	// Not a sync.Once: a second caller returns at once rather than wait
+	// on the Once's mutex while the first is in pc.Close, which may wait
+	// on the clock (SCTP Abort's flush): on virtual time a goroutine
+	// blocked on a mutex stops the clock. Every other caller runs on a
+	// goroutine Close waits for (goTracked), or in the offer handler,
+	// which Close's srv.Close waits for.
+	if c.ended.Swap(true) {
+		return
+	}
+	c.cancel()
+	c.replies.Cut()
+	c.pc.Close()
+	c.s.mu.Lock()
+	delete(c.s.conns, c.id)
+	c.s.mu.Unlock()
+	c.s.calls.Update(c.rec, func(cl *Call) { cl.Ended = true })
 }
 
 func (c *conn) errorf(format string, args ...any) {
@@ -733,20 +796,25 @@ func (c *conn) afterReply() {
 	c.s.calls.Update(c.rec, func(cl *Call) { cl.Replies++; n = cl.Replies })
 	if h := c.s.cfg.HangUpAfter; h > 0 && n == h {
 		c.send(map[string]any{"type": "signalling", "message": map[string]any{"type": "peerLeft"}})
-		go func() {
+		c.s.goTracked(func() {
 			c.flushData()
 			c.end()
-		}()
+		})
 	}
 }
 
-// flushData waits (up to a second) until the data channel has sent what
-// it holds, as the bot's disconnect lets its last message go.
+// flushData waits (up to a second, or until the call ends) until the
+// data channel has sent what it holds, as the bot's disconnect lets its
+// last message go.
 func (c *conn) flushData() {
 	c.dcMu.Lock()
 	dc := c.dc
 	c.dcMu.Unlock()
 	for i := 0; dc != nil && dc.BufferedAmount() > 0 && i < 100; i++ {
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
