@@ -120,7 +120,7 @@ func (p *nodePeer) config(srv *lkserver.Server) lkagentjs.Config {
 // earlyNode starts TestNodeAgent's peer ahead of the tests, from TestMain:
 // the worker's start-up (Node.js loading the framework, a job process
 // loading the Silero VAD model: about 6 s of wall time on a quiet 2-core
-// machine, 10-25 s under load) then overlaps TestConformance, which
+// machine, 10-40 s or more under load) then overlaps TestConformance, which
 // waits on real time, instead of holding the package's slot alone. The
 // peer starts no goroutine in the adapter's code, so the conformance
 // suite's leak checks do not see it. The first TestNodeAgent takes it; a
