@@ -468,6 +468,11 @@ func (c *conn) end(cause error) {
 	}
 	c.ended, c.endCause = true, cause
 	closing := c.closing
+	if !closing {
+		// Added under c.mu, where Close sets closing before it waits:
+		// the goroutine below is one Close waits for.
+		c.wg.Add(1)
+	}
 	c.recv.stopLocked()
 	c.mu.Unlock()
 	tc := &voicetest.TransportClosedError{Adapter: adapterName, Err: cause}
@@ -478,7 +483,6 @@ func (c *conn) end(cause error) {
 	c.q.finish(wire.ScrubError(c.scrub, tc))
 	if !closing {
 		// Leave the room off the SDK's goroutine that reported the end.
-		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
 			c.room.Disconnect()

@@ -2,6 +2,9 @@ package livekit_test
 
 import (
 	"crypto/rand"
+	"flag"
+	"regexp"
+	"strings"
 	"testing"
 
 	protologger "github.com/livekit/protocol/logger"
@@ -22,9 +25,38 @@ var server = lkserver.NewShared(lkserver.Config{})
 // info level, on stderr), stops the shared server after the tests, and
 // fails the package's tests if they leave a goroutine running or a
 // socket open.
+//
+// When TestNodeAgent is to run, TestMain starts its Node.js worker ahead
+// of the tests (see earlyNode), so that its start-up overlaps them.
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
-	leakcheck.Main(m, leakcheck.AfterRun(server.Close))
+	flag.Parse()
+	if willRun("TestNodeAgent") {
+		nodeEarly.start()
+	}
+	leakcheck.Main(m, leakcheck.AfterRun(func() {
+		nodeEarly.close()
+		server.Close()
+	}))
+}
+
+// willRun reports whether -test.run and -test.skip select the top-level
+// test name (their first level only: a pattern this reads wrong costs a
+// worker started for nothing, or a start not overlapped, never a test).
+func willRun(name string) bool {
+	matches := func(flagName string, empty bool) bool {
+		f := flag.Lookup(flagName)
+		if f == nil || f.Value.String() == "" {
+			return empty
+		}
+		first, _, _ := strings.Cut(f.Value.String(), "/")
+		re, err := regexp.Compile(first)
+		if err != nil {
+			return empty
+		}
+		return re.MatchString(name)
+	}
+	return matches("test.run", true) && !matches("test.skip", false)
 }
 
 // agentName returns base with a random suffix: the name of an agent

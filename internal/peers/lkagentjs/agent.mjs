@@ -15,7 +15,7 @@
 //
 // The worker reports a load of 0: on a small machine its CPU load would
 // otherwise pass the threshold and the server would dispatch nothing.
-import { cli, defineAgent, llm, ServerOptions, voice } from '@livekit/agents';
+import { cli, defineAgent, llm, log, ServerOptions, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import * as silero from '@livekit/agents-plugin-silero';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,9 @@ const apiKey = process.env.OPENAI_API_KEY;
 export default defineAgent({
   prewarm: async (proc) => {
     proc.userData.vad = await silero.VAD.load({ minSilenceDuration: 300 });
+    // lkagentjs.go waits for this line (Worker.Ready): a job dispatched
+    // from now on starts in this process at once.
+    log().info('lkagentjs: job process prewarmed');
   },
   entry: async (ctx) => {
     const agent = new voice.Agent({
@@ -65,5 +68,10 @@ cli.runApp(
     port: Number(process.env.LKAGENTJS_HTTP_PORT),
     loadFunc: async () => 0,
     numIdleProcesses: 1,
+    // The framework kills a job process whose prewarm (loading the
+    // Silero model) takes more than this, 10 s by default, and starts
+    // another: on a loaded 2-core machine every prewarm took longer, and
+    // the worker restarted them until the test's wait ran out.
+    initializeProcessTimeout: 60_000,
   }),
 );

@@ -22,6 +22,7 @@ package lkagentjs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,18 +95,50 @@ func check() (node string, err error) {
 	return node, nil
 }
 
-// New starts the worker for tb, stopped when tb ends, and waits until the
-// server has registered it. It skips tb (or fails it, under
-// lkserver.RequiredEnv) when Node.js or the packages are missing.
+// New starts the worker for tb, stopped when tb ends, and waits until it
+// is ready (Ready). It skips tb (or fails it, under lkserver.RequiredEnv)
+// when Node.js or the packages are missing.
 func New(tb testing.TB, cfg Config) *Worker {
 	tb.Helper()
+	w, err := Start(cfg)
+	if err != nil {
+		var me *MissingError
+		if errors.As(err, &me) {
+			lkserver.Skip(tb, err.Error())
+		}
+		tb.Fatal(err)
+	}
+	Adopt(tb, w)
+	if err := w.Ready(ReadyTimeout); err != nil {
+		tb.Fatal(err)
+	}
+	return w
+}
+
+// ReadyTimeout is how long New waits for the worker to be ready.
+const ReadyTimeout = 90 * time.Second
+
+// MissingError is Start's error when Node.js or the pinned packages are
+// missing here.
+type MissingError struct{ Err error }
+
+func (e *MissingError) Error() string { return e.Err.Error() }
+func (e *MissingError) Unwrap() error { return e.Err }
+
+// Start starts the worker outside a test and returns at once, without
+// waiting for it (see Ready); the caller must Close it. A test that starts
+// its worker before it needs it (its start-up, a few seconds of Node.js
+// loading the framework and the VAD model, then overlaps other work)
+// hands it to the test that uses it with Adopt. The error is a
+// *MissingError when Node.js or the packages are missing.
+func Start(cfg Config) (*Worker, error) {
 	node, err := check()
 	if err != nil {
-		lkserver.Skip(tb, err.Error())
+		return nil, &MissingError{Err: err}
 	}
 	port, err := lkserver.FreePort("tcp")
 	if err != nil {
-		tb.Fatal(err)
+		return nil, fmt.Errorf("lkagentjs: %w", err)
 	}
 	w := &Worker{log: &lkserver.Tail{}, done: make(chan struct{})}
 	w.cmd = exec.Command(node, "agent.mjs", "start", "--log-level", "info")
@@ -125,38 +158,62 @@ func New(tb testing.TB, cfg Config) *Worker {
 		"NODE_NO_WARNINGS=1")
 	ownGroup(w.cmd)
 	if err := w.cmd.Start(); err != nil {
-		tb.Fatalf("lkagentjs: starting %s agent.mjs: %v", node, err)
+		return nil, fmt.Errorf("lkagentjs: starting %s agent.mjs: %w", node, err)
 	}
 	go func() {
 		_ = w.cmd.Wait()
 		close(w.done)
 	}()
+	return w, nil
+}
+
+// Adopt makes tb own w: w is closed when tb ends, and a tb that failed
+// shows the end of w's log.
+func Adopt(tb testing.TB, w *Worker) {
+	tb.Helper()
 	tb.Cleanup(func() {
 		w.Close()
 		if tb.Failed() {
 			tb.Logf("lkagentjs: the Node.js worker's log (last 64 KiB):\n%s", w.Log())
 		}
 	})
-	if err := w.waitRegistered(90 * time.Second); err != nil {
-		tb.Fatal(err)
-	}
-	return w
 }
 
-// waitRegistered waits for the worker to log its registration.
-func (w *Worker) waitRegistered(timeout time.Duration) error {
+// Log lines that tell the worker's readiness: the framework's, once the
+// server registered the worker, and agent.mjs's own, once an idle job
+// process has loaded the Silero VAD model (its prewarm).
+const (
+	logRegistered = "registered worker"
+	logPrewarmed  = "lkagentjs: job process prewarmed"
+)
+
+// Ready waits until the server has registered the worker and a job
+// process of it is prewarmed (the VAD model loaded), so that a job
+// dispatched now starts at once; it fails when the worker exits first or
+// timeout passes.
+func (w *Worker) Ready(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if strings.Contains(w.log.String(), "registered worker") {
+	var registered, prewarmed bool
+	for {
+		log := w.log.String()
+		registered = registered || strings.Contains(log, logRegistered)
+		prewarmed = prewarmed || strings.Contains(log, logPrewarmed)
+		if registered && prewarmed {
 			return nil
+		}
+		if !time.Now().Before(deadline) {
+			what := "register"
+			if registered {
+				what = "prewarm a job process"
+			}
+			return fmt.Errorf("lkagentjs: the worker did not %s within %v:\n%s", what, timeout, w.Log())
 		}
 		select {
 		case <-w.done:
-			return fmt.Errorf("lkagentjs: the worker exited before it registered (%v):\n%s", w.cmd.ProcessState, w.Log())
+			return fmt.Errorf("lkagentjs: the worker exited before it was ready (%v):\n%s", w.cmd.ProcessState, w.Log())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("lkagentjs: the worker did not register within %v:\n%s", timeout, w.Log())
 }
 
 // Log returns the end of the worker's log (its job processes' included).

@@ -193,6 +193,18 @@ func (s *Shared) Get(tb testing.TB) *Server {
 	return s.srv
 }
 
+// Start starts the shared server outside a test (a TestMain that starts
+// a peer of it ahead of the tests) and returns it, or why it did not
+// start; later calls and Get return the same server.
+func (s *Shared) Start() (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	s.once.Do(func() { s.srv, s.err = Start(bin, s.cfg) })
+	return s.srv, s.err
+}
+
 // Close stops the server if it was started; a Get after Close fails.
 func (s *Shared) Close() {
 	s.once.Do(func() { s.err = errors.New("lkserver: the shared server was closed before it was used") })
