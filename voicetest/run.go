@@ -157,7 +157,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			// fetch grows as it fills, up to maxQueuedEvents.
 			events := make(chan *recvItem, directQueueStart)
 			r.events = events
-			r.direct = &direct{conn: q, ready: q.Ready(inproc.Token{}), out: events, done: done, gate: newRecvGate(), signalled: true, free: make([]*recvItem, 0, 4)}
+			r.direct = &direct{conn: q, ready: q.Ready(inproc.Token{}), out: events, done: done, gate: newLocalGate(), signalled: true, free: make([]*recvItem, 0, 4)}
 			r.listen.Store(1) // listening since the start
 		} else {
 			events := make(chan *recvItem, maxQueuedEvents) // pointers: 8 KiB of queue, not 1024 items' worth

@@ -444,12 +444,23 @@ func (c *handlerConn) Ready(inproc.Token) <-chan struct{} { return c.ready }
 // Close delivers the StopEvent, cancels the background tasks and waits (up
 // to the stop timeout) for every goroutine of the conversation to end.
 func (c *handlerConn) Close() error {
-	c.close.Do(func() {
-		_ = c.send(message{kind: msgClose})
-		<-c.loopDone
-	})
+	<-c.startClose()
 	return c.closeErr
 }
+
+// startClose delivers the close to the loop, once, and returns the
+// channel closed when Close returns (the loop has exited).
+func (c *handlerConn) startClose() <-chan struct{} {
+	c.close.Do(func() { _ = c.send(message{kind: msgClose}) })
+	return c.loopDone
+}
+
+// StartClose begins Close without waiting for it: it hands the close to
+// the loop, under its lock, and returns the channel closed once Close
+// would return. The runner waits on it on its own goroutine, within its
+// bound on Close, instead of calling Close on a goroutine of its own
+// (see internal/inproc).
+func (c *handlerConn) StartClose(inproc.Token) <-chan struct{} { return c.startClose() }
 
 // isVoiced reports whether samples hold more than background silence.
 func isVoiced(s []int16) bool {
