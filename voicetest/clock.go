@@ -93,15 +93,14 @@ type vclock struct {
 	// takes no lock.
 	fires atomic.Uint64
 	seen  atomic.Uint64
-	idleC  chan struct{} // signalled by Idle
-	due    []*vtimer     // jump's list of the timers it fires, kept for the next jump
+	idleC chan struct{} // signalled by Idle
+	due   []*vtimer     // jump's list of the timers it fires, kept for the next jump
 }
 
 // agentClock is the view of a vclock given to the agent: its Now records
 // which timer firings the agent has seen, so that a stale Idle is ignored.
 type agentClock struct{ c *vclock }
 
-//
 // It takes no lock: fires is read before the time, and jump moves the
 // time before it counts a firing, so an agent that has seen a firing
 // reads the time it fired at (or a later one). Reading the count of an
