@@ -101,7 +101,8 @@ type vclock struct {
 // which timer firings the agent has seen, so that a stale Idle is ignored.
 type agentClock struct{ c *vclock }
 
-// It takes no lock: fires is read before the time, and jump moves the
+// Now returns the conversation's time and records that the agent has
+// seen the timer firings so far. It takes no lock: fires is read before the time, and jump moves the
 // time before it counts a firing, so an agent that has seen a firing
 // reads the time it fired at (or a later one). Reading the count of an
 // earlier firing with the time of a later one makes an Idle look stale,
