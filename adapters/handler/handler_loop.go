@@ -128,6 +128,7 @@ func (l *agentLoop) take() (voicetest.AgentEvent, bool) {
 	} else {
 		l.outbox = l.outbox[1:]
 	}
+	c.queued.Store(int64(len(l.outbox)))
 	l.sent++
 	l.step()
 	return ev, true
@@ -294,6 +295,7 @@ func (l *agentLoop) endEvents() {
 func (l *agentLoop) push(ev voicetest.AgentEvent) {
 	if !l.stopped {
 		l.outbox = append(l.outbox, ev)
+		l.c.queued.Store(int64(len(l.outbox)))
 	}
 }
 
@@ -711,7 +713,9 @@ func (l *agentLoop) interrupt(now time.Time) {
 		return // nothing to interrupt
 	}
 	ev := InterruptEvent{}
+	var from *Call // whose speech it cut (read before the answer: see answer)
 	if sp != nil {
+		from = sp.req.from
 		l.sp = nil
 		if sp.req.kind == outSay {
 			ev.Text = sp.req.text
@@ -721,13 +725,13 @@ func (l *agentLoop) interrupt(now time.Time) {
 			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: said, Final: true})
 		}
 		ev.Played = now.Sub(sp.start)
-		ev.Task = sp.req.from.task
+		ev.Task = from.task
 		sp.req.answer(ErrInterrupted)
 	}
-	if sp != nil && sp.req.from.callID == 0 {
+	if sp != nil && from.callID == 0 {
 		l.taskTurn = false // AgentInterrupted ends the task's turn
 	}
-	if callActive && (sp == nil || sp.req.from.callID == l.call.id) {
+	if callActive && (sp == nil || from.callID == l.call.id) {
 		l.call.interrupted = true
 		l.call.spoke = false // AgentInterrupted ends what it said
 		kept := l.handlerQ[:0]
@@ -861,6 +865,7 @@ func (l *agentLoop) beginClose(now time.Time) {
 	// On the system clock: nobody moves a shared clock during Close.
 	l.closeDeadline = time.Now().Add(l.c.cfg.stopTimeout)
 	l.outbox = nil
+	l.c.queued.Store(0)
 	l.endEvents()
 	l.abortSpeech(ErrCallEnded)
 	l.stopCtx, l.stopCancel = context.WithDeadline(context.Background(), l.closeDeadline)
