@@ -230,7 +230,6 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 	l.lastInput = l.start
 	l.idleSince = l.start
 	l.inbox = append(l.inbox, StartEvent{})
-	l.tasks = make(map[int]bool)
 	c.loop = l
 	c.mu.Lock()
 	l.step()

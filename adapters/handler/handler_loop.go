@@ -196,6 +196,12 @@ func (l *agentLoop) exit() {
 		l.stopCancel()
 	}
 	c.cancel()
+	if l.calls != nil {
+		// The worker returns once it has no call to run (a call that
+		// outlived Close's wait still runs there; nothing is queued: the
+		// loop starts a call only once the last has returned).
+		close(l.calls)
+	}
 	l.endEvents()
 	if err := errors.Join(l.closeErrs...); err != nil {
 		c.closeErr = fmt.Errorf("adapters: %s: Close: %w", c.who(), err)
@@ -795,16 +801,12 @@ type callJob struct {
 
 // callWorker runs the handler calls of a conversation, one after the
 // other (the loop starts a call only once the last has returned), on one
-// goroutine instead of one each, until the loop is over.
+// goroutine instead of one each, until the loop is over (exit closes
+// jobs).
 func (c *handlerConn) callWorker(jobs <-chan callJob) {
 	growStack()
-	for {
-		select {
-		case job := <-jobs:
-			c.runCall(job)
-		case <-c.loopDone:
-			return
-		}
+	for job := range jobs {
+		c.runCall(job)
 	}
 }
 
@@ -838,6 +840,9 @@ func (l *agentLoop) startTask(name string, fn TaskFunc) {
 	c := l.c
 	l.taskSeq++
 	rank := l.taskSeq
+	if l.tasks == nil {
+		l.tasks = make(map[int]bool) // made by the first task
+	}
 	l.tasks[rank] = true
 	view := &Call{c: c, ctx: c.ctx, task: name, rank: rank}
 	go func() {
