@@ -32,9 +32,16 @@ type recvGate struct {
 	mu   sync.Mutex
 	used int64
 	wake chan struct{} // capacity 1: something was released
+	// local: only the runner's goroutine acquires and releases (fetch, for
+	// a queuedConn), so the gate takes no lock and wakes nobody.
+	local bool
 }
 
 func newRecvGate() *recvGate { return &recvGate{wake: make(chan struct{}, 1)} }
+
+// newLocalGate returns the gate of a queuedConn's events, which only the
+// runner's goroutine uses (tryAcquire in fetch, release in take).
+func newLocalGate() *recvGate { return &recvGate{local: true} }
 
 // acquire waits until n more bytes fit (an event larger than the bound
 // passes alone), or ctx ends (false).
@@ -59,8 +66,10 @@ func (g *recvGate) acquire(ctx context.Context, n int64) bool {
 // tryAcquire takes n bytes when they fit (an event larger than the bound
 // passes alone), without waiting, and reports whether it did.
 func (g *recvGate) tryAcquire(n int64) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	if !g.local {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+	}
 	if g.used == 0 || g.used+n <= maxInFlightBytes {
 		g.used += n
 		return true
@@ -70,6 +79,10 @@ func (g *recvGate) tryAcquire(n int64) bool {
 
 func (g *recvGate) release(n int64) {
 	if g == nil {
+		return
+	}
+	if g.local {
+		g.used -= n
 		return
 	}
 	g.mu.Lock()

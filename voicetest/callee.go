@@ -297,14 +297,75 @@ func callPrompt(ctx context.Context, c callee, f func(context.Context) error) (e
 func (r *runner) close(conn Conn) error {
 	c := callee{adapter: r.adapter(), method: "Close", phase: PhaseClose, turn: r.st.turn, limit: closeWait,
 		advice: "fix the adapter so that Close returns once it has released the connection"}
-	// Close runs whether or not the scenario's context has ended.
-	return call(context.Background(), c, r.stray, func(context.Context) error { return conn.Close() })
+	left, err := closeLeaving(conn, c, r.stray)
+	if left {
+		r.view = nil // the callee left running may still read it
+	}
+	return err
 }
 
 // closeWithin closes conn, waiting at most limit for Close to return.
 func closeWithin(conn Conn, limit time.Duration) error {
 	c := callee{name: "the adapter's Close", phase: PhaseClose, limit: limit}
-	return call(context.Background(), c, nil, func(context.Context) error { return conn.Close() })
+	_, err := closeLeaving(conn, c, nil)
+	return err
+}
+
+// promptCloser is implemented by a Conn of this module whose Close only
+// hands the close to its loop and then waits for the loop to end (the
+// handler adapter's: its StopEvent call runs on the handler's own
+// goroutine). StartClose does the first part, never blocks and runs no
+// user code; it returns the channel closed once Close would return. The
+// runner calls it on its own goroutine and waits on the channel within
+// the bound it puts on Close, without the goroutine call starts. See
+// internal/inproc: no Conn of another module can implement it.
+type promptCloser interface {
+	StartClose(inproc.Token) <-chan struct{}
+}
+
+// closeLeaving closes conn as callLeaving(c) would call its Close (it
+// runs whether or not the scenario's context has ended), and reports
+// whether it left Close running at its bound. A promptCloser is closed
+// on this goroutine: StartClose, then a wait for its end within c.limit.
+func closeLeaving(conn Conn, c callee, stray *strays) (left bool, err error) {
+	pc, ok := conn.(promptCloser)
+	if !ok {
+		return callLeaving(context.Background(), c, stray, func(context.Context) error { return conn.Close() })
+	}
+	var done <-chan struct{}
+	if err := callPrompt(context.Background(), c, func(context.Context) error {
+		done = pc.StartClose(inproc.Token{})
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	select {
+	case <-done:
+	default:
+		t := time.NewTimer(c.limit)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			select {
+			case <-done: // it ended at the same instant
+			default:
+				return true, c.abandon(context.Background(), stray, closeOutcome(conn, done))
+			}
+		}
+	}
+	return false, conn.Close() // returns at once: the loop is over
+}
+
+// closeOutcome reports on the channel it returns once done is closed, as
+// a callee's goroutine reports its return (see abandon).
+func closeOutcome(conn Conn, done <-chan struct{}) <-chan callOutcome {
+	out := make(chan callOutcome, 1)
+	go func() {
+		<-done
+		out <- callOutcome{err: conn.Close()}
+	}()
+	return out
 }
 
 // snapshot returns the conversation for a callee: a copy of it, so that

@@ -87,25 +87,34 @@ type vclock struct {
 	seq    uint64
 	idle   bool
 	sent   int64
-	fires  uint64        // jumps that fired a timer
-	seen   uint64        // fires when the agent last read Now
-	idleC  chan struct{} // signalled by Idle
-	due    []*vtimer     // jump's list of the timers it fires, kept for the next jump
+	// fires counts the jumps that fired a timer (changed under mu, after
+	// the time moved); seen is fires when the agent last read Now. Both
+	// are atomic so that the agent's Now, which it reads at every step,
+	// takes no lock.
+	fires atomic.Uint64
+	seen  atomic.Uint64
+	idleC chan struct{} // signalled by Idle
+	due   []*vtimer     // jump's list of the timers it fires, kept for the next jump
 }
 
 // agentClock is the view of a vclock given to the agent: its Now records
 // which timer firings the agent has seen, so that a stale Idle is ignored.
 type agentClock struct{ c *vclock }
 
+// Now returns the conversation's time and records that the agent has
+// seen the timer firings so far. It takes no lock: fires is read before the time, and jump moves the
+// time before it counts a firing, so an agent that has seen a firing
+// reads the time it fired at (or a later one). Reading the count of an
+// earlier firing with the time of a later one makes an Idle look stale,
+// which only delays it until the agent's next step (the timer's callback
+// runs one); the agent calls Now only from its loop, one at a time.
 func (a agentClock) Now() time.Time {
 	c := a.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seen = c.fires
-	if !c.virtual {
+	c.seen.Store(c.fires.Load())
+	if c.real.Load() {
 		return time.Now()
 	}
-	return c.now
+	return c.base.Add(time.Duration(c.offset.Load()))
 }
 
 func (a agentClock) AfterFunc(d time.Duration, f func()) func() bool { return a.c.AfterFunc(d, f) }
@@ -114,7 +123,7 @@ func (a agentClock) Busy()                                           { a.c.Busy(
 func (a agentClock) Idle(events int64) {
 	c := a.c
 	c.mu.Lock()
-	stale := c.seen != c.fires
+	stale := c.seen.Load() != c.fires.Load()
 	if !stale {
 		c.idle, c.sent = true, events
 	}
@@ -320,7 +329,7 @@ func (c *vclock) jump(to time.Time) bool {
 	}
 	if len(due) > 0 {
 		c.idle = false
-		c.fires++
+		c.fires.Add(1) // after the time moved (see agentClock.Now)
 		// A signal of an earlier Idle is stale now: the waits that read
 		// idleC check the state (quiet, caughtUp) before they block, so
 		// taking it loses no wake-up, and spares one turn of their loop.

@@ -22,7 +22,7 @@ func (c *floodConn) TryRecv(inproc.Token) (AgentEvent, bool, error) {
 	return AgentEvent{Kind: AgentLog, Text: fmt.Sprint(c.sent)}, true, nil
 }
 
-func (c *floodConn) Ready(inproc.Token) <-chan struct{} { return c.ready }
+func (c *floodConn) Notify(_ inproc.Token, ch chan struct{}) { c.ready = ch }
 
 // TestDirectQueueGrowsToItsBound: the queue of a queuedConn starts small
 // and grows as fetch fills it, keeping the events in order, up to the

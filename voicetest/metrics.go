@@ -316,7 +316,8 @@ type span struct {
 // them (audio, in order; a message with no audio, a text-only agent's,
 // whole).
 func speechSpans(tr []Message, audio []span) (user, agent []span) {
-	user, agent = make([]span, 0, len(tr)), make([]span, 0, len(tr))
+	both := make([]span, 2*len(tr)) // room for every message in either
+	user, agent = both[:0:len(tr)], both[len(tr):len(tr)]
 	for _, m := range tr {
 		if m.End <= m.Start {
 			continue

@@ -84,7 +84,7 @@ func gymMetrics(st *State, tr []Message, words []int) GymMetrics {
 	type acc struct {
 		GymTurn
 		agentStart, agentEnd time.Duration
-		agent, user          bool
+		agent, user, seen    bool
 	}
 	last := -1
 	for _, n := range st.notes.turns {
@@ -97,12 +97,11 @@ func gymMetrics(st *State, tr []Message, words []int) GymMetrics {
 		return GymMetrics{}
 	}
 	turns := make([]acc, last+1)
-	seen := make([]bool, last+1)
 	get := func(turn int) *acc {
 		if turn < 0 {
 			turn = 0 // not produced by the runner; kept in range
 		}
-		seen[turn] = true
+		turns[turn].seen = true
 		turns[turn].Turn = turn
 		return &turns[turn]
 	}
@@ -135,14 +134,15 @@ func gymMetrics(st *State, tr []Message, words []int) GymMetrics {
 		}
 	}
 	var g GymMetrics
-	ttfab := make([]time.Duration, 0, len(turns))
-	user := make([]time.Duration, 0, len(turns))
-	agent := make([]time.Duration, 0, len(turns))
-	uw := make([]int, 0, len(turns))
-	aw := make([]int, 0, len(turns))
-	g.Turns = make([]GymTurn, 0, len(turns))
+	// The per-turn values, each list with room for every turn, on one
+	// array of durations and one of counts.
+	n := len(turns)
+	ds, ws := make([]time.Duration, 3*n), make([]int, 2*n)
+	ttfab, user, agent := ds[:0:n], ds[n:n:2*n], ds[2*n:2*n]
+	uw, aw := ws[:0:n], ws[n:n]
+	g.Turns = make([]GymTurn, 0, n)
 	for t := range turns {
-		if !seen[t] {
+		if !turns[t].seen {
 			continue
 		}
 		a := &turns[t]

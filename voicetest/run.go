@@ -157,7 +157,8 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			// fetch grows as it fills, up to maxQueuedEvents.
 			events := make(chan *recvItem, directQueueStart)
 			r.events = events
-			r.direct = &direct{conn: q, ready: q.Ready(inproc.Token{}), out: events, done: done, gate: newRecvGate(), signalled: true, free: make([]*recvItem, 0, 4)}
+			q.Notify(inproc.Token{}, r.clock.idleC) // one channel for its events and its Idle
+			r.direct = &direct{conn: q, ready: r.clock.idleC, out: events, done: done, gate: newLocalGate(), signalled: true, free: make([]*recvItem, 0, 4)}
 			r.listen.Store(1) // listening since the start
 		} else {
 			events := make(chan *recvItem, maxQueuedEvents) // pointers: 8 KiB of queue, not 1024 items' worth
@@ -198,8 +199,15 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			}
 			select {
 			case <-done:
+				return nil // (at once, most often: no timer made)
+			default:
+			}
+			wait := time.NewTimer(closeWait)
+			defer wait.Stop()
+			select {
+			case <-done:
 				return nil
-			case <-time.After(closeWait):
+			case <-wait.C:
 				h.logf("voicetest: the %s adapter's Recv did not return within %v of Close; its goroutine leaks", r.adapter(), closeWait)
 				return fmt.Errorf("the %s adapter's Recv did not return within %v of Close and ctx cancellation: fix the adapter so Close ends Recv", r.adapter(), closeWait)
 			}

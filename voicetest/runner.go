@@ -162,6 +162,7 @@ type runner struct {
 
 	// agent turn state
 	seg          *agentSpeech
+	spareSeg     *agentSpeech // a closed segment's struct, for the next (speak)
 	playEnd      time.Duration
 	lastAgentAt  time.Duration
 	turnEnds     int

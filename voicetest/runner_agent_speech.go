@@ -37,7 +37,13 @@ func (r *runner) speak(at time.Duration, c pcm.Chunk, dur time.Duration) {
 		// A new stretch of agent speech. Latency is measured only for one
 		// that starts after the user stopped: speech that began earlier
 		// (late audio, a greeting talked over) is not a response to it.
-		r.seg = &agentSpeech{turn: r.st.turn, start: playAt}
+		if s := r.spareSeg; s != nil {
+			r.spareSeg = nil
+			*s = agentSpeech{turn: r.st.turn, start: playAt}
+			r.seg = s
+		} else {
+			r.seg = &agentSpeech{turn: r.st.turn, start: playAt}
+		}
 		e := Event{At: playAt, Type: EventAgentStartSpeaking, Turn: r.st.turn, Role: RoleAgent}
 		if r.awaitLatency && at >= r.userEnd {
 			r.awaitLatency = false
@@ -125,6 +131,7 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 	r.addEvent(stop)
 	r.segs = append(r.segs, Segment{Role: RoleAgent, Turn: seg.turn, Start: seg.start, End: end,
 		Text: m.Text, AudioOnly: m.AudioOnly, Audio: audio, Interrupted: seg.interrupted})
+	r.spareSeg = seg // nothing keeps it (its slices, which others may keep, are not reused)
 	return nil
 }
 

@@ -64,15 +64,21 @@ type queuedConn interface {
 	// TryRecv returns what Recv would return now, reporting false when
 	// Recv would wait.
 	TryRecv(inproc.Token) (ev AgentEvent, ok bool, err error)
-	// Ready returns a channel signalled when TryRecv may have something
-	// new to return (an event, the end of the stream).
-	Ready(inproc.Token) <-chan struct{}
+	// Notify makes the Conn signal ch (without blocking: ch has room for
+	// one signal) whenever TryRecv may have something new to return (an
+	// event, the end of the stream), from now on, instead of the channel
+	// its Recv waits on. The runner passes the channel of its Clock on
+	// which it waits for the agent to go idle: one channel wakes it for
+	// both, so that its waits select on one channel less.
+	Notify(inproc.Token, chan struct{})
 }
 
 // direct is the receive side of a run whose Conn is a queuedConn: the
 // runner's goroutine does what receive does for other Conns.
 type direct struct {
-	conn  queuedConn
+	conn queuedConn
+	// ready is the virtual Clock's idle channel (clock.idleC), which the
+	// Conn signals too (Notify): a signal taken from it may be either.
 	ready <-chan struct{}
 	out   chan *recvItem  // the runner's events (r.events), grown by fetch
 	done  chan<- struct{} // closed with out, or at Close
@@ -100,16 +106,22 @@ func (r *runner) takeItem(it *recvItem) error {
 // receive: the queue's capacity and maxInFlightBytes). It never blocks.
 // As receive, it keeps listen at 0 while it holds an event it could not
 // queue, and it ends the stream after an error or a hang-up.
-func (r *runner) fetch() {
+//
+// It reports whether it took a signal from the Clock's idle channel,
+// which the Conn shares (Notify): that signal may have been the agent's
+// Idle, so a caller that checked whether the agent is idle before fetch
+// must check again before it waits on the channel.
+func (r *runner) fetch() (took bool) {
 	d := r.direct
 	if d == nil {
-		return
+		return false
 	}
 	if d.held == nil && !d.signalled {
 		select {
 		case <-d.ready:
+			took = true
 		default:
-			return // nothing new since TryRecv last reported nothing
+			return false // nothing new since TryRecv last reported nothing
 		}
 	}
 	d.signalled = false
@@ -120,7 +132,7 @@ func (r *runner) fetch() {
 				if r.listen.Load() == 0 {
 					r.listen.Store(int64(r.now()) + 1)
 				}
-				return
+				return took
 			}
 			var it *recvItem
 			if n := len(d.free); n > 0 {
@@ -134,7 +146,7 @@ func (r *runner) fetch() {
 		}
 		it := d.held
 		if len(d.out) == cap(d.out) || !d.gate.tryAcquire(it.size) {
-			return
+			return took
 		}
 		d.held = nil
 		d.out <- it
@@ -143,7 +155,7 @@ func (r *runner) fetch() {
 		}
 		if it.err != nil || it.ev.Kind == AgentHangUp {
 			r.endDirect()
-			return
+			return took
 		}
 	}
 }
@@ -181,13 +193,14 @@ func (r *runner) endDirect() {
 	}
 }
 
-// readyC is the channel that signals new events of a queuedConn (nil,
-// which never fires, for other Conns).
-func (r *runner) readyC() <-chan struct{} {
-	if r.direct == nil {
-		return nil
+// jump jumps the virtual clock to (see vclock.jump). A jump that fires
+// the agent's timers takes the stale signal of an earlier Idle from the
+// Clock's idle channel, which a queuedConn's signals share: fetch asks
+// the Conn again after it.
+func (r *runner) jump(to time.Time) {
+	if r.clock.jump(to) && r.direct != nil {
+		r.direct.signalled = true
 	}
-	return r.direct.ready
 }
 
 // pump handles agent events until stop reports true (nil) or the offset
@@ -248,14 +261,14 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 		if virtual {
 			to := r.start.Add(limit)
 			if r.quiet() {
-				r.clock.jump(to)
+				r.jump(to)
 				continue
 			}
 			if next, ok := r.clock.next(); ok && next.Before(to) {
 				d = max(next.Sub(r.clock.Now()), 0)
 			}
 		}
-		r.fetch()
+		took := r.fetch()
 		if r.direct != nil && len(r.events) > 0 {
 			// fetch queued it on this goroutine: no need to wait (but
 			// an ended scenario ends here too, as the select below ends
@@ -268,6 +281,11 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			}
 			continue
 		}
+		if took {
+			// The signal fetch took may have been the agent's Idle,
+			// which came after quiet looked: look again before waiting.
+			continue
+		}
 		waited := r.armWait(d, virtual)
 		events := r.events
 		if r.direct != nil {
@@ -278,8 +296,6 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			wake = nil // r.wake is idle: one case for both
 		}
 		select {
-		case <-r.readyC(): // the queuedConn has something new
-			r.direct.signalled = true
 		case it, ok := <-events:
 			if !ok {
 				r.events = nil
@@ -289,11 +305,14 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			if err := r.takeItem(it); err != nil {
 				return err
 			}
-		case <-idle: // the agent went idle (time may jump), or the bound
+		case <-idle: // the agent went idle (time may jump), or the bound, or a queuedConn has something new
+			if r.direct != nil {
+				r.direct.signalled = true
+			}
 			if r.wokeAfter(waited, d) && !r.clock.isIdle() {
 				// The agent worked for longer than the wait, in real
 				// time: so much time has passed.
-				r.clock.jump(r.clock.Now().Add(d))
+				r.jump(r.clock.Now().Add(d))
 			}
 		case <-wake: // the real clock's bound (armWait)
 		case <-ctx.Done():
@@ -361,10 +380,11 @@ func (r *runner) catchUp() {
 				defer timer.Stop()
 			}
 			select {
-			case <-r.clock.idleC:
+			case <-r.clock.idleC: // or a queuedConn has something new (Notify)
+				if r.direct != nil {
+					r.direct.signalled = true
+				}
 			case <-r.queued:
-			case <-r.readyC():
-				r.direct.signalled = true
 			case <-r.received:
 				return // all it received is queued
 			case <-timer.C:

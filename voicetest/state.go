@@ -195,10 +195,10 @@ func (s *State) Transcript() []Message {
 // State is): for readers that do not modify them.
 func (s *State) ordered() ([]Message, []Event) {
 	tr, tl := s.transcript, s.timeline
-	if !slices.IsSortedFunc(tr, cmpMessages) {
+	if !messagesSorted(tr) {
 		tr = s.Transcript()
 	}
-	if !slices.IsSortedFunc(tl, cmpEvents) {
+	if !eventsSorted(tl) {
 		tl = s.Timeline()
 	}
 	return tr, tl
@@ -214,10 +214,41 @@ func cmpMessages(a, b Message) int {
 func cmpEvents(a, b Event) int { return cmpDur(a.At, b.At) }
 
 // sortMessages puts a transcript in the order of State.Transcript.
-func sortMessages(m []Message) { slices.SortStableFunc(m, cmpMessages) }
+func sortMessages(m []Message) {
+	if !messagesSorted(m) {
+		slices.SortStableFunc(m, cmpMessages)
+	}
+}
 
 // sortEvents puts events in the order of State.Timeline.
-func sortEvents(e []Event) { slices.SortStableFunc(e, cmpEvents) }
+func sortEvents(e []Event) {
+	if !eventsSorted(e) {
+		slices.SortStableFunc(e, cmpEvents)
+	}
+}
+
+// messagesSorted is slices.IsSortedFunc(m, cmpMessages) without copying
+// the messages for each comparison: a run's transcript is most often in
+// order already, and a stable sort of a sorted slice changes nothing.
+func messagesSorted(m []Message) bool {
+	for i := 1; i < len(m); i++ {
+		if a, b := &m[i-1], &m[i]; a.Turn > b.Turn || a.Turn == b.Turn && a.Start > b.Start {
+			return false
+		}
+	}
+	return true
+}
+
+// eventsSorted is slices.IsSortedFunc(e, cmpEvents) without copying the
+// events for each comparison (see messagesSorted).
+func eventsSorted(e []Event) bool {
+	for i := 1; i < len(e); i++ {
+		if e[i].At < e[i-1].At {
+			return false
+		}
+	}
+	return true
+}
 
 // Timeline returns the events so far, ordered by time. While the
 // scenario runs, events at the same time keep the order they were

@@ -62,7 +62,7 @@ func rankOf(t EventType) int {
 // first of a run of close events (window 0: at exactly the same time) are
 // ordered by turn, then by eventRank, then as they were recorded.
 func orderTimeline(tl []Event, window time.Duration) {
-	slices.SortStableFunc(tl, func(a, b Event) int { return cmpDur(a.At, b.At) })
+	sortEvents(tl)
 	for i := 0; i < len(tl); {
 		j := i + 1
 		for j < len(tl) && tl[j].At-tl[i].At <= window {

@@ -61,7 +61,8 @@ func (c *Call) SayWith(text string, o SayOptions) error {
 	if words == 0 {
 		return fmt.Errorf("adapters: Say(%q): nothing to say; pass the text the agent speaks", text)
 	}
-	r := &outReq{kind: outSay, text: text, interruptible: !o.Uninterruptible}
+	r := c.newSpeech()
+	r.kind, r.text, r.interruptible = outSay, text, !o.Uninterruptible
 	if c.c.cfg.audio && !c.stop {
 		voice := c.c.cfg.voice
 		if o.Voice != "" {
@@ -261,12 +262,38 @@ func (c *Call) Go(name string, fn TaskFunc) error {
 	return c.c.send(message{kind: msgTaskStart, text: name, task: fn})
 }
 
-// speak posts a speech request and waits until it has been spoken.
-func (c *Call) speak(r *outReq) error { return c.post(r) }
+// newSpeech returns a zero output request for a speech: the one an
+// earlier speech of the conversation was answered with, if it is spare.
+func (c *Call) newSpeech() *outReq {
+	if r := c.c.spareSpeech.Swap(nil); r != nil {
+		return r
+	}
+	return new(outReq)
+}
+
+// speak posts a speech request and waits until it has been spoken. Once
+// answered, the loop holds r no more (no queue, no speech points to it,
+// and answer is the last it does with it): it is kept for the next
+// speech (newSpeech).
+func (c *Call) speak(r *outReq) error {
+	err, answered := c.postAnswered(r)
+	if answered {
+		*r = outReq{}
+		c.c.spareSpeech.Store(r)
+	}
+	return err
+}
 
 // post sends an output request to the agent loop and waits for its answer:
 // at once for queued outputs, after the speech for speech.
 func (c *Call) post(r *outReq) error {
+	err, _ := c.postAnswered(r)
+	return err
+}
+
+// postAnswered is post, which also reports whether the loop answered r
+// (rather than ending first).
+func (c *Call) postAnswered(r *outReq) (err error, answered bool) {
 	r.from = c
 	rc := c.c.spareReply.Swap(nil)
 	if rc == nil {
@@ -274,16 +301,16 @@ func (c *Call) post(r *outReq) error {
 	}
 	r.reply = rc.ch
 	if err := c.c.send(message{kind: msgOutput, out: r}); err != nil {
-		return err // (the loop is over: it never answers)
+		return err, false // (the loop is over: it never answers)
 	}
 	select {
 	case err := <-rc.ch:
 		// Answered: the request no longer refers to the channel (answer
-		// clears it under the loop's lock), which is empty again.
+		// clears it before it replies), which is empty again.
 		c.c.spareReply.Store(rc)
-		return err
+		return err, true
 	case <-c.c.loopDone:
-		return ErrCallEnded
+		return ErrCallEnded, false
 	}
 }
 

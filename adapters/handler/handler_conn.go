@@ -74,11 +74,12 @@ func (r *outReq) isSpeech() bool {
 	return r.kind == outSay || r.kind == outPlay || r.kind == outSilence
 }
 
-// answer replies to a waiting speech request.
+// answer replies to a waiting speech request. The reply is the last
+// the loop does with r: its Call may take it back at once (Call.speak).
 func (r *outReq) answer(err error) {
-	if r.reply != nil {
-		r.reply <- err
+	if ch := r.reply; ch != nil {
 		r.reply = nil
+		ch <- err // (room for one: it does not block)
 	}
 }
 
@@ -158,7 +159,7 @@ type handlerConn struct {
 
 	mu       sync.Mutex // held while the loop runs
 	loop     *agentLoop
-	ready    chan struct{} // signalled when the outbox has events for Recv
+	ready    chan struct{} // signalled when the outbox has events for Recv (or TryRecv: Notify); changed under mu
 	ended    chan struct{} // closed when no more events will come
 	loopDone chan struct{} // closed when the loop has exited
 	termErr  error         // what Recv returns after ended; set before ended closes
@@ -173,6 +174,10 @@ type handlerConn struct {
 	toolNames sync.Map
 
 	spareReply atomic.Pointer[replyChan] // an answered request's channel, for the next (Call.post)
+	// queued is len(loop.outbox), stored under mu when it changes: TryRecv
+	// reads it without the lock to see that there is nothing to take.
+	queued      atomic.Int64
+	spareSpeech atomic.Pointer[outReq] // an answered speech request, for the next (Call.speak)
 
 	// Owned by the runner's sending goroutine.
 	userAudio  []int16
@@ -225,7 +230,6 @@ func newHandlerConn(a *handlerAgent, s voicetest.Session) *handlerConn {
 	l.lastInput = l.start
 	l.idleSince = l.start
 	l.inbox = append(l.inbox, StartEvent{})
-	l.tasks = make(map[int]bool)
 	c.loop = l
 	c.mu.Lock()
 	l.step()
@@ -398,7 +402,8 @@ func (c *handlerConn) Interrupt(ctx context.Context) error {
 	return c.input(ctx, message{kind: msgInterrupt})
 }
 
-// Recv returns the agent's next event.
+// Recv returns the agent's next event. (A runner that called Notify
+// takes the events with TryRecv instead: Recv is not called then.)
 func (c *handlerConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 	for {
 		if ev, ok := c.loop.take(); ok {
@@ -425,9 +430,15 @@ func (c *handlerConn) PromptSends(inproc.Token) {}
 // TryRecv returns what Recv would return now, reporting false when Recv
 // would wait: the runner takes a handler agent's events on its own
 // goroutine (see internal/inproc).
+//
+// With nothing to take it takes no lock: the loop stores the length of
+// its outbox before it signals that it has events (step), so a caller
+// woken by that signal sees them.
 func (c *handlerConn) TryRecv(inproc.Token) (voicetest.AgentEvent, bool, error) {
-	if ev, ok := c.loop.take(); ok {
-		return ev, true, nil
+	if c.queued.Load() > 0 {
+		if ev, ok := c.loop.take(); ok {
+			return ev, true, nil
+		}
 	}
 	select {
 	case <-c.ended:
@@ -437,19 +448,45 @@ func (c *handlerConn) TryRecv(inproc.Token) (voicetest.AgentEvent, bool, error) 
 	}
 }
 
-// Ready returns the channel signalled when TryRecv may have something new
-// to return.
-func (c *handlerConn) Ready(inproc.Token) <-chan struct{} { return c.ready }
+// Notify makes the loop signal ch, instead of the channel Recv waits on,
+// when TryRecv may have something new to return: the runner, which takes
+// the events with TryRecv, passes the channel on which its Clock says
+// that the agent is idle (see internal/inproc). A signal already given
+// is passed on.
+func (c *handlerConn) Notify(_ inproc.Token, ch chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.ready:
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	default:
+	}
+	c.ready = ch
+}
 
 // Close delivers the StopEvent, cancels the background tasks and waits (up
 // to the stop timeout) for every goroutine of the conversation to end.
 func (c *handlerConn) Close() error {
-	c.close.Do(func() {
-		_ = c.send(message{kind: msgClose})
-		<-c.loopDone
-	})
+	<-c.startClose()
 	return c.closeErr
 }
+
+// startClose delivers the close to the loop, once, and returns the
+// channel closed when Close returns (the loop has exited).
+func (c *handlerConn) startClose() <-chan struct{} {
+	c.close.Do(func() { _ = c.send(message{kind: msgClose}) })
+	return c.loopDone
+}
+
+// StartClose begins Close without waiting for it: it hands the close to
+// the loop, under its lock, and returns the channel closed once Close
+// would return. The runner waits on it on its own goroutine, within its
+// bound on Close, instead of calling Close on a goroutine of its own
+// (see internal/inproc).
+func (c *handlerConn) StartClose(inproc.Token) <-chan struct{} { return c.startClose() }
 
 // isVoiced reports whether samples hold more than background silence.
 func isVoiced(s []int16) bool {

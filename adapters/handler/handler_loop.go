@@ -128,6 +128,7 @@ func (l *agentLoop) take() (voicetest.AgentEvent, bool) {
 	} else {
 		l.outbox = l.outbox[1:]
 	}
+	c.queued.Store(int64(len(l.outbox)))
 	l.sent++
 	l.step()
 	return ev, true
@@ -195,6 +196,12 @@ func (l *agentLoop) exit() {
 		l.stopCancel()
 	}
 	c.cancel()
+	if l.calls != nil {
+		// The worker returns once it has no call to run (a call that
+		// outlived Close's wait still runs there; nothing is queued: the
+		// loop starts a call only once the last has returned).
+		close(l.calls)
+	}
 	l.endEvents()
 	if err := errors.Join(l.closeErrs...); err != nil {
 		c.closeErr = fmt.Errorf("adapters: %s: Close: %w", c.who(), err)
@@ -294,6 +301,7 @@ func (l *agentLoop) endEvents() {
 func (l *agentLoop) push(ev voicetest.AgentEvent) {
 	if !l.stopped {
 		l.outbox = append(l.outbox, ev)
+		l.c.queued.Store(int64(len(l.outbox)))
 	}
 }
 
@@ -711,7 +719,9 @@ func (l *agentLoop) interrupt(now time.Time) {
 		return // nothing to interrupt
 	}
 	ev := InterruptEvent{}
+	var from *Call // whose speech it cut (read before the answer: see answer)
 	if sp != nil {
+		from = sp.req.from
 		l.sp = nil
 		if sp.req.kind == outSay {
 			ev.Text = sp.req.text
@@ -721,13 +731,13 @@ func (l *agentLoop) interrupt(now time.Time) {
 			l.push(voicetest.AgentEvent{Kind: voicetest.AgentTranscript, Text: said, Final: true})
 		}
 		ev.Played = now.Sub(sp.start)
-		ev.Task = sp.req.from.task
+		ev.Task = from.task
 		sp.req.answer(ErrInterrupted)
 	}
-	if sp != nil && sp.req.from.callID == 0 {
+	if sp != nil && from.callID == 0 {
 		l.taskTurn = false // AgentInterrupted ends the task's turn
 	}
-	if callActive && (sp == nil || sp.req.from.callID == l.call.id) {
+	if callActive && (sp == nil || from.callID == l.call.id) {
 		l.call.interrupted = true
 		l.call.spoke = false // AgentInterrupted ends what it said
 		kept := l.handlerQ[:0]
@@ -791,16 +801,12 @@ type callJob struct {
 
 // callWorker runs the handler calls of a conversation, one after the
 // other (the loop starts a call only once the last has returned), on one
-// goroutine instead of one each, until the loop is over.
+// goroutine instead of one each, until the loop is over (exit closes
+// jobs).
 func (c *handlerConn) callWorker(jobs <-chan callJob) {
 	growStack()
-	for {
-		select {
-		case job := <-jobs:
-			c.runCall(job)
-		case <-c.loopDone:
-			return
-		}
+	for job := range jobs {
+		c.runCall(job)
 	}
 }
 
@@ -834,6 +840,9 @@ func (l *agentLoop) startTask(name string, fn TaskFunc) {
 	c := l.c
 	l.taskSeq++
 	rank := l.taskSeq
+	if l.tasks == nil {
+		l.tasks = make(map[int]bool) // made by the first task
+	}
 	l.tasks[rank] = true
 	view := &Call{c: c, ctx: c.ctx, task: name, rank: rank}
 	go func() {
@@ -861,6 +870,7 @@ func (l *agentLoop) beginClose(now time.Time) {
 	// On the system clock: nobody moves a shared clock during Close.
 	l.closeDeadline = time.Now().Add(l.c.cfg.stopTimeout)
 	l.outbox = nil
+	l.c.queued.Store(0)
 	l.endEvents()
 	l.abortSpeech(ErrCallEnded)
 	l.stopCtx, l.stopCancel = context.WithDeadline(context.Background(), l.closeDeadline)

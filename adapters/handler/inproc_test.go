@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/handler"
@@ -156,6 +157,77 @@ func TestInProcessPathIsTheSameConversation(t *testing.T) {
 					b.Duration, b.Success, b.Latency.PerTurn, b.TranscriptText(), b.TimelineText())
 			}
 			t.Errorf("three attempts differ; the last:\n%s", diff)
+		})
+	}
+}
+
+// A handler call that blocks on something of its own (not its Call)
+// holds no runner: it runs on the handler's goroutine, so under Run,
+// outside a bubble, the runner's wait for its answer is bounded in real
+// time and the scenario fails with a TimeoutError naming the phase. (This
+// is why the handler's calls stay off the runner's goroutine, hand-offs
+// and all.)
+func TestRunHungHandlerIsATimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		if _, ok := ev.(handler.TextEvent); ok {
+			<-release // not ctx: a handler stuck on its own channel
+		}
+		return nil
+	}, handler.WithStopTimeout(50*time.Millisecond))
+	cfg := voicetest.Config{
+		Agent:    agent,
+		Script:   []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn()},
+		Timeouts: voicetest.Timeouts{FirstChunk: 200 * time.Millisecond},
+	}
+	res, err := voicetest.Run(context.Background(), cfg)
+	var te *voicetest.TimeoutError
+	if !errors.As(err, &te) || te.Phase != voicetest.PhaseFirstChunk {
+		t.Fatalf("err = %v, want a TimeoutError in phase %q", err, voicetest.PhaseFirstChunk)
+	}
+	if res == nil || res.Success {
+		t.Fatalf("result %+v, want a failed scenario", res)
+	}
+}
+
+// The runner closes a handler Conn on its own goroutine (StartClose, then
+// a wait for the loop's end), and that wait keeps Close's bound: a
+// StopEvent call that outlasts it (here its own stop timeout is longer)
+// fails the scenario with a TimeoutError naming Close, on both paths.
+func TestPromptCloseIsBounded(t *testing.T) {
+	for _, wrap := range []struct {
+		name string
+		f    func(voicetest.Agent) voicetest.Agent
+	}{
+		{"in process", func(a voicetest.Agent) voicetest.Agent { return a }},
+		{"through Close", func(a voicetest.Agent) voicetest.Agent { return plainAgent{a} }},
+	} {
+		t.Run(wrap.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				release := make(chan struct{})
+				agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+					switch ev.(type) {
+					case handler.TextEvent:
+						return c.Say("Yes.")
+					case handler.StopEvent:
+						<-release // ignores ctx
+					}
+					return nil
+				}, handler.WithStopTimeout(time.Hour))
+				res, err := voicetest.Run(t.Context(), voicetest.Config{
+					Agent:  wrap.f(agent),
+					Script: []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn()},
+				})
+				close(release)
+				var te *voicetest.TimeoutError
+				if !errors.As(err, &te) || te.Phase != voicetest.PhaseClose || te.Callee != "the handler adapter's Close" {
+					t.Fatalf("err = %v, want a TimeoutError for the handler adapter's Close", err)
+				}
+				if res.State.LastAgentText() != "Yes." {
+					t.Errorf("last agent text %q", res.State.LastAgentText())
+				}
+			})
 		})
 	}
 }
