@@ -64,18 +64,30 @@ func TestEffectLibraryContract(t *testing.T) {
 			t.Errorf("%s: group %q is not one of background, phone, room, voice, level", info.Name, info.Group)
 		}
 	}
+	// Three seconds of speech at a TTS engine's loud level, so that sparse
+	// effects (dropouts) and level-dependent ones (clipping) have something
+	// to change; made once per rate and length (not once per effect), and
+	// each effect gets a copy of its own.
+	rates := []int{Rate8k, Rate16k, Rate24k}
+	type input struct {
+		rate int
+		d    time.Duration
+	}
+	inputs := map[input]Chunk{}
+	for _, rate := range rates {
+		for _, d := range []time.Duration{3 * time.Second, 12 * time.Second} {
+			inputs[input{rate, d}] = Normalize(-14)(speechLike(rate, d, uint64(rate)))
+		}
+	}
 	for _, info := range lib {
 		t.Run(info.Name, func(t *testing.T) {
 			t.Parallel()
-			for _, rate := range []int{Rate8k, Rate16k, Rate24k} {
-				// Three seconds of speech at a TTS engine's loud level, so
-				// that sparse effects (dropouts) and level-dependent ones
-				// (clipping) have something to change.
+			for _, rate := range rates {
 				d := 3 * time.Second
 				if info.Name == "dropouts" {
 					d = 12 * time.Second // sparse: about four in that time
 				}
-				in := Normalize(-14)(speechLike(rate, d, uint64(rate)))
+				in := inputs[input{rate, d}].Clone()
 				keep := in.Clone()
 				e := info.New(7)
 				first := e(in)

@@ -83,9 +83,16 @@ func allEffects() map[string]Effect {
 // goroutines apply it at once.
 func TestEffectsContract(t *testing.T) {
 	t.Parallel()
+	// The input at each rate, made once (not once per effect); each effect
+	// gets a copy of its own.
+	rates := []int{Rate8k, Rate16k, Rate24k, Rate44k1}
+	inputs := map[int]Chunk{}
+	for _, rate := range rates {
+		inputs[rate] = speechLike(rate, 1500*time.Millisecond, uint64(rate))
+	}
 	for name, e := range allEffects() {
-		for _, rate := range []int{Rate8k, Rate16k, Rate24k, Rate44k1} {
-			in := speechLike(rate, 1500*time.Millisecond, uint64(rate))
+		for _, rate := range rates {
+			in := inputs[rate].Clone()
 			keep := in.Clone()
 			first := e(in)
 			if first.Rate != rate || first.Len() != in.Len() {

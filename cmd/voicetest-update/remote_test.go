@@ -17,6 +17,8 @@ import (
 // agent. TestRemoteSTT talks to it live with Config.AgentSTT
 // (pocketsphinx behind the cache); TestDeployed talks to it through a
 // cassette, and with SAMPLE_DEPLOYED_DOWN set runs with no agent at all.
+// Each test talks to it once per seed of SAMPLE_SEED (a comma-separated
+// list), each seed being another way for the same speech to arrive.
 //
 // With SAMPLE_CLOCK=real the agent listens on TCP on 127.0.0.1 and the
 // calls run on the real clock. Otherwise the same agent, the same
@@ -46,6 +48,7 @@ import (
 	"github.com/voicetest-go/voicetest/adapters/wscodec"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/cache"
 	"github.com/voicetest-go/voicetest/voicetest/cassette"
 	"github.com/voicetest-go/voicetest/voicetest/speech"
 )
@@ -60,6 +63,43 @@ var replies = []string{
 
 // realClock reports whether the calls run on the real clock, over TCP.
 func realClock() bool { return os.Getenv("SAMPLE_CLOCK") == "real" }
+
+// seeds returns the seeds of SAMPLE_SEED, a comma-separated list.
+func seeds(t *testing.T) []uint64 {
+	var out []uint64
+	for _, s := range strings.Split(os.Getenv("SAMPLE_SEED"), ",") {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("SAMPLE_SEED: %v", err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// sharedCache is the cache of the agent's turns' transcripts on the real
+// clock (see agentSTT).
+var sharedCache = sync.OnceValues(func() (*cache.Cache, error) {
+	return cache.Open(cache.DefaultDir, cache.WithName("TestRemoteSTT|TestDeployed"))
+})
+
+// agentSTT returns the STT of the agent's turns (pocketsphinx behind the
+// cache). On the real clock both tests record the same three turns at the
+// same time, and a cache produces a key once only among the callers of
+// that one cache (single flight), so there they share a cache and each
+// turn is transcribed once, not twice. In a bubble each test keeps the
+// cache of its own test (a bubble's channels are its own), and every
+// turn replays.
+func agentSTT(t *testing.T) voicetest.STT {
+	if !realClock() {
+		return speech.STTForTest(t, "pocketsphinx")
+	}
+	c, err := sharedCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return speech.STTForTest(t, "pocketsphinx", speech.WithCache(c))
+}
 
 // onClock runs f on the real clock (SAMPLE_CLOCK=real) or in a synctest
 // bubble, on virtual time.
@@ -121,12 +161,11 @@ func remoteAgent(url string, dial dialer) *wscodec.Agent {
 // burstyAgent serves an agent that says its replies (flite, through the
 // test's cache) in bursts of one to eight 20 ms frames with pauses of up
 // to 150 ms between them, after and before up to 140 ms of silent
-// frames, all drawn from SAMPLE_SEED: each seed is another way for the
-// same speech to arrive. It answers each utterance of the caller once
+// frames, all drawn from seed: each seed is another way for the same
+// speech to arrive. It answers each utterance of the caller once
 // 400 ms of silence follow it. It returns the agent's URL and, off the
 // real clock, the dialer of its in-memory connections.
-func burstyAgent(t *testing.T, tts voicetest.TTS) (string, dialer) {
-	seed, _ := strconv.ParseUint(os.Getenv("SAMPLE_SEED"), 10, 64)
+func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) {
 	var said [][]int16
 	for _, r := range replies {
 		c, err := tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: r, Rate: rate})
@@ -218,7 +257,7 @@ func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Co
 		Agent:     agent,
 		Rate:      rate,
 		UserVoice: tts,
-		AgentSTT:  speech.STTForTest(t, "pocketsphinx"),
+		AgentSTT:  agentSTT(t),
 		Golden:    voicetest.GoldenOptions{TimeTolerance: time.Second},
 		Timeouts:  voicetest.Timeouts{FirstChunk: 10 * time.Second},
 		Script: []voicetest.Step{
@@ -233,50 +272,55 @@ func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Co
 	}
 }
 
-func check(t *testing.T, res *voicetest.Result) {
+func check(t *testing.T, seed uint64, res *voicetest.Result) {
 	t.Helper()
 	if !res.Success {
-		t.Fatalf("scenario failed: %v", res.Err)
+		t.Fatalf("seed %d: scenario failed: %v", seed, res.Err)
 	}
 	var agent int
 	for _, m := range res.Transcript {
 		if m.Role == voicetest.RoleAgent {
 			agent++
 			if m.Text == "" {
-				t.Errorf("agent turn %d was not transcribed", m.Turn)
+				t.Errorf("seed %d: agent turn %d was not transcribed", seed, m.Turn)
 			}
 		}
 	}
 	if agent != 3 {
-		t.Errorf("%d agent messages, want 3:\n%s", agent, res.TranscriptText())
+		t.Errorf("seed %d: %d agent messages, want 3:\n%s", seed, agent, res.TranscriptText())
 	}
+	t.Logf("%s, seed %d: %d agent turns transcribed", t.Name(), seed, agent)
 }
 
 // TestRemoteSTT talks to the agent live and transcribes its replies.
 func TestRemoteSTT(t *testing.T) {
 	t.Parallel()
-	onClock(t, func(t *testing.T) {
-		tts := speech.TTSForTest(t, "flite/slt")
-		check(t, voicetest.Scenario(t, config(t, remoteAgent(burstyAgent(t, tts)), tts)))
-	})
+	for _, seed := range seeds(t) {
+		onClock(t, func(t *testing.T) {
+			tts := speech.TTSForTest(t, "flite/slt")
+			check(t, seed, voicetest.Scenario(t, config(t, remoteAgent(burstyAgent(t, tts, seed)), tts)))
+		})
+	}
 }
 
 // TestDeployed talks to the agent through a cassette.
 func TestDeployed(t *testing.T) {
 	t.Parallel()
-	onClock(t, func(t *testing.T) {
-		tts := speech.TTSForTest(t, "flite/slt")
-		url, dial := "ws://127.0.0.1:9/nothing-listens-here", dialer(nil)
-		if os.Getenv("SAMPLE_DEPLOYED_DOWN") == "" {
-			url, dial = burstyAgent(t, tts)
-		}
-		var opts []cassette.Option
-		if name := os.Getenv("SAMPLE_CASSETTE"); name != "" {
-			opts = append(opts, cassette.WithName(name))
-		}
-		a := cassette.New(t, remoteAgent(url, dial), opts...)
-		check(t, voicetest.Scenario(t, config(t, a, tts)))
-	})
+	for _, seed := range seeds(t) {
+		onClock(t, func(t *testing.T) {
+			tts := speech.TTSForTest(t, "flite/slt")
+			url, dial := "ws://127.0.0.1:9/nothing-listens-here", dialer(nil)
+			if os.Getenv("SAMPLE_DEPLOYED_DOWN") == "" {
+				url, dial = burstyAgent(t, tts, seed)
+			}
+			var opts []cassette.Option
+			if name := os.Getenv("SAMPLE_CASSETTE"); name != "" {
+				opts = append(opts, cassette.WithName(name))
+			}
+			a := cassette.New(t, remoteAgent(url, dial), opts...)
+			check(t, seed, voicetest.Scenario(t, config(t, a, tts)))
+		})
+	}
 }
 `
 
@@ -304,19 +348,21 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	}
 	speech.SkipIfNotInstalled(t, "flite")
 	speech.SkipIfNotInstalled(t, "pocketsphinx")
-	dir := newSample(t)
+	t.Parallel()
+	s := newSample(t)
+	dir := s.dir
 	write(t, filepath.Join(dir, "remote", "remote_test.go"), remoteTest)
 	for _, v := range []string{"SAMPLE_SEED", "SAMPLE_DEPLOYED_DOWN", "SAMPLE_CASSETTE", "SAMPLE_CLOCK"} {
-		t.Setenv(v, "")
+		s.setenv(v, "")
 	}
 	pkg := filepath.Join(dir, "remote", "testdata", "voicetest")
 	stt := filepath.Join(pkg, "cache", "stt", "*.json")
 
 	// Recorded on the real clock, with the real network's timing.
-	t.Setenv("SAMPLE_SEED", "1")
-	t.Setenv("SAMPLE_CLOCK", "real")
-	out := update(t, exitOK, "./remote")
-	t.Setenv("SAMPLE_CLOCK", "")
+	s.setenv("SAMPLE_SEED", "1")
+	s.setenv("SAMPLE_CLOCK", "real")
+	out := s.update(t, exitOK, "./remote")
+	s.setenv("SAMPLE_CLOCK", "")
 	mustContain(t, out, "ok   TestRemoteSTT", "ok   TestDeployed", "voicetest-update: ok")
 	entries := files(t, stt)
 	if len(entries) < 6 {
@@ -328,15 +374,26 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	}
 	mustContain(t, out, "cassette files: 4 added, 0 changed, 0 removed")
 
-	// Five more runs in record mode, each with the agent's speech arriving
-	// in other bursts after other pauses: no new entry, nothing pruned.
-	for seed := 2; seed <= 6; seed++ {
-		t.Setenv("SAMPLE_SEED", strconv.Itoa(seed))
-		out = update(t, exitOK, "./remote")
-		mustContain(t, out, "cache files: 0 added, 0 changed, 0 removed", "cassette files: 0 added, 0 changed, 0 removed", "voicetest-update: ok")
-		if strings.Contains(out, "pruned") {
-			t.Errorf("seed %d: entries were pruned (their keys changed):\n%s", seed, out)
+	// Five more conversations per test in record mode, each with the
+	// agent's speech arriving in other bursts after other pauses: no new
+	// entry, nothing pruned. They run in one go test (each in a bubble of
+	// its own, see remoteTest): a seed whose keys changed would add its
+	// entries. -v shows each test's log of each seed.
+	seeds := []int{2, 3, 4, 5, 6}
+	var list []string
+	for _, seed := range seeds {
+		list = append(list, strconv.Itoa(seed))
+	}
+	s.setenv("SAMPLE_SEED", strings.Join(list, ","))
+	out = s.update(t, exitOK, "-v", "./remote")
+	mustContain(t, out, "cache files: 0 added, 0 changed, 0 removed", "cassette files: 0 added, 0 changed, 0 removed", "voicetest-update: ok")
+	for _, seed := range seeds {
+		for _, test := range []string{"TestRemoteSTT", "TestDeployed"} {
+			mustContain(t, out, test+", seed "+strconv.Itoa(seed)+": 3 agent turns transcribed")
 		}
+	}
+	if strings.Contains(out, "pruned") {
+		t.Errorf("seeds %v: entries were pruned (their keys changed):\n%s", seeds, out)
 	}
 	if got := files(t, stt); strings.Join(got, " ") != strings.Join(entries, " ") {
 		t.Errorf("STT entries changed over the runs:\n%v\nwant\n%v", got, entries)
@@ -344,9 +401,9 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 
 	// CI: replay only, with yet other bursts, and TestDeployed with no
 	// agent to reach.
-	t.Setenv("SAMPLE_SEED", "7")
-	t.Setenv("SAMPLE_DEPLOYED_DOWN", "1")
-	out = update(t, exitOK, "-check", "./remote")
+	s.setenv("SAMPLE_SEED", "7")
+	s.setenv("SAMPLE_DEPLOYED_DOWN", "1")
+	out = s.update(t, exitOK, "-check", "./remote")
 	mustContain(t, out, "cache replay, goldens compared", "cache files: 0 added, 0 changed, 0 removed", "cassette files: 0 added, 0 changed, 0 removed", "voicetest-update: ok")
 
 	// A cassette no test uses fails the check and is pruned by an update.
@@ -361,9 +418,9 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 		}
 		write(t, filepath.Join(stale, filepath.Base(f)), string(b))
 	}
-	out = update(t, exitFail, "-check", "./remote")
+	out = s.update(t, exitFail, "-check", "./remote")
 	mustContain(t, out, "check: 4 cassette file(s) unused by any test", "  ? "+filepath.Join("remote", "testdata", "voicetest", "cassettes", "TestGone", "cassette.json"), "voicetest-update: FAIL")
-	out = update(t, exitOK, "./remote")
+	out = s.update(t, exitOK, "./remote")
 	mustContain(t, out, "pruned 4 unused cassette file(s):", "  - "+filepath.Join("remote", "testdata", "voicetest", "cassettes", "TestGone", "cassette.json"))
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the pruned cassette's directory is still there: %v", err)
@@ -371,10 +428,10 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 
 	// Renaming the cassette records the new one (with the agent up) and
 	// prunes the old.
-	t.Setenv("SAMPLE_DEPLOYED_DOWN", "")
-	t.Setenv("SAMPLE_CASSETTE", "booking")
-	out = update(t, exitOK, "./remote")
+	s.setenv("SAMPLE_DEPLOYED_DOWN", "")
+	s.setenv("SAMPLE_CASSETTE", "booking")
+	out = s.update(t, exitOK, "./remote")
 	mustContain(t, out, "cassette files: 4 added, 0 changed, 0 removed", "pruned 4 unused cassette file(s):", "voicetest-update: ok")
-	t.Setenv("SAMPLE_DEPLOYED_DOWN", "1")
-	update(t, exitOK, "-check", "./remote")
+	s.setenv("SAMPLE_DEPLOYED_DOWN", "1")
+	s.update(t, exitOK, "-check", "./remote")
 }

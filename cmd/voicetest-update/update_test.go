@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,9 +93,20 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
+// sample is a module that voicetest-update runs on: its directory and the
+// environment voicetest-update runs with there (this process's, with env's
+// variables set).
+type sample struct {
+	dir string
+	env map[string]string
+}
+
+// setenv sets a variable of the environment voicetest-update runs with.
+func (s *sample) setenv(name, value string) { s.env[name] = value }
+
 // newSample writes a module with one package, greet, using the cache of
-// this repository through a replace directive, and changes into it.
-func newSample(t *testing.T) string {
+// this repository through a replace directive.
+func newSample(t *testing.T) *sample {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go command")
@@ -123,14 +135,15 @@ func newSample(t *testing.T) string {
 	// here reads: a third less CPU for the first link of each sample
 	// (measured 6.8 -> 4.6 s for the remote sample's 70 MB test binary).
 	bin := t.TempDir()
-	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod -ldflags=-w -o="+bin+string(filepath.Separator)))
-	t.Setenv("GOSUMDB", "off")
-	t.Setenv("GOWORK", "off")
+	s := &sample{dir: dir, env: map[string]string{
+		"GOFLAGS": strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod -ldflags=-w -o=" + bin + string(filepath.Separator)),
+		"GOSUMDB": "off",
+		"GOWORK":  "off",
+	}}
 	for _, v := range []string{"SAMPLE_EXTRA", "SAMPLE_SUFFIX", "CI"} {
-		t.Setenv(v, "")
+		s.setenv(v, "")
 	}
-	t.Chdir(dir)
-	return dir
+	return s
 }
 
 func write(t *testing.T, path, content string) {
@@ -143,11 +156,38 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-// update runs the command and checks its exit code.
-func update(t *testing.T, wantCode int, args ...string) string {
+// update runs voicetest-update in s and checks its exit code. It runs as
+// a process of its own (this test binary, see TestMain), in s's directory
+// and environment.
+func (s *sample) update(t *testing.T, wantCode int, args ...string) string {
 	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, args...)
+	cmd.Dir = s.dir
+	cmd.Env = []string{envRunMain + "=1"}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); name != envRunMain {
+			if _, ok := s.env[name]; !ok {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+	}
+	for name, value := range s.env {
+		cmd.Env = append(cmd.Env, name+"="+value)
+	}
 	var out, errOut bytes.Buffer
-	code := run(args, &out, &errOut)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	code := exitOK
+	var exitErr *exec.ExitError
+	switch err := cmd.Run(); {
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("voicetest-update %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+	}
 	if code != wantCode {
 		t.Fatalf("voicetest-update %s: exit %d, want %d\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out.String(), errOut.String())
 	}
@@ -175,10 +215,12 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a sample module's tests")
 	}
-	dir := newSample(t)
+	t.Parallel()
+	s := newSample(t)
+	dir := s.dir
 
 	// First run records the cache and writes the goldens.
-	out := update(t, exitOK)
+	out := s.update(t, exitOK)
 	mustContain(t, out,
 		"=== example.com/sample/greet",
 		"  ok   TestGreeting",
@@ -194,48 +236,48 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// CI check: everything replays, nothing changes, nothing unused.
-	out = update(t, exitOK, "-check")
+	out = s.update(t, exitOK, "-check")
 	mustContain(t, out, "cache replay, goldens compared", "cache files: 0 added, 0 changed, 0 removed", "voicetest-update: ok")
 
 	// A test that records one more entry; without it the entry is unused.
-	t.Setenv("SAMPLE_EXTRA", "1")
-	out = update(t, exitOK, "./greet")
+	s.setenv("SAMPLE_EXTRA", "1")
+	out = s.update(t, exitOK, "./greet")
 	mustContain(t, out, "cache files: 2 added")
-	t.Setenv("SAMPLE_EXTRA", "")
+	s.setenv("SAMPLE_EXTRA", "")
 
-	out = update(t, exitFail, "-check", "./...")
+	out = s.update(t, exitFail, "-check", "./...")
 	mustContain(t, out, "check: 2 cache file(s) unused by any test", "voicetest-update: FAIL")
 
 	// A filtered run neither prunes nor judges unused entries.
-	out = update(t, exitOK, "-run", "TestGreeting")
+	out = s.update(t, exitOK, "-run", "TestGreeting")
 	// TestFarewell's entry and the extra one, each with its body.
 	mustContain(t, out, "4 cache file(s) not used, but not pruned or checked: only some tests ran")
 	if n := len(cacheFiles(t, dir)); n != 6 {
 		t.Fatalf("filtered run changed the cache: %d files, want 6", n)
 	}
-	out = update(t, exitOK, "-prune=false")
+	out = s.update(t, exitOK, "-prune=false")
 	mustContain(t, out, "2 unused cache file(s) kept (-prune=false)")
 	if n := len(cacheFiles(t, dir)); n != 6 {
 		t.Fatalf("-prune=false removed files: %d left, want 6", n)
 	}
 
 	// A complete passing run prunes them.
-	out = update(t, exitOK)
+	out = s.update(t, exitOK)
 	mustContain(t, out, "pruned 2 unused cache file(s):", "  - "+filepath.Join("greet", "testdata", "voicetest", "cache", "llm"))
 	if n := len(cacheFiles(t, dir)); n != 4 {
 		t.Fatalf("after pruning: %d cache files, want 4", n)
 	}
-	update(t, exitOK, "-check")
+	s.update(t, exitOK, "-check")
 
 	// Output that no longer matches a golden fails the check…
-	t.Setenv("SAMPLE_SUFFIX", " (changed)")
-	out = update(t, exitFail, "-check")
+	s.setenv("SAMPLE_SUFFIX", " (changed)")
+	out = s.update(t, exitFail, "-check")
 	mustContain(t, out, "FAIL TestGreeting", "golden mismatch", "FAIL example.com/sample/greet", "voicetest-update: FAIL")
 	// …and an update rewrites the goldens and lists them.
-	out = update(t, exitOK)
+	out = s.update(t, exitOK)
 	mustContain(t, out, "golden and testdata files: 0 added, 2 changed, 0 removed", "  ~ "+filepath.Join("greet", "testdata", "golden", "TestGreeting.golden"))
-	t.Setenv("SAMPLE_SUFFIX", "")
-	update(t, exitOK)
+	s.setenv("SAMPLE_SUFFIX", "")
+	s.update(t, exitOK)
 
 	// A missing entry fails the check with the command that records it.
 	files := cacheFiles(t, dir)
@@ -245,18 +287,18 @@ func TestEndToEnd(t *testing.T) {
 			break
 		}
 	}
-	out = update(t, exitFail, "-check")
+	out = s.update(t, exitFail, "-check")
 	mustContain(t, out, "no recorded llm answer from sample", "-voicetest.record", "voicetest-update: FAIL")
 	// Its orphaned body is not pruned, because a test failed.
 	mustContain(t, out, "not pruned or checked: its tests failed")
 	// Re-recording writes the entry again; its body, named by its content,
 	// is still there and in use again.
-	out = update(t, exitOK)
+	out = s.update(t, exitOK)
 	mustContain(t, out, "cache files: 1 added, 0 changed, 0 removed", "voicetest-update: ok")
 	if strings.Contains(out, "pruned") {
 		t.Errorf("re-recording pruned files:\n%s", out)
 	}
-	update(t, exitOK, "-check")
+	s.update(t, exitOK, "-check")
 
 	// Temporary files of killed writers (see TestKilledWriterLeftoversArePruned
 	// for a real one): stale ones are listed and removed, by -check too,
@@ -270,11 +312,11 @@ func TestEndToEnd(t *testing.T) {
 	}
 	setAge(t, staleCache, staleTempAge+time.Minute)
 	setAge(t, staleGolden, staleTempAge+time.Minute)
-	out = update(t, exitOK, "-prune=false")
+	out = s.update(t, exitOK, "-prune=false")
 	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "1 temporary file(s) newer than 10m0s kept", "voicetest-update: ok")
-	out = update(t, exitOK, "-check", "-prune=false")
+	out = s.update(t, exitOK, "-check", "-prune=false")
 	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "voicetest-update: ok")
-	out = update(t, exitOK, "-check")
+	out = s.update(t, exitOK, "-check")
 	mustContain(t, out, "golden and testdata files: 0 added, 0 changed, 0 removed", "cache files: 0 added, 0 changed, 0 removed",
 		"removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):",
 		"  - "+filepath.Join("greet", "testdata", "golden", ".TestGreeting.golden.tmp-222"),
