@@ -30,12 +30,12 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 	const rate = 16000
 	files := pageSpeech(t, rate)
 	s := elevenpeer.New(t, elevenpeer.Config{
-		APIKey:       "xi-sdkcheck",
-		Signature:    "sig-sdkcheck",
-		FirstMessage: "Hello, how can I help?",
+		APIKey:    "xi-sdkcheck",
+		Signature: "sig-sdkcheck",
+		// The page waits for the first message and each reply to play in
+		// real time: those not interrupted are short.
+		FirstMessage: "Hello, welcome.",
 		Turns: []elevenpeer.Turn{
-			// The page waits for each reply to play in real time: those
-			// not interrupted are short.
 			{ToolCall: &elevenpeer.ToolCall{Name: "lookup_table", Parameters: `{"party":2}`}, Reply: "I heard {heard}."},
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from."},
 			// The barge-in's words are scripted: the turns before prove
@@ -68,7 +68,7 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		said = append(said, m.Role+": "+m.Message)
 	}
 	want := []string{
-		"agent: Hello, how can I help?",
+		"agent: Hello, welcome.",
 		"user: a table for two",
 		"agent: I heard a table for two.",
 		"user: what are the specials",
