@@ -6,12 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,24 +21,8 @@ import (
 // first test that asks for it and stopped by TestMain.
 var browser sharedChromium
 
-// parallel is how many of the package's tests run at once unless
-// -test.parallel says otherwise: all of them. They mostly wait on real
-// time (audio played at its own pace, SDKs started), and -parallel's
-// default, GOMAXPROCS, would run them two by two on two cores.
-const parallel = 5
-
-// TestMain runs every test at once (see parallel) and stops the shared
-// Chromium after the tests.
+// TestMain stops the shared Chromium after the tests.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
 	code := m.Run()
 	browser.Close()
 	os.Exit(code)

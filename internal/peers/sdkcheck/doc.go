@@ -25,9 +25,7 @@
 //     player worklets on a fake microphone. Untested: the SDK's voice
 //     activity detection, whose model loads from assets.layercode.com.
 //
-// The tests run all at once (TestMain raises -test.parallel's default to
-// their number): they mostly wait on audio played in real time. The
-// browser pages share one headless Chromium, driven over the DevTools
+// The browser pages share one headless Chromium, driven over the DevTools
 // protocol on a pipe, each page in a browser context of its own.
 //
 // The browser pages replace navigator.mediaDevices.getUserMedia with a
