@@ -12,13 +12,13 @@ import { Report } from './report.mjs';
 import { runScript } from './node.mjs';
 
 // The SDK listens for events only once the metadata has set the session
-// up (WebSocketConnection.create): under Node, where a socket emits every
-// message of a read at once, as the ws package and Node 22's own
-// WebSocket do, it drops a message read in the same chunk as the
-// metadata. Seen tells that apart from a message never sent: it listens
-// on the socket before the SDK does, fails a message that came in the
-// same read as the metadata (before the microtasks that set the SDK up
-// ran), and reports how long after the metadata the next message came.
+// up (WebSocketConnection.create). The ws package emits every message of
+// one read at once, so the SDK drops a message read in the same chunk as
+// the metadata. Seen, the ws socket the SDK gets under Node 20, tells that
+// apart from a message never sent: it listens on the socket before the
+// SDK does, fails a message that came in the same read as the metadata
+// (before the microtasks that set the SDK up ran), and reports how long
+// after the metadata the next message came (after_metadata_ms).
 class Seen extends WebSocket {
   constructor(...args) {
     super(...args);

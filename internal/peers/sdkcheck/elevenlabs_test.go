@@ -153,9 +153,11 @@ func TestElevenLabsDoubleWithClientSDKTextOnly(t *testing.T) {
 	})
 	r := runNode(t, "elevenlabs-text.mjs", "SDKCHECK_URL="+s.URL+"?agent_id=agent_test")
 	r.checkFailures(t)
-	var gap int
-	r.value(t, "after_metadata_ms", &gap)
-	t.Logf("the first message came %d ms after the metadata", gap)
+	if _, ok := r.Values["after_metadata_ms"]; ok { // with the ws package, not Node 22's own WebSocket
+		var gap int
+		r.value(t, "after_metadata_ms", &gap)
+		t.Logf("the first message came %d ms after the metadata", gap)
+	}
 	var msgs []struct{ Role, Message string }
 	r.value(t, "messages", &msgs)
 	var got []string
