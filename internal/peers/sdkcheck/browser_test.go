@@ -1,6 +1,7 @@
 package sdkcheck_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -46,15 +47,15 @@ func requireChromium(t *testing.T) string {
 	return ""
 }
 
-// runBrowser opens page (an HTML page of this folder) in the shared
-// headless Chromium (in a browser context of its own), with query as the
-// page's query string, and returns the report the page posts to /report.
-// The folder (with node_modules) is served from a loopback HTTP server, with files at /files/<name> and routes (pattern
+// runBrowser opens page (an HTML page of this folder) in headless
+// Chromium, with query as the page's query string, and returns the report
+// the page posts to /report. The folder (with node_modules) is served from
+// a loopback HTTP server, with files at /files/<name> and routes (pattern
 // to handler) beside them, on the page's own origin; what the page posts
 // to /log is logged.
 func runBrowser(t *testing.T, page string, query url.Values, files map[string][]byte, routes map[string]http.Handler) *report {
 	t.Helper()
-	chromium := requireChromium(t)
+	browser := requireChromium(t)
 	var (
 		mu     sync.Mutex
 		logs   []string
@@ -93,23 +94,41 @@ func runBrowser(t *testing.T, page string, query url.Values, files map[string][]
 		}
 		static.ServeHTTP(w, r)
 	})
-	b := browser.get(t, chromium) // starting, while the page's server starts
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
 	ctx, cancel := context.WithTimeout(t.Context(), browserTimeout)
 	defer cancel()
-	defer b.open(ctx, t, srv.URL+"/"+page+"?"+query.Encode())()
+	cmd := exec.CommandContext(ctx, browser,
+		"--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
+		"--disable-features=Translate,MediaRouter", "--autoplay-policy=no-user-gesture-required",
+		"--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+		"--user-data-dir="+t.TempDir(), srv.URL+"/"+page+"?"+query.Encode())
+	ownGroup(cmd)
+	cmd.WaitDelay = 5 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cancel()
+		<-exited
+	}()
 	var out []byte
 	select {
 	case out = <-result:
-	case <-b.done():
-		t.Fatalf("chromium exited before %s reported: %v\n%s", page, b.waitErr, tail(b.stderr.String(), 3000))
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("chromium exited before %s reported: %v\n%s", page, err, tail(stderr.String(), 3000))
 	case <-ctx.Done():
 		mu.Lock()
 		t.Logf("%s log:\n%s", page, strings.Join(logs, "\n"))
 		mu.Unlock()
-		t.Fatalf("%s reported nothing within %v; chromium stderr:\n%s", page, browserTimeout, tail(b.stderr.String(), 3000))
+		t.Fatalf("%s reported nothing within %v; chromium stderr:\n%s", page, browserTimeout, tail(stderr.String(), 3000))
 	}
 	var r report
 	if err := json.Unmarshal(out, &r); err != nil {

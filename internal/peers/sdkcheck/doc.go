@@ -25,9 +25,6 @@
 //     player worklets on a fake microphone. Untested: the SDK's voice
 //     activity detection, whose model loads from assets.layercode.com.
 //
-// The browser pages share one headless Chromium, driven over the DevTools
-// protocol on a pipe, each page in a browser context of its own.
-//
 // The browser pages replace navigator.mediaDevices.getUserMedia with a
 // microphone the page speaks into (browser.mjs): a Web Audio graph playing
 // fake speech (fixtures.FakeTTS) that the SDK records as it would a real
