@@ -11,7 +11,34 @@ import { WebSocket } from 'ws';
 import { Report } from './report.mjs';
 import { runScript } from './node.mjs';
 
-globalThis.WebSocket ??= WebSocket;
+// The SDK listens for events only once the metadata has set the session
+// up (WebSocketConnection.create). The ws package emits every message of
+// one read at once, so the SDK drops a message read in the same chunk as
+// the metadata. Seen, the ws socket the SDK gets under Node 20, tells that
+// apart from a message never sent: it listens on the socket before the
+// SDK does, fails a message that came in the same read as the metadata
+// (before the microtasks that set the SDK up ran), and reports how long
+// after the metadata the next message came (after_metadata_ms).
+class Seen extends WebSocket {
+  constructor(...args) {
+    super(...args);
+    let sameRead = false;
+    let metadataAt;
+    this.on('message', (data) => {
+      const type = JSON.parse(data.toString()).type;
+      if (sameRead) r.fail(`${type} came in the same read as the metadata, and the SDK, not yet listening, dropped it`);
+      if (metadataAt !== undefined && r.values.after_metadata_ms === undefined) {
+        r.set('after_metadata_ms', Math.round(performance.now() - metadataAt));
+      }
+      if (type === 'conversation_initiation_metadata') {
+        metadataAt = performance.now();
+        sameRead = true;
+        queueMicrotask(() => (sameRead = false));
+      }
+    });
+  }
+}
+globalThis.WebSocket ??= Seen;
 const { Conversation } = await import('@elevenlabs/client');
 
 const r = new Report('@elevenlabs/client text-only');

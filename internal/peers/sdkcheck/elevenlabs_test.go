@@ -30,11 +30,13 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 	const rate = 16000
 	files := pageSpeech(t, rate)
 	s := elevenpeer.New(t, elevenpeer.Config{
-		APIKey:       "xi-sdkcheck",
-		Signature:    "sig-sdkcheck",
-		FirstMessage: "Hello, how can I help?",
+		APIKey:    "xi-sdkcheck",
+		Signature: "sig-sdkcheck",
+		// The page waits for the first message and each reply to play in
+		// real time: those not interrupted are short.
+		FirstMessage: "Hello, welcome.",
 		Turns: []elevenpeer.Turn{
-			{ToolCall: &elevenpeer.ToolCall{Name: "lookup_table", Parameters: `{"party":2}`}, Reply: "I heard {heard}. Table seven is free."},
+			{ToolCall: &elevenpeer.ToolCall{Name: "lookup_table", Parameters: `{"party":2}`}, Reply: "I heard {heard}."},
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from."},
 			// The barge-in's words are scripted: the turns before prove
 			// that speech arrives intact, and this one's audio overlaps
@@ -66,9 +68,9 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		said = append(said, m.Role+": "+m.Message)
 	}
 	want := []string{
-		"agent: Hello, how can I help?",
+		"agent: Hello, welcome.",
 		"user: a table for two",
-		"agent: I heard a table for two. Table seven is free.",
+		"agent: I heard a table for two.",
 		"user: what are the specials",
 		"agent: Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from.",
 		"user: make it eight",
@@ -134,14 +136,28 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 // the WebSocket Node 20 lacks): the first message must reach the SDK, which
 // listens for events only once the metadata has set the session up, and
 // the double must send no audio in a text-only conversation.
+//
+// Under Node the SDK drops a message read together with the metadata
+// (elevenlabs-text.mjs reports one). The double leaves a gap after the
+// metadata, but a reader that cannot run for that long reads both at
+// once: on a machine loaded 20 to 25 deep, the SDK's Node process, started
+// beside the other tests' Node and Chromium, lost the double's default
+// 250 ms now and then. The gap here is a second; the script reports how
+// long after the metadata the next message came (after_metadata_ms).
 func TestElevenLabsDoubleWithClientSDKTextOnly(t *testing.T) {
 	t.Parallel()
 	s := elevenpeer.New(t, elevenpeer.Config{
-		FirstMessage: "Hello there.",
-		Turns:        []elevenpeer.Turn{{Reply: "A table for two is booked."}, {Reply: "You are welcome."}},
+		FirstMessage:      "Hello there.",
+		FirstMessageDelay: time.Second,
+		Turns:             []elevenpeer.Turn{{Reply: "A table for two is booked."}, {Reply: "You are welcome."}},
 	})
 	r := runNode(t, "elevenlabs-text.mjs", "SDKCHECK_URL="+s.URL+"?agent_id=agent_test")
 	r.checkFailures(t)
+	if _, ok := r.Values["after_metadata_ms"]; ok { // with the ws package, not Node 22's own WebSocket
+		var gap int
+		r.value(t, "after_metadata_ms", &gap)
+		t.Logf("the first message came %d ms after the metadata", gap)
+	}
 	var msgs []struct{ Role, Message string }
 	r.value(t, "messages", &msgs)
 	var got []string

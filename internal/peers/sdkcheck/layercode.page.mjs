@@ -11,9 +11,25 @@
 
 import LayercodeClient from '/node_modules/@layercode/js-sdk/dist/layercode-js-sdk.esm.js';
 import { page, run, params, fetchPCM, installFakeMic, sleep } from './browser.mjs';
+import { pcm16, rms } from './report.mjs';
 
 const r = page('@layercode/js-sdk');
 const mic = installFakeMic(Number(params.get('rate')));
+
+// silentSent counts the client.audio messages the SDK has sent in a row
+// that carry only silence (the SDK's own sends, watched, not changed).
+let silentSent = 0;
+const wsSend = WebSocket.prototype.send;
+WebSocket.prototype.send = function (data) {
+  if (typeof data === 'string' && data.startsWith('{"type":"client.audio"')) {
+    const b = atob(JSON.parse(data).content);
+    const bytes = new Uint8Array(b.length);
+    for (let i = 0; i < b.length; i++) bytes[i] = b.charCodeAt(i);
+    silentSent = rms(pcm16(bytes)) < 50 ? silentSent + 1 : 0;
+    r.wake();
+  }
+  return wsSend.call(this, data);
+};
 
 // connect starts a client on the double whose authorize endpoint is
 // endpoint, recording what it reports under prefix.
@@ -87,9 +103,13 @@ run(r, async () => {
   await sleep(500);
   await ptt.client.triggerUserTurnStarted();
   await mic.say(hello, rate);
-  // Let the recorder deliver the last of the speech (it sends 1638-sample
-  // chunks) before the button is let go, as a person does.
-  await sleep(800);
+  // Let the recorder deliver the last of the speech before the button is
+  // let go, as a person does: the SDK sends what it records only while
+  // the button is down, in chunks of 1638 samples (205 ms at its 8 kHz),
+  // and on a loaded machine the recorder lags. Two silent chunks sent
+  // after the speech has played are past its end.
+  silentSent = 0;
+  await r.until('the SDK to send the end of the speech', () => silentSent >= 2, 20000);
   await ptt.client.triggerUserTurnFinished();
   await r.seen('ptt:turn.end/assistant', 1, 20000);
   await ptt.client.disconnect();

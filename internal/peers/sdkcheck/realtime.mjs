@@ -78,7 +78,10 @@ session.on('transport_event', (ev) => {
     r.fail(`${ev.type} fails the SDK's schema (the SDK drops it): ${JSON.stringify(parsed.error.issues)} in ${JSON.stringify(ev).slice(0, 400)}`);
   }
 });
-session.on('audio', (ev) => r.count('audio_bytes', ev.data.byteLength));
+session.on('audio', (ev) => {
+  if (!r.counts.audio_bytes) r.set('first_audio_at', Date.now());
+  r.count('audio_bytes', ev.data.byteLength);
+});
 session.on('audio_interrupted', () => r.count('audio_interrupted'));
 session.on('agent_end', (_ctx, _agent, text) => {
   r.push('agent_end', text);
@@ -122,9 +125,11 @@ async function main() {
   // The SDK takes audio to be played in real time from its first delta,
   // and truncates an item still "playing" when the server detects speech.
   // The double sends audio faster than real time, so wait until the
-  // greeting has played out; otherwise whether step 2 truncates it
-  // depends on the machine's speed.
-  await new Promise((res) => setTimeout(res, (r.counts.audio_bytes / (RATE * 2)) * 1000 + 200));
+  // greeting has played out, counted from its first delta as the SDK
+  // counts; otherwise whether step 2 truncates it depends on the
+  // machine's speed.
+  const playedOut = r.values.first_audio_at + (r.counts.audio_bytes / (RATE * 2)) * 1000 + 200;
+  await new Promise((res) => setTimeout(res, Math.max(0, playedOut - Date.now())));
   log('greeting done');
 
   // 2. The user speaks; the server detects the turn, transcribes it

@@ -47,7 +47,9 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 		APIKey:   "sk-sdkcheck",
 		Greeting: "Hello, how can I help?",
 		Turns: []realtimepeer.Turn{
-			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "I heard {heard}. Table seven is free."},
+			// The replies are spoken in real time (ChunkDelay): those
+			// not interrupted are short.
+			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "I heard {heard}."},
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a long list of desserts for you."},
 			{Reply: "Sure."},
 			{Reply: "We have cake, ice cream, fruit, cheese, tarts and a very long list of other sweet things."},
