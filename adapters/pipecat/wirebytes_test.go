@@ -22,6 +22,7 @@ import (
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/internal/peers/peerkit"
 	"github.com/voicetest-go/voicetest/pcm"
+	"github.com/voicetest-go/voicetest/voicetest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -57,6 +58,23 @@ func newRecorder(t *testing.T) *recorder {
 	t.Cleanup(srv.Close)
 	rec.url = srv.WSURL("/ws")
 	return rec
+}
+
+// closeAndCollect closes the adapter's connection, waits for the recorder
+// to see it end, and returns every message the recorder read.
+func (rec *recorder) closeAndCollect(t *testing.T, conn voicetest.Conn) [][]byte {
+	t.Helper()
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-rec.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the recorder's connection did not end")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.msgs
 }
 
 // utterance is what a test sends in one utterance: chunks of these sizes
@@ -160,21 +178,12 @@ func sendRecorded(t *testing.T, a *pipecat.Agent, rec *recorder, rate int, utts 
 		}
 		audio = append(audio, chunks)
 	}
-	if err := conn.Close(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-rec.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the recorder's connection did not end")
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
+	msgs := rec.closeAndCollect(t, conn)
 	if a.Serializer == pipecat.Twilio {
-		return audio, rec.msgs
+		return audio, msgs
 	}
 	var frames [][]byte
-	for _, m := range rec.msgs {
+	for _, m := range msgs {
 		if len(m) > 0 && m[0] == 0x12 { // Frame.audio
 			frames = append(frames, m)
 		}
@@ -258,23 +267,14 @@ func TestBenchTurnOnTheWire(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := conn.Close(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-rec.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the recorder's connection did not end")
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
+	msgs := rec.closeAndCollect(t, conn)
 	h := sha256.New()
-	for _, m := range rec.msgs {
+	for _, m := range msgs {
 		fmt.Fprintf(h, "%04d", len(m))
 		h.Write(m)
 	}
-	if len(rec.msgs) != 160 {
-		t.Errorf("%d messages for two turns, want 160 (80 a turn)", len(rec.msgs))
+	if len(msgs) != 160 {
+		t.Errorf("%d messages for two turns, want 160 (80 a turn)", len(msgs))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != benchTurnWire {
 		t.Errorf("the turn's bytes hash to %s, want %s", got, benchTurnWire)
