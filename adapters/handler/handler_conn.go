@@ -456,14 +456,7 @@ func (c *handlerConn) TryRecv(inproc.Token) (voicetest.AgentEvent, bool, error) 
 func (c *handlerConn) Notify(_ inproc.Token, ch chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	select {
-	case <-c.ready:
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	default:
-	}
+	inproc.PassSignal(c.ready, ch)
 	c.ready = ch
 }
 

@@ -30,3 +30,18 @@ type Timer interface {
 	// it did (false: it has fired, or was not armed).
 	Stop() bool
 }
+
+// PassSignal moves a signal pending on from, if there is one, to to
+// without blocking (to has room for one signal, or already holds one):
+// what a Conn's Notify does when it starts signalling the runner's
+// channel instead of its own, so that a signal already given is not lost.
+func PassSignal(from <-chan struct{}, to chan<- struct{}) {
+	select {
+	case <-from:
+		select {
+		case to <- struct{}{}:
+		default:
+		}
+	default:
+	}
+}
