@@ -197,13 +197,6 @@ func handshakeDiff(sdk, ours *recorded) string {
 		h = h.Clone()
 		h.Del("Sec-WebSocket-Key")
 		h.Del(caseHeader)
-		// net/http asks for gzip on every request it sends unless told
-		// not to, and wire.Dial's transport is not told: a difference
-		// in the upgrade request only (a 101 answer has no body), which
-		// adapters/wire would have to change to remove.
-		if h.Get("Accept-Encoding") == "gzip" {
-			h.Del("Accept-Encoding")
-		}
 		return h
 	}
 	return cmp.Diff(

@@ -265,6 +265,10 @@ func Dial(ctx context.Context, adapter, url string, opts WSOptions, s voicetest.
 	// frames written in a burst into few system calls (batchConn).
 	var raw atomic.Pointer[batchConn]
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// An upgrade answer has no body to compress: do not let net/http add
+	// "Accept-Encoding: gzip" to the handshake, which no vendor's SDK
+	// sends (adapters/gemini's equivalence tests compare the headers).
+	tr.DisableCompression = true
 	dial := (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
 	if opts.NetDial != nil {
 		dial = opts.NetDial
