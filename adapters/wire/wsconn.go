@@ -222,6 +222,11 @@ type Conn struct {
 	cause    error         // why the adapter itself killed the connection
 	limit    error         // the first bound the agent went past (errors.Is voicetest.ErrLimit), for Close
 	closing  bool          // Close was called
+	after    []func()      // work Go was given while a frame was being decoded
+
+	// decoding is set while the reader decodes a frame, until the frame's
+	// events are queued: Go defers what it is given meanwhile (after).
+	decoding atomic.Bool
 
 	writeMu    sync.Mutex // one write at a time, so one timer bounds them
 	writeTimer *time.Timer
@@ -341,8 +346,25 @@ func (c *Conn) Start(decode DecodeFunc) {
 }
 
 // Go runs f on a goroutine that Close waits for. f must return once
-// Context is done.
+// Context is done. Called while a frame is being decoded (from the decode
+// function, typically to answer a tool call), f starts only once that
+// frame's events are queued, so that what f queues (a tool's result) comes
+// after them.
 func (c *Conn) Go(f func()) {
+	if c.decoding.Load() {
+		c.mu.Lock()
+		if c.decoding.Load() {
+			c.after = append(c.after, f)
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+	}
+	c.start(f)
+}
+
+// start runs f on a goroutine that Close waits for.
+func (c *Conn) start(f func()) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -425,8 +447,9 @@ func (c *Conn) readLoop() {
 		data := buf.Bytes()
 		c.stats.FrameIn(len(data))
 		c.capture.Frame("recv", typ, data)
+		c.decoding.Store(true)
 		evs, derr := c.safeDecode(typ, data)
-		c.push(evs, derr, data)
+		c.push(evs, derr, data, true)
 		if buf.Cap() > 64<<10 && len(data) < 16<<10 {
 			buf = bytes.Buffer{} // do not hold on to one huge frame's memory
 		}
@@ -445,8 +468,9 @@ func (c *Conn) safeDecode(typ websocket.MessageType, data []byte) (evs []voicete
 }
 
 // push queues the events decoded from one frame, then its error if any,
-// with the Conn's secrets blanked from their text.
-func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
+// with the Conn's secrets blanked from their text. decoded is set by the
+// reader for the frame it decoded: the work Go deferred meanwhile starts.
+func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte, decoded bool) {
 	for i := range evs {
 		c.scrubEvent(&evs[i])
 	}
@@ -486,6 +510,11 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 		c.stats.Dropped(1)
 	}
 	over := c.queued > c.opts.MaxQueueBytes && c.cause == nil
+	var after []func()
+	if decoded {
+		c.decoding.Store(false)
+		after, c.after = c.after, nil
+	}
 	if over {
 		c.cause = &voicetest.LimitError{What: "the agent's events queued by the " + c.adapter + " adapter while the runner was not reading",
 			Limit: c.opts.MaxQueueBytes, Unit: "bytes", Name: "WSOptions.MaxQueueBytes", Setting: "WSOptions.MaxQueueBytes"}
@@ -498,6 +527,9 @@ func (c *Conn) push(evs []voicetest.AgentEvent, err error, frame []byte) {
 		c.kill() // the reader stops at once; Recv returns what is queued, then the LimitError
 	}
 	c.wake()
+	for _, f := range after {
+		c.start(f)
+	}
 }
 
 // itemSize is what a queue entry holds in memory.
@@ -514,7 +546,9 @@ func itemSize(it wsItem) int64 {
 func (c *Conn) scrubEvent(ev *voicetest.AgentEvent) { ScrubEvent(c.scrub, ev) }
 
 // PushEvent queues one event from outside the reader goroutine.
-func (c *Conn) PushEvent(ev voicetest.AgentEvent) { c.push([]voicetest.AgentEvent{ev}, nil, nil) }
+func (c *Conn) PushEvent(ev voicetest.AgentEvent) {
+	c.push([]voicetest.AgentEvent{ev}, nil, nil, false)
+}
 
 func (c *Conn) wake() {
 	select {
