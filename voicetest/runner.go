@@ -114,8 +114,8 @@ type runner struct {
 	// the agent (quiet) and its fetch: where another goroutine's Idle may
 	// come (TestPumpLooksAgainAfterATakenIdle).
 	beforeFetch func()
-	direct *direct         // receives from a queuedConn instead of receive
-	prompt bool            // the Conn is a promptConn (send)
+	direct      *direct // receives from a queuedConn instead of receive
+	prompt      bool    // the Conn is a promptConn (send)
 	// pump's real-time bound on a wait (armWait): timer signals wake
 	// when due, waitDue after realBase (0: not armed)
 	timer    *time.Timer
