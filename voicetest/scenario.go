@@ -101,7 +101,7 @@ func Scenario(t testing.TB, cfg Config) *Result {
 			// runtime.Goexit, as t.FailNow does, before the runner could
 			// close), or that left a callee running, has its Conns closed
 			// in a t.Cleanup as ever.
-			if finished && (res == nil || len(res.strays) == 0) {
+			if finished && !leftRunning(res) {
 				return
 			}
 			for _, c := range open {
@@ -170,6 +170,23 @@ func Scenario(t testing.TB, cfg Config) *Result {
 		t.Error(stray)
 	}
 	return res
+}
+
+// leftRunning reports whether res, or one of its runs, left a callee
+// running (a Close among them, perhaps) at its bound.
+func leftRunning(res *Result) bool {
+	if res == nil {
+		return false
+	}
+	if len(res.strays) > 0 {
+		return true
+	}
+	for _, r := range res.Runs {
+		if len(r.strays) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // inBubble reports whether the caller already runs in a synctest bubble
