@@ -119,3 +119,34 @@ func TestLogLinesAreAttributedToTheTest(t *testing.T) {
 		t.Errorf("log line %q, want it attributed to failreport_test.go; output:\n%s", line, out)
 	}
 }
+
+// TestAttrsReachGoTestV: under go test -v (and -json, which implies it)
+// a scenario's metrics reach the test's output as testing's ATTR lines
+// (gotestsum's JUnit properties). Without -v testing prints none, and
+// Scenario does not put them together (attrsRecorded). Checked in a
+// child test process.
+func TestAttrsReachGoTestV(t *testing.T) {
+	if os.Getenv("VOICETEST_ATTR_CHILD") == "1" {
+		res := voicetest.Scenario(t, voicetest.Config{
+			Golden: voicetest.GoldenOptions{Disable: true}, Agent: staleEndAgent{},
+			Script: []voicetest.Step{voicetest.UserSays("one"), voicetest.AgentTurn()},
+		})
+		if !res.Success {
+			t.Fatal(res.Err)
+		}
+		return
+	}
+	for _, v := range []string{"-test.v", "-test.v=test2json"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestAttrsReachGoTestV$", v, "-test.count=1")
+		cmd.Env = append(os.Environ(), "VOICETEST_ATTR_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child %s: %v\n%s", v, err, out)
+		}
+		for _, want := range []string{"=== ATTR  TestAttrsReachGoTestV voicetest.verdict pass", "=== ATTR  TestAttrsReachGoTestV voicetest.turns 1"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s: output lacks %q:\n%s", v, want, out)
+			}
+		}
+	}
+}

@@ -110,8 +110,12 @@ type runner struct {
 	listen *atomic.Int64   // see receive
 	said   *atomic.Int64   // user utterances begun, for receive to stamp
 	queued <-chan struct{} // signalled by receive when it has queued an event
-	direct *direct         // receives from a queuedConn instead of receive
-	prompt bool            // the Conn is a promptConn (send)
+	// beforeFetch, set only by tests, runs in pump between its look at
+	// the agent (quiet) and its fetch: where another goroutine's Idle may
+	// come (TestPumpLooksAgainAfterATakenIdle).
+	beforeFetch func()
+	direct      *direct // receives from a queuedConn instead of receive
+	prompt      bool    // the Conn is a promptConn (send)
 	// pump's real-time bound on a wait (armWait): timer signals wake
 	// when due, waitDue after realBase (0: not armed)
 	timer    *time.Timer

@@ -268,6 +268,9 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 				d = max(next.Sub(r.clock.Now()), 0)
 			}
 		}
+		if r.beforeFetch != nil {
+			r.beforeFetch()
+		}
 		took := r.fetch()
 		if r.direct != nil && len(r.events) > 0 {
 			// fetch queued it on this goroutine: no need to wait (but

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -80,15 +81,35 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	virtual := alreadyBubbled
 	// The run's log lines (the runner's, the adapter's) are the test's,
 	// at the line that called Scenario, whichever goroutine logs them.
-	loc := testlog.Caller(0, modulePath)
+	// (The line is looked up when the first one is logged.)
+	loc := testlog.CallStack(0, modulePath)
 	run := func(tb testing.TB, ctx context.Context, clock, bubble bool) {
+		var open []Conn
 		h := hooks{
-			logf:      testlog.Logf(tb, loc),
-			connected: func(c Conn) { tb.Cleanup(func() { _ = closeWithin(c, closeWait) }) },
+			logf:      loc.Logf(tb),
+			connected: func(c Conn) { open = append(open, c) },
 			virtual:   clock,
 			bubble:    bubble,
 		}
+		finished := false
+		defer func() {
+			// A run that returns has closed every Conn it opened (runOnce
+			// closes it even if a step panics), so nothing is left for
+			// t.Cleanup, which would keep the Conn (and the agent behind
+			// it) alive until the test ends: in a benchmark's loop, every
+			// iteration's. One that did not return (a panic, or
+			// runtime.Goexit, as t.FailNow does, before the runner could
+			// close), or that left a callee running, has its Conns closed
+			// in a t.Cleanup as ever.
+			if finished && !leftRunning(res) {
+				return
+			}
+			for _, c := range open {
+				tb.Cleanup(func() { _ = closeWithin(c, closeWait) })
+			}
+		}()
 		res, err = runAll(ctx, cfg, h)
+		finished = true
 	}
 	stray := ""
 	if tt, ok := t.(*testing.T); ok && vt && !alreadyBubbled {
@@ -151,6 +172,23 @@ func Scenario(t testing.TB, cfg Config) *Result {
 	return res
 }
 
+// leftRunning reports whether res, or one of its runs, left a callee
+// running (a Close among them, perhaps) at its bound.
+func leftRunning(res *Result) bool {
+	if res == nil {
+		return false
+	}
+	if len(res.strays) > 0 {
+		return true
+	}
+	for _, r := range res.Runs {
+		if len(r.strays) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // inBubble reports whether the caller already runs in a synctest bubble
 // (the test called synctest.Test itself): the scenario then runs on that
 // bubble's virtual time. synctest.Wait is documented to panic outside a
@@ -180,8 +218,10 @@ func artifactsRequested() bool {
 // report publishes res to t.
 func report(t testing.TB, res *Result) {
 	t.Helper()
-	for _, a := range res.Attrs() {
-		t.Attr(a.Key, a.Value)
+	if attrsRecorded(t) {
+		for _, a := range res.Attrs() {
+			t.Attr(a.Key, a.Value)
+		}
 	}
 	if res.Runs != nil {
 		for _, v := range res.Variants() {
@@ -208,8 +248,7 @@ func report(t testing.TB, res *Result) {
 		if len(res.SkippedSteps) > 0 {
 			t.Logf("voicetest: %q: %s", res.Name, res.skippedLine())
 		}
-		t.Logf("voicetest: %q passed: %d turns, %v, latency p50 %v p95 %v",
-			res.Name, res.Turns, res.Duration.Round(time.Millisecond), res.Latency.P50.Round(time.Millisecond), res.Latency.P95.Round(time.Millisecond))
+		t.Log(passedLine(res))
 		return
 	}
 	var b strings.Builder
@@ -229,6 +268,41 @@ func report(t testing.TB, res *Result) {
 	}
 	fmt.Fprintf(&b, "rerun: go test %s -run '^%s$' -artifacts", packageArg(), runPattern(t.Name()))
 	t.Error(b.String())
+}
+
+// attrsRecorded reports whether t.Attr may record anything: always for a
+// TB of the caller's own, and for testing's T, B and F only under -v (or
+// -json, which implies it). Without it their Attr only checks the key for
+// white space and the value for line breaks, which Result.Attrs never has
+// (TestAttrsAreValidTestAttributes), and prints nothing: Scenario then
+// does not put the attributes together.
+func attrsRecorded(t testing.TB) bool {
+	switch t.(type) {
+	case *testing.T, *testing.B, *testing.F:
+		return !flag.Parsed() || testing.Verbose()
+	}
+	return true
+}
+
+// passedLine is the line a passing scenario logs:
+//
+//	voicetest: "name" passed: 10 turns, 31s, latency p50 300ms p95 300ms
+//
+// as fmt.Sprintf("voicetest: %q passed: %d turns, %v, latency p50 %v p95 %v", ...)
+// writes it, without fmt (TestPassedLineIsTheSprintfLine).
+func passedLine(res *Result) string {
+	b := make([]byte, 0, 128)
+	b = append(b, "voicetest: "...)
+	b = strconv.AppendQuote(b, res.Name)
+	b = append(b, " passed: "...)
+	b = strconv.AppendInt(b, int64(res.Turns), 10)
+	b = append(b, " turns, "...)
+	b = append(b, res.Duration.Round(time.Millisecond).String()...)
+	b = append(b, ", latency p50 "...)
+	b = append(b, res.Latency.P50.Round(time.Millisecond).String()...)
+	b = append(b, " p95 "...)
+	b = append(b, res.Latency.P95.Round(time.Millisecond).String()...)
+	return string(b)
 }
 
 // artifactDir picks the directory for a scenario's artifacts inside the

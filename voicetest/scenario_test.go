@@ -408,3 +408,79 @@ func TestScenarioLogsEveryCriterion(t *testing.T) {
 		}
 	})
 }
+
+// cleanupTB keeps the cleanups Scenario registers, for the test to run
+// when it chooses.
+type cleanupTB struct {
+	*fakeTB
+	cleanups []func()
+}
+
+func (c *cleanupTB) Cleanup(f func()) { c.cleanups = append(c.cleanups, f) }
+
+// panicCapsAgent's Conn panics when asked its Capabilities, which the
+// runner does right after Connect, before it takes the Conn in hand.
+type panicCapsAgent struct{ closeTracker }
+
+func (a panicCapsAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	c, err := a.closeTracker.Connect(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return panicCapsConn{c.(*trackedConn)}, nil
+}
+
+type panicCapsConn struct{ *trackedConn }
+
+func (panicCapsConn) Capabilities() voicetest.Capabilities { panic("capabilities") }
+
+// TestConnectionClosedInCleanupWhenTheRunPanics: a run that panics before
+// the runner has its Conn in hand (so before it closes it) leaves the
+// Conn to a t.Cleanup, which closes it.
+func TestConnectionClosedInCleanupWhenTheRunPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		open := 0
+		tb := &cleanupTB{fakeTB: newFakeTB(t)}
+		agent := panicCapsAgent{closeTracker{Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "hello"}), open: &open}}
+		func() {
+			defer func() {
+				if p := recover(); p != "capabilities" {
+					t.Errorf("recovered %v, want the Conn's panic", p)
+				}
+			}()
+			voicetest.Scenario(tb, voicetest.Config{Agent: agent, UserVoice: &toneTTS{},
+				Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()}})
+		}()
+		if open != 1 {
+			t.Fatalf("%d connections open after the panic, want the one Connect made", open)
+		}
+		for i := len(tb.cleanups) - 1; i >= 0; i-- {
+			tb.cleanups[i]()
+		}
+		if open != 0 {
+			t.Errorf("%d connections left open after the test's cleanups (%d registered)", open, len(tb.cleanups))
+		}
+	})
+}
+
+// TestPassingScenarioLeavesNoCleanup: a run that returned has closed its
+// Conn itself, so Scenario registers no t.Cleanup for it; one would keep
+// the Conn, and the agent behind it, alive until the test ends (in a
+// benchmark's loop, every iteration's).
+func TestPassingScenarioLeavesNoCleanup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		open := 0
+		tb := &cleanupTB{fakeTB: newFakeTB(t)}
+		res := voicetest.Scenario(tb, voicetest.Config{
+			Agent: closeTracker{Agent: fixtures.ScriptedAgent(fixtures.Reply{Text: "hello"}), open: &open}, UserVoice: &toneTTS{},
+			Script: []voicetest.Step{voicetest.UserSays("hi"), voicetest.AgentTurn()},
+			Golden: voicetest.GoldenOptions{Disable: true},
+		})
+		if !res.Success {
+			t.Fatal(res.Err)
+		}
+		if open != 0 || len(tb.cleanups) != 0 {
+			t.Errorf("%d connections open, %d cleanups registered; want none of either", open, len(tb.cleanups))
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -20,7 +21,12 @@ import (
 func Caller(skip int, libs ...string) string {
 	var pcs [64]uintptr
 	n := runtime.Callers(skip+2, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
+	return callerIn(pcs[:n], libs)
+}
+
+// callerIn is Caller over the call stack pcs.
+func callerIn(pcs []uintptr, libs []string) string {
+	frames := runtime.CallersFrames(pcs)
 	outside := ""
 	for {
 		f, more := frames.Next()
@@ -58,9 +64,54 @@ func Logf(tb testing.TB, loc string) func(format string, args ...any) {
 	if loc == "" {
 		return tb.Logf
 	}
+	return func(format string, args ...any) { write(tb, loc, format, args...) }
+}
+
+// write writes one message to tb.Output() prefixed with loc.
+func write(tb testing.TB, loc, format string, args ...any) {
+	msg := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
+	msg = strings.ReplaceAll(msg, "\n", "\n    ")
+	fmt.Fprintf(tb.Output(), "%s: %s\n", loc, msg)
+}
+
+// Stack is the call stack of the code that called into a library, kept
+// so that the caller's line (Caller's answer) is looked up when a line is
+// first logged, not before: a run that logs nothing (a passing scenario,
+// most often) pays only for the copy of the stack. The copy is taken when
+// the library is called, since a line may come later from a goroutine of
+// the library's own, whose stack does not reach the test.
+type Stack struct {
+	lib  string
+	once sync.Once
+	loc  string
+	n    int
+	pcs  [64]uintptr
+}
+
+// CallStack copies the call stack above skip frames of the caller of
+// CallStack, for Caller(skip, lib) to be looked up later (Stack.Location).
+func CallStack(skip int, lib string) *Stack {
+	s := &Stack{lib: lib}
+	s.n = runtime.Callers(skip+2, s.pcs[:])
+	return s
+}
+
+// Location is what Caller would have returned where CallStack was called.
+// It is safe to call from any goroutine.
+func (s *Stack) Location() string {
+	s.once.Do(func() { s.loc = callerIn(s.pcs[:s.n], []string{s.lib}) })
+	return s.loc
+}
+
+// Logf is Logf(tb, s.Location()), with the location looked up by the
+// first line it writes.
+func (s *Stack) Logf(tb testing.TB) func(format string, args ...any) {
 	return func(format string, args ...any) {
-		msg := strings.TrimSuffix(fmt.Sprintf(format, args...), "\n")
-		msg = strings.ReplaceAll(msg, "\n", "\n    ")
-		fmt.Fprintf(tb.Output(), "%s: %s\n", loc, msg)
+		loc := s.Location()
+		if loc == "" {
+			tb.Logf(format, args...)
+			return
+		}
+		write(tb, loc, format, args...)
 	}
 }

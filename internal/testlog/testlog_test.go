@@ -34,3 +34,16 @@ func TestInLibs(t *testing.T) {
 		}
 	}
 }
+
+// TestCallStackIsCallersLine: a Stack names the line Caller would have
+// named where it was taken, when it is looked up later on another
+// goroutine (whose own stack does not reach the test).
+func TestCallStackIsCallersLine(t *testing.T) {
+	_, _, line, _ := runtime.Caller(0)
+	s := CallStack(0, "github.com/voicetest-go/voicetest")
+	got := make(chan string)
+	go func() { got <- s.Location() }()
+	if want := "testlog_test.go:" + strconv.Itoa(line+1); <-got != want || s.Location() != want {
+		t.Errorf("Location = %q, want %q", s.Location(), want)
+	}
+}
