@@ -53,7 +53,7 @@ func (a *audioInput) clips(st *voicetest.State) ([]voicetest.InputAudio, string,
 		out = append(out, voicetest.InputAudio{Label: label, Audio: c})
 		return nil
 	}
-	has := slices.ContainsFunc(rec.Segments, func(s voicetest.Segment) bool { return !s.Audio.IsEmpty() })
+	has := slices.ContainsFunc(rec.Segments, func(s voicetest.Segment) bool { return s.HasAudio() })
 	if !has {
 		return nil, "", errors.New("the judge listens (WithAudio), but the conversation has no audio (a text-only agent, or nothing said yet); drop WithAudio")
 	}
@@ -65,10 +65,10 @@ func (a *audioInput) clips(st *voicetest.State) ([]voicetest.InputAudio, string,
 	} else {
 		note = fmt.Sprintf("The audio of turns %v follows, one clip per stretch of speech, each after a line naming its turn and speaker.", a.turns)
 		for _, s := range rec.Segments {
-			if s.Audio.IsEmpty() || !slices.Contains(a.turns, s.Turn) {
+			if !s.HasAudio() || !slices.Contains(a.turns, s.Turn) {
 				continue
 			}
-			if err := add(fmt.Sprintf("Turn %d, the %s:", s.Turn, s.Role), s.Audio); err != nil {
+			if err := add(fmt.Sprintf("Turn %d, the %s:", s.Turn, s.Role), s.Audio()); err != nil {
 				return nil, "", err
 			}
 		}

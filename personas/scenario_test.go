@@ -85,10 +85,11 @@ func TestScenarioWithScriptedPersona(t *testing.T) {
 			continue
 		}
 		userSegs++
-		clean := fixtures.WordTones(seg.Text, seg.Audio.Rate)
-		require.Equal(t, clean.Len(), seg.Audio.Len())
+		audio := seg.Audio()
+		clean := fixtures.WordTones(seg.Text, audio.Rate)
+		require.Equal(t, clean.Len(), audio.Len())
 		want := personas.BadPhoneLine.Effects(clean)
-		assert.True(t, slices.Equal(want.Samples, seg.Audio.Samples), "the persona's effects, and only they, were applied to %q", seg.Text)
+		assert.True(t, slices.Equal(want.Samples, audio.Samples), "the persona's effects, and only they, were applied to %q", seg.Text)
 	}
 	assert.Equal(t, 2, userSegs)
 }

@@ -173,8 +173,8 @@ func TestFilesThroughRunner(t *testing.T) {
 	user := res.Recording.Segments[0]
 	assert.Equal(t, voicetest.RoleUser, user.Role)
 	clean := fixtures.WordTones("hello there", 24000)
-	assert.Equal(t, clean.Len(), user.Audio.Len(), "effects keep the length")
-	assert.NotEqual(t, clean.Samples, user.Audio.Samples, "the street noise was applied")
+	assert.Equal(t, clean.Len(), user.Audio().Len(), "effects keep the length")
+	assert.NotEqual(t, clean.Samples, user.Audio().Samples, "the street noise was applied")
 }
 
 func TestFilesErrors(t *testing.T) {

@@ -234,7 +234,10 @@ func (k EventKind) String() string {
 // depends on Kind.
 type AgentEvent struct {
 	Kind EventKind
-	// Audio is agent speech (AgentAudio).
+	// Audio is agent speech (AgentAudio). The runner keeps its samples
+	// as they are, in the Recording, for as long as the Result lives: an
+	// adapter hands over samples of their own, never a view of a buffer
+	// it reuses for the next frame.
 	Audio pcm.Chunk
 	// Text is a transcript (AgentTranscript, UserTranscript), a payload
 	// name (AgentData), a log line (AgentLog), a hang-up reason

@@ -207,7 +207,7 @@ func (r *runner) recordSilence(at time.Duration, c pcm.Chunk, sent time.Duration
 	if r.bg == nil || sent <= 0 {
 		return
 	}
-	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: r.st.turn, Start: at, End: at + sent, Audio: c.Slice(0, sent)})
+	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: r.st.turn, Start: at, End: at + sent, audio: segmentAudio{whole: c.Slice(0, sent)}})
 }
 
 // maxBackgroundLag bounds the frames of scene the runner sends at once

@@ -28,7 +28,7 @@ func ExampleBackgroundOf() {
 		fmt.Println("error:", err)
 		return
 	}
-	hush := res.Recording.Segments[0].Audio
+	hush := res.Recording.Segments[0].Audio()
 	fmt.Printf("the silent second: %v of the cafe at about %.0f dBFS\n", hush.Duration(), math.Round(pcm.DBFS(pcm.RMS(hush))/5)*5)
 	// Output: the silent second: 1s of the cafe at about -30 dBFS
 }

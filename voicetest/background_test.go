@@ -122,7 +122,7 @@ func TestBackgroundPlaysThroughout(t *testing.T) {
 	// The user's own segment carries the scene under the voice: its
 	// quiet gaps between words are not digital silence.
 	first := res.Recording.Segments[0]
-	if first.Role != voicetest.RoleUser || pcm.Peak(first.Audio.Slice(380*time.Millisecond, 400*time.Millisecond)) == 0 {
+	if first.Role != voicetest.RoleUser || pcm.Peak(first.Audio().Slice(380*time.Millisecond, 400*time.Millisecond)) == 0 {
 		t.Errorf("the user's first segment has digital silence between its words; want the cafe under it")
 	}
 
@@ -130,7 +130,7 @@ func TestBackgroundPlaysThroughout(t *testing.T) {
 	found := false
 	for _, sg := range res.Recording.Segments {
 		if sg.Role == voicetest.RoleUser && sg.Start == silenceAt {
-			found = sg.End-sg.Start == 2*time.Second && sg.Text == "" && pcm.Peak(sg.Audio) > 0
+			found = sg.End-sg.Start == 2*time.Second && sg.Text == "" && pcm.Peak(sg.Audio()) > 0
 		}
 	}
 	if !found {

@@ -85,7 +85,7 @@ func ExampleUserAudio() {
 		return
 	}
 	fmt.Print(res.TranscriptText())
-	fmt.Println(res.Recording.Segments[0].Audio.Duration())
+	fmt.Println(res.Recording.Segments[0].AudioDuration())
 	// Output:
 	// user: Hello there.
 	// agent: Hi!

@@ -54,7 +54,7 @@ func TestProceedCallbacks(t *testing.T) {
 	var levels []float64
 	for _, s := range res.Recording.Segments {
 		if s.Role == voicetest.RoleUser {
-			levels = append(levels, pcm.DBFS(pcm.RMS(s.Audio)))
+			levels = append(levels, pcm.DBFS(pcm.RMS(s.Audio())))
 		}
 	}
 	if len(levels) != 3 || levels[1]-levels[0] > -9.9 || levels[2]-levels[1] > -9.9 {

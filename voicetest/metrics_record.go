@@ -180,7 +180,7 @@ func (s *State) Recording() Recording {
 		rec.Segments = *p
 	}
 	for _, seg := range rec.Segments {
-		rec.Duration = max(rec.Duration, seg.End, seg.Start+seg.Audio.Duration())
+		rec.Duration = max(rec.Duration, seg.End, seg.Start+seg.AudioDuration())
 	}
 	return rec
 }

@@ -98,8 +98,8 @@ func TestEarlyAgentAudioGoesToTheNextAgentTurn(t *testing.T) {
 		t.Errorf("transcript:\n%s", got)
 	}
 	for _, s := range res.Recording.Segments {
-		if s.Role == voicetest.RoleUser && (s.Start != 0 || s.Audio.Duration() != ms(800)) {
-			t.Errorf("user segment %v..%v with %v of audio, want exactly the 800 ms sent", s.Start, s.End, s.Audio.Duration())
+		if s.Role == voicetest.RoleUser && (s.Start != 0 || s.AudioDuration() != ms(800)) {
+			t.Errorf("user segment %v..%v with %v of audio, want exactly the 800 ms sent", s.Start, s.End, s.AudioDuration())
 		}
 	}
 	// The reply queued behind the greeting plays after it; its latency is
@@ -173,8 +173,8 @@ func TestUtteranceAudioAndEffects(t *testing.T) {
 	}
 	// The echo agent played the effected audio back.
 	agent := res.Recording.Segments[1]
-	if agent.Role != voicetest.RoleAgent || agent.Audio.Duration() != time.Second || agent.Audio.Samples[10] != 1000 {
-		t.Errorf("agent segment %v %v", agent.Role, agent.Audio.Duration())
+	if agent.Role != voicetest.RoleAgent || agent.AudioDuration() != time.Second || agent.Audio().Samples[10] != 1000 {
+		t.Errorf("agent segment %v %v", agent.Role, agent.AudioDuration())
 	}
 }
 
@@ -323,10 +323,10 @@ func TestInBandDTMF(t *testing.T) {
 	}
 	// 3 keys of 100 ms with 50 ms gaps, sent as the user's audio.
 	segs := res.Recording.Segments
-	if len(segs) != 1 || segs[0].Role != voicetest.RoleUser || segs[0].Audio.Duration() != ms(400) || res.Duration != ms(400) {
+	if len(segs) != 1 || segs[0].Role != voicetest.RoleUser || segs[0].AudioDuration() != ms(400) || res.Duration != ms(400) {
 		t.Fatalf("segments %+v, duration %v", segs, res.Duration)
 	}
-	keys, err := pcm.DetectDTMF(segs[0].Audio, pcm.DefaultDTMFDetectConfig())
+	keys, err := pcm.DetectDTMF(segs[0].Audio(), pcm.DefaultDTMFDetectConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,18 +350,18 @@ func TestUserAudioAtAnotherRateIsResampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := res.Recording.Segments[0]
-	if u.Audio.Rate != pcm.DefaultRate || u.Audio.Duration() != ms(800) || u.End != ms(800) {
-		t.Errorf("user segment at %d Hz lasting %v (ends %v), want 24 kHz and 800 ms", u.Audio.Rate, u.Audio.Duration(), u.End)
+	if u.Audio().Rate != pcm.DefaultRate || u.AudioDuration() != ms(800) || u.End != ms(800) {
+		t.Errorf("user segment at %d Hz lasting %v (ends %v), want 24 kHz and 800 ms", u.Audio().Rate, u.AudioDuration(), u.End)
 	}
-	if pcm.RMS(u.Audio) < 1000 {
-		t.Errorf("resampled audio RMS %v, want the tones kept", pcm.RMS(u.Audio))
+	if pcm.RMS(u.Audio()) < 1000 {
+		t.Errorf("resampled audio RMS %v, want the tones kept", pcm.RMS(u.Audio()))
 	}
 }
 
 func TestMixedRecordingSumsOverlaps(t *testing.T) {
 	rec := voicetest.Recording{Rate: 8000, Duration: ms(300), Segments: []voicetest.Segment{
-		{Role: voicetest.RoleAgent, Start: 0, Audio: pcm.Chunk{Rate: 8000, Samples: []int16{100, 100, 30000}}},
-		{Role: voicetest.RoleUser, Start: time.Second / 8000, Audio: pcm.Chunk{Rate: 8000, Samples: []int16{5, 10000}}},
+		voicetest.Segment{Role: voicetest.RoleAgent, Start: 0}.WithAudio(pcm.Chunk{Rate: 8000, Samples: []int16{100, 100, 30000}}),
+		voicetest.Segment{Role: voicetest.RoleUser, Start: time.Second / 8000}.WithAudio(pcm.Chunk{Rate: 8000, Samples: []int16{5, 10000}}),
 	}}
 	m := rec.Mixed()
 	if m.Duration() != ms(300) || m.Samples[0] != 100 || m.Samples[1] != 105 || m.Samples[2] != 32767 || m.Samples[3] != 0 {
@@ -381,11 +381,11 @@ func TestUserAudioStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := res.Recording.Segments[0]; u.Audio.Rate != pcm.DefaultRate || u.Audio.Duration() != ms(800) {
-		t.Errorf("user audio %d Hz, %v", u.Audio.Rate, u.Audio.Duration())
+	if u := res.Recording.Segments[0]; u.Audio().Rate != pcm.DefaultRate || u.AudioDuration() != ms(800) {
+		t.Errorf("user audio %d Hz, %v", u.Audio().Rate, u.AudioDuration())
 	}
-	if a := res.Recording.Segments[1]; a.Role != voicetest.RoleAgent || a.Audio.Duration() != ms(800) {
-		t.Errorf("echo %v %v", a.Role, a.Audio.Duration())
+	if a := res.Recording.Segments[1]; a.Role != voicetest.RoleAgent || a.AudioDuration() != ms(800) {
+		t.Errorf("echo %v %v", a.Role, a.AudioDuration())
 	}
 	_, err = runVirtual(t, voicetest.Config{
 		Agent:  fixtures.EchoAgent(),

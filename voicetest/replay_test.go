@@ -117,8 +117,8 @@ func TestTranscriptOfSeveralUtterancesInATurn(t *testing.T) {
 	if got := res.TimelineText(); got != want {
 		t.Errorf("timeline:\n%s\nwant:\n%s", got, want)
 	}
-	if seg := res.Recording.Segments[1]; seg.Audio.Duration() != ms(1200) || !strings.Contains(seg.Text, "Three") {
-		t.Errorf("agent segment %v of audio, text %q", seg.Audio.Duration(), seg.Text)
+	if seg := res.Recording.Segments[1]; seg.AudioDuration() != ms(1200) || !strings.Contains(seg.Text, "Three") {
+		t.Errorf("agent segment %v of audio, text %q", seg.AudioDuration(), seg.Text)
 	}
 }
 

@@ -322,7 +322,7 @@ func (res *Result) htmlData() (*htmlReport, error) {
 func (rep *htmlReport) addMixed(rec Recording) error {
 	has := false
 	for _, s := range rec.Segments {
-		if !s.Audio.IsEmpty() {
+		if s.HasAudio() {
 			has = true
 			break
 		}
@@ -371,16 +371,16 @@ func (rep *htmlReport) addRows(res *Result) error {
 	attach := func(row *htmlRow, i int) error {
 		s := res.Recording.Segments[i]
 		used[i] = true
-		if s.Audio.IsEmpty() {
+		if !s.HasAudio() {
 			return nil
 		}
-		need := 44 + 2*len(s.Audio.Samples)
+		need := 44 + 2*s.audio.len()
 		if need > budget {
 			row.AudioNote = fmt.Sprintf("audio not embedded (over the report's %d MiB budget): %s", ReportSegmentBudget>>20, segmentFile(i, s))
 			budget = 0
 			return nil
 		}
-		u, n, err := wavURL(s.Audio)
+		u, n, err := wavURL(s.Audio())
 		if err != nil {
 			return fmt.Errorf("voicetest: encoding segment %d for the HTML report: %w", i, err)
 		}
@@ -489,7 +489,7 @@ func markedEvent(t EventType) bool {
 func (d *htmlData) fill(res *Result) {
 	end := res.Duration
 	for _, s := range res.Recording.Segments {
-		end = max(end, s.End, s.Start+s.Audio.Duration())
+		end = max(end, s.End, s.Start+s.AudioDuration())
 	}
 	for _, m := range res.Transcript {
 		end = max(end, m.End)
@@ -532,15 +532,26 @@ func peaks(segs []Segment, role Role, end time.Duration, n int) []int8 {
 	}
 	lo := make([]int16, n)
 	hi := make([]int16, n)
+	var scratch []int16 // an agent segment laid out, one at a time
 	for _, s := range segs {
-		if s.Role != role || s.Audio.IsEmpty() || s.Audio.Rate <= 0 {
+		rate := s.audio.rate()
+		if s.Role != role || !s.HasAudio() || rate <= 0 {
 			continue
+		}
+		samples := s.audio.whole.Samples
+		if s.audio.r != 0 {
+			if cap(scratch) < s.audio.len() {
+				scratch = make([]int16, s.audio.len())
+			}
+			scratch = scratch[:cap(scratch)]
+			clear(scratch)
+			samples = s.audio.layInto(scratch)
 		}
 		// Bucket k covers samples [k*total/n, (k+1)*total/n) of the
 		// conversation, counted at the segment's rate.
-		total := int64(pcm.SamplesFor(s.Audio.Rate, end))
-		off := int64(pcm.SamplesFor(s.Audio.Rate, s.Start))
-		last := off + int64(len(s.Audio.Samples))
+		total := int64(pcm.SamplesFor(rate, end))
+		off := int64(pcm.SamplesFor(rate, s.Start))
+		last := off + int64(len(samples))
 		if total <= 0 {
 			continue
 		}
@@ -551,7 +562,7 @@ func peaks(segs []Segment, role Role, end time.Duration, n int) []int8 {
 				break
 			}
 			l, h := lo[k], hi[k]
-			for _, v := range s.Audio.Samples[from-off : to-off] {
+			for _, v := range samples[from-off : to-off] {
 				l, h = min(l, v), max(h, v)
 			}
 			lo[k], hi[k] = l, h

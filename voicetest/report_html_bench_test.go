@@ -20,7 +20,7 @@ func benchResult() *Result {
 		}
 		start := time.Duration(i) * seg
 		res.Recording.Segments = append(res.Recording.Segments, Segment{Role: role, Turn: (i + 2) / 2, Start: start,
-			End: start + seg, Text: fmt.Sprintf("segment %d", i), Audio: tone(rate, seg)})
+			End: start + seg, Text: fmt.Sprintf("segment %d", i)}.WithAudio(tone(rate, seg)))
 		m := Message{Role: role, Turn: (i + 2) / 2, Start: start, End: start + seg, Text: fmt.Sprintf("segment %d", i)}
 		if role == RoleAgent {
 			m.Latency = 400 * time.Millisecond

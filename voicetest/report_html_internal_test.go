@@ -34,7 +34,7 @@ func TestHTMLReportAudioBudget(t *testing.T) {
 			role = RoleAgent
 		}
 		start := time.Duration(i) * seg
-		segs = append(segs, Segment{Role: role, Turn: (i + 1) / 2, Start: start, End: start + seg, Text: "words", Audio: tone(rate, seg)})
+		segs = append(segs, Segment{Role: role, Turn: (i + 1) / 2, Start: start, End: start + seg, Text: "words"}.WithAudio(tone(rate, seg)))
 		tr = append(tr, Message{Role: role, Turn: (i + 1) / 2, Start: start, End: start + seg, Text: "words"})
 	}
 	long := 4 * time.Minute
@@ -81,7 +81,7 @@ func TestPeaks(t *testing.T) {
 	c := pcm.Chunk{Rate: 1000, Samples: make([]int16, 1000)}
 	c.Samples[10] = 32767
 	c.Samples[20] = -32768
-	segs := []Segment{{Role: RoleAgent, Start: time.Second, Audio: c}, {Role: RoleUser, Start: 0, Audio: c}}
+	segs := []Segment{Segment{Role: RoleAgent, Start: time.Second}.WithAudio(c), Segment{Role: RoleUser, Start: 0}.WithAudio(c)}
 	p := peaks(segs, RoleAgent, 4*time.Second, 4)
 	want := []int8{0, 0, -127, 127, 0, 0, 0, 0}
 	for i := range want {

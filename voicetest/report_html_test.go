@@ -118,7 +118,7 @@ func TestHTMLReportContent(t *testing.T) {
 	// One player for the mix and one per segment with audio.
 	segs := 0
 	for _, s := range res.Recording.Segments {
-		if !s.Audio.IsEmpty() {
+		if !s.Audio().IsEmpty() {
 			segs++
 		}
 	}

@@ -153,12 +153,101 @@ type Segment struct {
 	Text string
 	// AudioOnly marks agent audio with no transcript.
 	AudioOnly bool
-	// Audio is the speech, at the session rate: what the user sent (after
-	// effects), or the agent's audio as it played. Empty for text-only
-	// agents.
-	Audio pcm.Chunk
 	// Interrupted marks agent speech cut short by a barge-in.
 	Interrupted bool
+	// audio is the speech (see Audio).
+	audio segmentAudio
+}
+
+// Audio returns the segment's speech, at the session rate: what the user
+// sent (after effects), or the agent's audio as it played, from Start,
+// with silence where the agent paused. It is empty for text-only agents.
+//
+// The runner keeps the agent's frames as they came and lays them out
+// only here: each call for an agent segment returns a new buffer (call it
+// once and keep the result, rather than in a loop). A user segment
+// returns the audio that was sent, shared with the Result: do not modify
+// it.
+func (s Segment) Audio() pcm.Chunk { return s.audio.chunk() }
+
+// HasAudio reports whether Audio is not empty, without laying the audio
+// out.
+func (s Segment) HasAudio() bool { return s.audio.len() > 0 }
+
+// AudioDuration returns how long Audio plays (Audio().Duration()),
+// without laying the audio out.
+func (s Segment) AudioDuration() time.Duration { return pcm.DurationOf(s.audio.len(), s.audio.rate()) }
+
+// WithAudio returns a copy of s whose Audio is c (shared, not copied):
+// how a test or a tool builds a Segment with speech.
+func (s Segment) WithAudio(c pcm.Chunk) Segment {
+	s.audio = segmentAudio{whole: c}
+	return s
+}
+
+// segmentAudio is a segment's speech: one chunk (whole), or the agent's
+// frames as they came (pieces, each placed at its time from start) on n
+// samples at rate, laid out on demand.
+type segmentAudio struct {
+	whole  pcm.Chunk
+	pieces []piece
+	start  time.Duration
+	n      int
+	r      int
+}
+
+// placedAudio returns the speech of pieces, frames placed from start, cut
+// at n samples at rate (see layInto). It keeps the pieces that reach into
+// the n samples, in the same backing array.
+func placedAudio(rate, n int, start time.Duration, pieces []piece) segmentAudio {
+	kept := pieces[:0]
+	for _, p := range pieces {
+		if !p.c.IsEmpty() && pcm.SamplesFor(rate, p.at-start) < n {
+			kept = append(kept, p)
+		}
+	}
+	clear(pieces[len(kept):]) // frames cut off are not kept alive
+	return segmentAudio{pieces: kept, start: start, n: n, r: rate}
+}
+
+func (a segmentAudio) len() int {
+	if a.r == 0 {
+		return len(a.whole.Samples)
+	}
+	return a.n
+}
+
+func (a segmentAudio) rate() int {
+	if a.r == 0 {
+		return a.whole.Rate
+	}
+	return a.r
+}
+
+// chunk returns the speech as one Chunk: whole, or the pieces laid out
+// on a new buffer.
+func (a segmentAudio) chunk() pcm.Chunk {
+	if a.r == 0 {
+		return a.whole
+	}
+	return pcm.Chunk{Rate: a.r, Samples: a.layInto(make([]int16, a.n))}
+}
+
+// layInto lays the speech on dst (at least len() samples, all zero where
+// no piece lands) and returns dst[:len()]: each piece copied at its
+// offset from start, a later piece over an earlier one where rounding
+// makes them meet, the last cut at the end.
+func (a segmentAudio) layInto(dst []int16) []int16 {
+	if a.r == 0 {
+		return dst[:copy(dst, a.whole.Samples)]
+	}
+	out := dst[:a.n]
+	for _, p := range a.pieces {
+		if off := pcm.SamplesFor(a.r, p.at-a.start); off < a.n {
+			copy(out[off:], p.c.Samples)
+		}
+	}
+	return out
 }
 
 // Recording is the conversation's audio, segment by segment.
@@ -176,21 +265,36 @@ type Recording struct {
 // saturated.
 func (rec Recording) Mixed() pcm.Chunk {
 	end := rec.Duration
+	longest := 0
 	for _, s := range rec.Segments {
-		end = max(end, s.Start+s.Audio.Duration())
+		end = max(end, s.Start+s.AudioDuration())
+		if s.audio.r != 0 {
+			longest = max(longest, s.audio.len())
+		}
 	}
 	rate := rec.Rate
 	if rate <= 0 {
 		rate = pcm.DefaultRate
 	}
 	out := pcm.Silence(rate, end)
+	var scratch []int16 // an agent segment laid out, one at a time
 	for _, s := range rec.Segments {
-		if s.Audio.IsEmpty() || s.Audio.Rate != rate {
+		if !s.HasAudio() || s.audio.rate() != rate {
 			continue // the runner records every segment at the session rate
 		}
-		if off := pcm.SamplesFor(rate, s.Start); off < len(out.Samples) {
-			pcm.MixInto(out.Samples[off:], s.Audio.Samples, 1)
+		off := pcm.SamplesFor(rate, s.Start)
+		if off >= len(out.Samples) {
+			continue
 		}
+		samples := s.audio.whole.Samples
+		if s.audio.r != 0 {
+			if scratch == nil {
+				scratch = make([]int16, longest)
+			}
+			clear(scratch)
+			samples = s.audio.layInto(scratch)
+		}
+		pcm.MixInto(out.Samples[off:], samples, 1)
 	}
 	return out
 }
@@ -267,7 +371,7 @@ func (res *Result) Manifest() ([]byte, error) {
 	for i, s := range res.Recording.Segments {
 		e := seg{Idx: i, Role: s.Role, Turn: s.Turn, StartTime: s.Start.Seconds(), EndTime: s.End.Seconds(),
 			Duration: (s.End - s.Start).Seconds(), Transcript: s.Text, AudioOnly: s.AudioOnly, Interrupted: s.Interrupted}
-		if !s.Audio.IsEmpty() {
+		if s.HasAudio() {
 			e.File = segmentFile(i, s)
 		}
 		m.Segments = append(m.Segments, e)
@@ -348,10 +452,10 @@ func (res *Result) Save(dir string) error {
 		return err
 	}
 	for i, s := range res.Recording.Segments {
-		if s.Audio.IsEmpty() {
+		if !s.HasAudio() {
 			continue
 		}
-		b, err := encodeWAV(s.Audio)
+		b, err := encodeWAV(s.Audio())
 		if err != nil {
 			return fmt.Errorf("voicetest: encoding segment %d: %w", i, err)
 		}

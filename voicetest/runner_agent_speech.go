@@ -122,7 +122,8 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 			m.AudioOnly = true
 		}
 	} else if r.hears(hasText, seg) {
-		r.transcribe(ctx, seg.turn, audio, len(r.st.transcript), len(r.st.items), len(r.segs))
+		audio = segmentAudio{whole: audio.chunk()} // laid out once, for the STT and the Result
+		r.transcribe(ctx, seg.turn, audio.whole, len(r.st.transcript), len(r.st.items), len(r.segs))
 		r.stt[len(r.stt)-1].heard = true
 	}
 	r.st.transcript = append(r.st.transcript, m)
@@ -130,27 +131,21 @@ func (r *runner) closeSpeech(ctx context.Context) error {
 	stop := Event{At: end, Type: EventAgentStopSpeaking, Turn: seg.turn, Role: RoleAgent}
 	r.addEvent(stop)
 	r.segs = append(r.segs, Segment{Role: RoleAgent, Turn: seg.turn, Start: seg.start, End: end,
-		Text: m.Text, AudioOnly: m.AudioOnly, Audio: audio, Interrupted: seg.interrupted})
-	r.spareSeg = seg // nothing keeps it (its slices, which others may keep, are not reused)
+		Text: m.Text, AudioOnly: m.AudioOnly, audio: audio, Interrupted: seg.interrupted})
+	r.spareSeg = seg // nothing keeps it (its slices, which the segment keeps, are not reused)
 	return nil
 }
 
-// segmentAudio lays the segment's pieces on one buffer from its start to
-// end, with silence in the gaps.
-func (r *runner) segmentAudio(seg *agentSpeech, end time.Duration) pcm.Chunk {
+// segmentAudio returns the segment's speech from its start to end: the
+// agent's frames as they came, laid out on one buffer (silence in the
+// gaps) only when someone asks for Segment.Audio. The frames are the
+// adapter's: an adapter never reuses the buffer of an AgentAudio event it
+// returned (TestRecordingKeepsEachFrame).
+func (r *runner) segmentAudio(seg *agentSpeech, end time.Duration) segmentAudio {
 	if seg.audio == 0 {
-		return pcm.Chunk{}
+		return segmentAudio{}
 	}
-	n := pcm.SamplesFor(r.cfg.Rate, end-seg.start)
-	out := make([]int16, n)
-	for _, p := range seg.pieces {
-		off := pcm.SamplesFor(r.cfg.Rate, p.at-seg.start)
-		if off >= n {
-			continue
-		}
-		copy(out[off:], p.c.Samples)
-	}
-	return pcm.Chunk{Rate: r.cfg.Rate, Samples: out}
+	return placedAudio(r.cfg.Rate, pcm.SamplesFor(r.cfg.Rate, end-seg.start), seg.start, seg.pieces)
 }
 
 // unrecorded reports whether the agent said something that no step has

@@ -72,8 +72,8 @@ func TestScriptedTimelineIsExact(t *testing.T) {
 	if len(segs) != 4 {
 		t.Fatalf("%d segments, want 4", len(segs))
 	}
-	if segs[1].Role != voicetest.RoleAgent || segs[1].Audio.Duration() != ms(1600) || segs[1].Start != ms(1100) {
-		t.Errorf("agent segment = %v %v at %v, want agent 1.6s at 1.1s", segs[1].Role, segs[1].Audio.Duration(), segs[1].Start)
+	if segs[1].Role != voicetest.RoleAgent || segs[1].AudioDuration() != ms(1600) || segs[1].Start != ms(1100) {
+		t.Errorf("agent segment = %v %v at %v, want agent 1.6s at 1.1s", segs[1].Role, segs[1].AudioDuration(), segs[1].Start)
 	}
 	if mixed := res.Recording.Mixed(); mixed.Duration() != ms(5200) {
 		t.Errorf("mixed recording lasts %v, want 5.2s", mixed.Duration())

@@ -152,7 +152,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		m.NothingHeard = !m.AudioOnly && m.Text == ""
 	}
 	r.st.transcript = append(r.st.transcript, m)
-	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, AudioOnly: m.AudioOnly, Audio: audio})
+	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, AudioOnly: m.AudioOnly, audio: segmentAudio{whole: audio}})
 	return nil
 }
 
@@ -383,7 +383,7 @@ func (r *runner) dtmf(ctx context.Context, digits string) error {
 		if _, err := r.sendAudio(ctx, tones); err != nil {
 			return err
 		}
-		r.segs = append(r.segs, Segment{Role: RoleUser, Turn: r.st.turn, Start: at, End: r.now(), Text: "DTMF " + digits, Audio: tones})
+		r.segs = append(r.segs, Segment{Role: RoleUser, Turn: r.st.turn, Start: at, End: r.now(), Text: "DTMF " + digits, audio: segmentAudio{whole: tones}})
 		return nil
 	}
 	return &UnsupportedError{Adapter: r.adapter(), Capability: "DTMF",

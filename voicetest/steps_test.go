@@ -117,7 +117,7 @@ func TestTextOnlyAgentSpeakingTimes(t *testing.T) {
 	if got := res.TimelineText(); got != want {
 		t.Errorf("timeline:\n%s\nwant:\n%s", got, want)
 	}
-	if len(res.Recording.Segments) != 2 || !res.Recording.Segments[1].Audio.IsEmpty() {
+	if len(res.Recording.Segments) != 2 || !res.Recording.Segments[1].Audio().IsEmpty() {
 		t.Errorf("segments %+v, want 2 without audio", res.Recording.Segments)
 	}
 }

@@ -39,10 +39,10 @@ func TestUserAudioCompressedFormats(t *testing.T) {
 			t.Fatal(err)
 		}
 		u := res.Recording.Segments[0]
-		if u.Role != voicetest.RoleUser || u.Audio.Rate != pcm.DefaultRate {
-			t.Fatalf("first segment: %v at %d Hz, want the user's at %d Hz", u.Role, u.Audio.Rate, pcm.DefaultRate)
+		if u.Role != voicetest.RoleUser || u.Audio().Rate != pcm.DefaultRate {
+			t.Fatalf("first segment: %v at %d Hz, want the user's at %d Hz", u.Role, u.Audio().Rate, pcm.DefaultRate)
 		}
-		return u.Audio
+		return u.Audio()
 	}
 	want := userSegment(t, src)
 	formats := []struct{ name, codec string }{{"hello.flac", "flac"}, {"hello.mp3", "libmp3lame"}, {"hello.ogg", "libvorbis"}}

@@ -101,7 +101,8 @@ func countFields(s string) int {
 }
 
 // Play plays recorded audio (converted to the session's sample rate) and
-// returns when it has been played (or with ErrInterrupted). In text mode no
+// returns when it has been played (or with ErrInterrupted). It plays a
+// copy: the caller may reuse audio's samples once Play returns. In text mode no
 // audio is sent: the agent is busy for the audio's duration and sends an
 // AgentLog line saying what it played.
 func (c *Call) Play(audio pcm.Chunk) error {
@@ -114,6 +115,11 @@ func (c *Call) Play(audio pcm.Chunk) error {
 			return fmt.Errorf("adapters: Play: converting %d Hz audio to the session's %d Hz: %w", audio.Rate, c.c.sess.Rate, err)
 		}
 		audio = conv
+	} else if c.c.cfg.audio {
+		// The frames are views of what is played, and the recording
+		// keeps them: a copy of the caller's samples, which it may reuse
+		// once Play returns (TestHandlerPlayKeepsNoCallerBuffer).
+		audio = audio.Clone()
 	}
 	if audio.IsEmpty() {
 		return nil

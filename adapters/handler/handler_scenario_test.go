@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/handler"
@@ -128,4 +129,55 @@ agent: Sorry, I did not get that.
 	if res.Capabilities.Adapter != "handler" || !res.Capabilities.Audio {
 		t.Errorf("capabilities %+v", res.Capabilities)
 	}
+}
+
+// TestHandlerPlayKeepsNoCallerBuffer: Play copies the audio it is given,
+// so a handler may refill its buffer once Play returns. The runner keeps
+// the agent's frames as they came in the Recording (Segment.Audio lays
+// them out on demand): frames that were views of the caller's buffer
+// would all read as the last audio written there.
+func TestHandlerPlayKeepsNoCallerBuffer(t *testing.T) {
+	const rate = pcm.Rate16k
+	buf := make([]int16, rate/2) // 500 ms, refilled for each Play
+	play := func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		if _, ok := ev.(handler.StartEvent); !ok {
+			return nil
+		}
+		for _, v := range []int16{1000, 2000} {
+			for i := range buf {
+				buf[i] = v
+			}
+			if err := c.Play(pcm.Chunk{Rate: rate, Samples: buf}); err != nil {
+				return err
+			}
+		}
+		for i := range buf {
+			buf[i] = -1 // after the last Play: nothing may read it any more
+		}
+		return nil
+	}
+	synctest.Test(t, func(t *testing.T) {
+		res, err := voicetest.Run(t.Context(), voicetest.Config{
+			Agent:  handler.New(play, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())),
+			Rate:   rate,
+			Script: []voicetest.Step{voicetest.AgentTurn()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var audio []int16
+		for _, s := range res.Recording.Segments {
+			if s.Role == voicetest.RoleAgent {
+				audio = append(audio, s.Audio().Samples...)
+			}
+		}
+		if len(audio) != 2*len(buf) {
+			t.Fatalf("%d samples of agent audio recorded, want %d", len(audio), 2*len(buf))
+		}
+		for i, v := range audio {
+			if want := int16(1000 * (1 + i/len(buf))); v != want {
+				t.Fatalf("sample %d of the agent's audio is %d, want %d: the recording reads the handler's reused buffer", i, v, want)
+			}
+		}
+	})
 }

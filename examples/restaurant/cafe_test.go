@@ -96,7 +96,7 @@ func TestNoisyCafeCellPhone(t *testing.T) {
 			// The caller's audio carries the cafe: no digital silence
 			// before the first word.
 			for _, s := range res.Recording.Segments {
-				if s.Role == voicetest.RoleUser && pcm.Peak(s.Audio.Slice(0, 20*time.Millisecond)) == 0 {
+				if s.Role == voicetest.RoleUser && pcm.Peak(s.Audio().Slice(0, 20*time.Millisecond)) == 0 {
 					t.Errorf("turn %d: the caller's first 20 ms are digital silence; want the cafe", s.Turn)
 				}
 			}
