@@ -40,6 +40,9 @@ func TestConformance(t *testing.T) {
 					return layercodepeer.Reply{Text: "Okay."}
 				}
 			}
+			if p.Brief {
+				cfg.Replies = func(int, string) layercodepeer.Reply { return layercodepeer.Reply{Text: "Okay."} }
+			}
 			switch p.Stall {
 			case conformance.StallAnswer:
 				cfg.Fault = layercodepeer.Stall

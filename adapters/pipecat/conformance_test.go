@@ -24,6 +24,9 @@ func start(ser pipecat.Serializer, rtvi bool) func(t *testing.T, p conformance.P
 			cfg.Turns = []pipecatpeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
 			cfg.ChunkDelay = 20 * time.Millisecond
 		}
+		if p.Brief {
+			cfg.Turns = []pipecatpeer.Turn{{Reply: "Ok."}, {Reply: "Ok."}, {Reply: "Ok."}}
+		}
 		if p.Stall == conformance.StallAnswer {
 			cfg.Fault = pipecatpeer.Mute
 		}

@@ -26,6 +26,9 @@ func TestConformance(t *testing.T) {
 			if p.LongReply {
 				cfg.ReplyDuration = 3 * time.Second
 			}
+			if p.Brief {
+				cfg.ReplyDuration = 200 * time.Millisecond
+			}
 			if p.Stall == conformance.StallAnswer {
 				cfg.Fault = twiliobot.Stall
 			}

@@ -60,6 +60,9 @@ func start(t *testing.T, p conformance.Peer) voicetest.Agent {
 	if p.LongReply {
 		bot.ReplyDuration = 3500 * time.Millisecond
 	}
+	if p.Brief {
+		bot.ReplyDuration = 200 * time.Millisecond
+	}
 	switch p.Stall {
 	case conformance.StallAnswer:
 		cfg.Fault = twiliocarrier.MuteAgent

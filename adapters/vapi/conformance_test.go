@@ -29,6 +29,9 @@ func start(t *testing.T, p conformance.Peer) voicetest.Agent {
 	if p.LongReply {
 		cfg.Turns = []vapipeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
 	}
+	if p.Brief {
+		cfg.Turns = []vapipeer.Turn{{Reply: "Ok."}, {Reply: "Ok."}, {Reply: "Ok."}}
+	}
 	switch p.Stall {
 	case conformance.StallAnswer:
 		cfg.Fault = vapipeer.Mute

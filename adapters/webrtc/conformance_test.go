@@ -50,6 +50,9 @@ func start(rtviOn bool) func(t *testing.T, p conformance.Peer) voicetest.Agent {
 		if p.LongReply {
 			cfg.Turns = []webrtcpeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
 		}
+		if p.Brief {
+			cfg.Turns = []webrtcpeer.Turn{{Reply: "Ok."}, {Reply: "Ok."}, {Reply: "Ok."}}
+		}
 		switch p.Stall {
 		case conformance.StallAnswer:
 			cfg.Fault = webrtcpeer.Mute

@@ -89,6 +89,11 @@ type Peer struct {
 	// of audio, so that a barge-in 400 ms into it lands in it; later
 	// replies may be short.
 	LongReply bool
+	// Brief asks for short replies (a word or a few hundred
+	// milliseconds of audio): the check depends on no reply's length
+	// (RealTimeConversation, where each reply costs its length in wall
+	// time). A Start may ignore it.
+	Brief bool
 	// HangUpAfter, when positive, makes the peer end the call (close the
 	// WebSocket normally, or send its protocol's hang-up) after its
 	// HangUpAfter-th reply.
@@ -215,7 +220,7 @@ func Run(t *testing.T, s Subject) {
 	s.sub(t, "Capabilities", testCapabilities)
 	s.sub(t, "Conversation", testConversation)
 	if s.InMemory {
-		t.Run("RealTimeConversation", func(t *testing.T) { testConversation(t, s) })
+		t.Run("RealTimeConversation", func(t *testing.T) { testRealTimeConversation(t, s) })
 	}
 	s.sub(t, "BargeIn", testBargeIn)
 	s.sub(t, "HangUp", testHangUp)
@@ -370,14 +375,33 @@ func testCapabilities(t *testing.T, s Subject) {
 // testConversation: three user turns, each answered with audio (and with
 // its transcript where the adapter streams them), through the runner.
 func testConversation(t *testing.T, s Subject) {
-	res, err := s.run(t, Peer{}, voicetest.Config{
+	conversation(t, s, Peer{}, "A table for two.", "At seven.", "Thank you.")
+}
+
+// testRealTimeConversation is testConversation over loopback TCP on the
+// real clock, as short as its checks allow: each second of it is a second
+// of wall time (on a phone line or a WebRTC track the user's audio plays
+// in real time, whatever the runner's pacing). The first utterance still
+// has a word gap (150 ms of silence inside one utterance, which a line
+// that sent its audio late would stretch into an end of speech), the
+// others are one word each, and the peer is asked for brief replies
+// (Peer.Brief): no check depends on their length. Virtual-time
+// Conversation keeps the full sentences.
+func testRealTimeConversation(t *testing.T, s Subject) {
+	conversation(t, s, Peer{Brief: true}, "For two.", "Seven.", "Bye.")
+}
+
+// conversation runs the three turns of testConversation, the user saying
+// u1, u2 and u3, against a peer behaving as p, and checks them.
+func conversation(t *testing.T, s Subject, p Peer, u1, u2, u3 string) {
+	res, err := s.run(t, p, voicetest.Config{
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
-			voicetest.UserSays("A table for two."),
+			voicetest.UserSays(u1),
 			voicetest.AgentTurn(),
-			voicetest.UserSays("At seven."),
+			voicetest.UserSays(u2),
 			voicetest.AgentTurn(),
-			voicetest.UserSays("Thank you."),
+			voicetest.UserSays(u3),
 			voicetest.AgentTurn(),
 		},
 	})
