@@ -19,6 +19,7 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "layercode",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Handshake:  true, // the authorize request
 		ChecksKey:  true,
 		Interrupts: true, // the user's turn.start over a reply

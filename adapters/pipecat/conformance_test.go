@@ -87,6 +87,7 @@ func protobufSubject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "pipecat",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Interrupts: true, // InterruptionFrame, bot-interrupted
 		Start:      start(pipecat.Protobuf, true),
 		Audio:      func(n int) conformance.Frame { return audioFrame(make([]byte, 2*n), 24000) },
@@ -110,6 +111,7 @@ func twilioSubject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "pipecat",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Interrupts: true, // clear
 		Start:      start(pipecat.Twilio, false),
 		Audio: func(n int) conformance.Frame {

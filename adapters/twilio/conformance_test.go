@@ -20,6 +20,7 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "twilio",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Interrupts: true, // the bot's clear
 		Start: func(t *testing.T, p conformance.Peer) voicetest.Agent {
 			cfg := twiliobot.Config{HangUpAfter: p.HangUpAfter}

@@ -76,6 +76,7 @@ func subject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "vapi",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Handshake:  true, // POST /call
 		ChecksKey:  true,
 		Interrupts: true, // user-interrupted

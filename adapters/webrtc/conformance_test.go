@@ -110,6 +110,7 @@ func subject(rtviOn bool) conformance.Subject {
 		Interrupts: rtviOn,
 		Start:      start(rtviOn),
 		InMemory:   true, // and the call's packets on a vnet.Net (network)
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Audio: func(n int) conformance.Frame {
 			return conformance.Frame{Data: append(append([]byte(nil), audioMagic...), pcm.EncodePCM16(nil, tone(n))...), Binary: true}
 		},
