@@ -3,9 +3,12 @@ package composable_test
 import (
 	"context"
 	"fmt"
+	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/composable"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
@@ -22,6 +25,14 @@ func (repeatModel) Complete(_ context.Context, req voicetest.ChatRequest) (voice
 // A composable agent is built from three engines. Here the fake speech
 // pair of package fixtures (tone codes, not speech) stands in for real STT
 // and TTS engines, such as speech.Flite and pocketsphinx.
+//
+// The agent plays its replies in real time (2.8 s here), so go test only
+// compiles this example; TestExampleNew runs it on virtual time and checks
+// that it prints:
+//
+//	agent said "Hello." (575ms of audio)
+//	agent heard "A table for two."
+//	agent said "You want: A table for two." (2.225s of audio)
 func ExampleNew() {
 	agent := composable.New(fixtures.FakeSTT(), repeatModel{}, fixtures.FakeTTS())
 	agent.SystemPrompt = "You take table bookings."
@@ -75,8 +86,17 @@ func ExampleNew() {
 		return
 	}
 	listen()
-	// Output:
-	// agent said "Hello." (575ms of audio)
-	// agent heard "A table for two."
-	// agent said "You want: A table for two." (2.225s of audio)
+}
+
+// TestExampleNew runs ExampleNew in a testing/synctest bubble (the
+// agent's real-time playback on virtual time) and checks what it prints:
+// the output its comment shows.
+func TestExampleNew(t *testing.T) {
+	const want = `agent said "Hello." (575ms of audio)
+agent heard "A table for two."
+agent said "You want: A table for two." (2.225s of audio)
+`
+	if got := adaptertest.Stdout(t, func() { synctest.Test(t, func(*testing.T) { ExampleNew() }) }); got != want {
+		t.Errorf("ExampleNew printed:\n%s\nwant:\n%s", got, want)
+	}
 }

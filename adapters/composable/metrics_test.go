@@ -104,7 +104,9 @@ func TestComposableReportsItsParts(t *testing.T) {
 // TestComposablePartsOnTheRealClock: the same parts measured on the real
 // clock, with engines reached over loopback HTTP (the OpenAI-compatible
 // double): transcription and chat each answer after a set delay, so each
-// part is at least that and the latency at least their sum.
+// part is at least that and the latency at least their sum. The user's
+// audio is sent fast (PaceFast): the parts are timed from the end of the
+// utterance, so its real-time playback would only add wall time.
 func TestComposablePartsOnTheRealClock(t *testing.T) {
 	srv := fakeopenai.New(t)
 	srv.HandleTranscription(func(fakeopenai.TranscriptionRequest) (string, error) {
@@ -126,7 +128,7 @@ func TestComposablePartsOnTheRealClock(t *testing.T) {
 	}
 	a := composable.New(stt, composableLLM(t, srv, t.TempDir(), cache.Off), tts)
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: a, UserVoice: fixtures.FakeTTS(), Rate: pcm.Rate16k,
+		Agent: a, UserVoice: fixtures.FakeTTS(), Rate: pcm.Rate16k, Pacing: voicetest.PaceFast,
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{voicetest.UserSays("A table for two."), voicetest.AgentTurn()},
 	})

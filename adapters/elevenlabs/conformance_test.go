@@ -19,6 +19,7 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "elevenlabs",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Handshake:  true, // conversation_initiation_metadata
 		ChecksKey:  true,
 		Interrupts: true, // the server's interruption event

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -15,6 +18,13 @@ import (
 // A LayerCode agent is reached through the customer backend's authorize
 // endpoint and LayerCode's WebSocket. Here a loopback test double of both
 // plays LayerCode: it greets, answers one utterance and hangs up.
+//
+// The call runs on the real clock (1.5 s, most of it waiting for the agent
+// to be quiet), so go test only compiles this example; TestExampleNew
+// makes the same call on virtual time and checks that it prints:
+//
+//	agent said "Hello there." (300ms of audio)
+//	agent said "Reply 1." (300ms of audio), then hung up: agent closed the WebSocket (status 1000 StatusNormalClosure): conversation ended by agent
 func ExampleNew() {
 	peer := layercodepeer.Start(layercodepeer.Config{Greeting: "Hello there.", HangUpAfter: 2})
 	defer peer.Close()
@@ -75,7 +85,76 @@ func ExampleNew() {
 		return
 	}
 	listen()
-	// Output:
-	// agent said "Hello there." (300ms of audio)
-	// agent said "Reply 1." (300ms of audio), then hung up: agent closed the WebSocket (status 1000 StatusNormalClosure): conversation ended by agent
+}
+
+// TestExampleNew makes ExampleNew's call (the same double, agent, session
+// and audio) over an in-memory network in a testing/synctest bubble, and
+// checks what ExampleNew prints.
+func TestExampleNew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := adaptertest.NewMemNet(t)
+		peer := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello there.", HangUpAfter: 2, Listener: n.Listen()})
+
+		agent := layercode.New(peer.AuthorizeURL, "agent-test")
+		agent.WebSocketURL = peer.WebSocketURL
+		agent.Metadata = map[string]any{"caller": "example"}
+		agent.NetDial, agent.HTTPClient = n.Dial, n.HTTPClient()
+		ctx := t.Context()
+		const rate = 24000
+		var out strings.Builder
+		conn, err := agent.Connect(ctx, voicetest.Session{Name: "example", Rate: rate, Logf: func(string, ...any) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+
+		// listen prints what the agent says until it has been quiet for a
+		// while (LayerCode marks no end of turn) or hangs up.
+		listen := func() {
+			var text strings.Builder // the final text, which replaces its deltas
+			var audio time.Duration
+			for {
+				rctx, cancel := context.WithTimeout(ctx, 600*time.Millisecond)
+				ev, err := conn.Recv(rctx)
+				cancel()
+				if err != nil {
+					fmt.Fprintf(&out, "agent said %q (%v of audio)\n", text.String(), audio.Round(time.Millisecond))
+					return
+				}
+				switch ev.Kind {
+				case voicetest.AgentAudio:
+					audio += ev.Audio.Duration()
+				case voicetest.AgentTranscript:
+					if ev.Final {
+						text.Reset()
+						text.WriteString(ev.Text)
+					}
+				case voicetest.AgentHangUp:
+					fmt.Fprintf(&out, "agent said %q (%v of audio), then hung up: %s\n", text.String(), audio.Round(time.Millisecond), ev.Text)
+					return
+				}
+			}
+		}
+		listen()
+		// 300 ms of "speech" (a tone); EndUtterance sends vad_end.
+		speech := pcm.Chunk{Rate: rate, Samples: make([]int16, pcm.SamplesFor(rate, 300*time.Millisecond))}
+		for i := range speech.Samples {
+			speech.Samples[i] = int16(8000 * (1 - 2*float64(i/30%2))) // a 400 Hz square wave
+		}
+		for _, f := range speech.Frames(20 * time.Millisecond) {
+			if err := conn.SendAudio(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := conn.EndUtterance(ctx); err != nil {
+			t.Fatal(err)
+		}
+		listen()
+		const want = `agent said "Hello there." (300ms of audio)
+agent said "Reply 1." (300ms of audio), then hung up: agent closed the WebSocket (status 1000 StatusNormalClosure): conversation ended by agent
+`
+		if got := out.String(); got != want {
+			t.Errorf("ExampleNew prints:\n%s\nwant:\n%s", got, want)
+		}
+	})
 }

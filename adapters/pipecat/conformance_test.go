@@ -24,6 +24,9 @@ func start(ser pipecat.Serializer, rtvi bool) func(t *testing.T, p conformance.P
 			cfg.Turns = []pipecatpeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
 			cfg.ChunkDelay = 20 * time.Millisecond
 		}
+		if p.Brief {
+			cfg.Turns = []pipecatpeer.Turn{{Reply: "Ok."}, {Reply: "Ok."}, {Reply: "Ok."}}
+		}
 		if p.Stall == conformance.StallAnswer {
 			cfg.Fault = pipecatpeer.Mute
 		}
@@ -84,6 +87,7 @@ func protobufSubject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "pipecat",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Interrupts: true, // InterruptionFrame, bot-interrupted
 		Start:      start(pipecat.Protobuf, true),
 		Audio:      func(n int) conformance.Frame { return audioFrame(make([]byte, 2*n), 24000) },
@@ -107,6 +111,7 @@ func twilioSubject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "pipecat",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Interrupts: true, // clear
 		Start:      start(pipecat.Twilio, false),
 		Audio: func(n int) conformance.Frame {

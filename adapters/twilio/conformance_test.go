@@ -20,11 +20,15 @@ func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Subject{
 		Adapter:    "twilio",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Interrupts: true, // the bot's clear
 		Start: func(t *testing.T, p conformance.Peer) voicetest.Agent {
 			cfg := twiliobot.Config{HangUpAfter: p.HangUpAfter}
 			if p.LongReply {
 				cfg.ReplyDuration = 3 * time.Second
+			}
+			if p.Brief {
+				cfg.ReplyDuration = 200 * time.Millisecond
 			}
 			if p.Stall == conformance.StallAnswer {
 				cfg.Fault = twiliobot.Stall

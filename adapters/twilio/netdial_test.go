@@ -33,7 +33,7 @@ func TestNetDialReplacesTheTCPDial(t *testing.T) {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
 	res := voicetest.Scenario(t, voicetest.Config{
-		Agent: a, UserVoice: adaptertest.ToneTTS{},
+		Agent: a, UserVoice: adaptertest.ToneTTS{}, Pacing: voicetest.PaceFast,
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{voicetest.AgentTurn(), voicetest.UserSays("hello"), voicetest.AgentTurn()},
 	})

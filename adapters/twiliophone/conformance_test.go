@@ -60,6 +60,9 @@ func start(t *testing.T, p conformance.Peer) voicetest.Agent {
 	if p.LongReply {
 		bot.ReplyDuration = 3500 * time.Millisecond
 	}
+	if p.Brief {
+		bot.ReplyDuration = 200 * time.Millisecond
+	}
 	switch p.Stall {
 	case conformance.StallAnswer:
 		cfg.Fault = twiliocarrier.MuteAgent
@@ -107,6 +110,7 @@ func subject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:   "twiliophone",
 		InMemory:  true,
+		Alongside: true, // RealTimeConversation overlaps the virtual-time checks
 		Handshake: true, // the call must be answered and its stream opened
 		ChecksKey: true, // the REST API refuses a wrong Auth Token
 		Start:     start,

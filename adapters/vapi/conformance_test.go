@@ -29,6 +29,9 @@ func start(t *testing.T, p conformance.Peer) voicetest.Agent {
 	if p.LongReply {
 		cfg.Turns = []vapipeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
 	}
+	if p.Brief {
+		cfg.Turns = []vapipeer.Turn{{Reply: "Ok."}, {Reply: "Ok."}, {Reply: "Ok."}}
+	}
 	switch p.Stall {
 	case conformance.StallAnswer:
 		cfg.Fault = vapipeer.Mute
@@ -73,6 +76,7 @@ func subject() conformance.Subject {
 	return conformance.Subject{
 		Adapter:    "vapi",
 		InMemory:   true,
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Handshake:  true, // POST /call
 		ChecksKey:  true,
 		Interrupts: true, // user-interrupted

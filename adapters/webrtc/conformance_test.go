@@ -50,6 +50,9 @@ func start(rtviOn bool) func(t *testing.T, p conformance.Peer) voicetest.Agent {
 		if p.LongReply {
 			cfg.Turns = []webrtcpeer.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}
 		}
+		if p.Brief {
+			cfg.Turns = []webrtcpeer.Turn{{Reply: "Ok."}, {Reply: "Ok."}, {Reply: "Ok."}}
+		}
 		switch p.Stall {
 		case conformance.StallAnswer:
 			cfg.Fault = webrtcpeer.Mute
@@ -107,6 +110,7 @@ func subject(rtviOn bool) conformance.Subject {
 		Interrupts: rtviOn,
 		Start:      start(rtviOn),
 		InMemory:   true, // and the call's packets on a vnet.Net (network)
+		Alongside:  true, // RealTimeConversation overlaps the virtual-time checks
 		Audio: func(n int) conformance.Frame {
 			return conformance.Frame{Data: append(append([]byte(nil), audioMagic...), pcm.EncodePCM16(nil, tone(n))...), Binary: true}
 		},

@@ -10,10 +10,12 @@ package adaptertest
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -260,20 +262,37 @@ func IsMark(name string) func(voicetest.AgentEvent) bool {
 var adapterFrame = regexp.MustCompile(`voicetest/adapters/[a-z0-9]+\.`)
 
 // Goroutines returns the stacks of running goroutines of the adapter
-// packages, or "" when there are none.
+// packages, or "" when there are none. Only the goroutines of the
+// caller's testing/synctest bubble count, or, called outside any bubble,
+// only those outside every bubble: a check in a bubble and one on the real
+// clock may then run at the same time (conformance.Subject.Alongside)
+// without either seeing the other's goroutines.
 func Goroutines() string {
 	buf := make([]byte, 1<<20)
+	self := bubble(string(buf[:runtime.Stack(buf, false)]))
 	var out []string
 	for g := range strings.SplitSeq(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if adapterFrame.MatchString(g) {
+		if adapterFrame.MatchString(g) && bubble(g) == self {
 			out = append(out, g)
 		}
 	}
 	return strings.Join(out, "\n\n")
 }
 
+// bubble returns the synctest bubble a goroutine's stack names in its
+// header ("goroutine 7 [chan receive (durable), synctest bubble 3]:"),
+// or "" for a goroutine outside any bubble.
+func bubble(stack string) string {
+	header, _, _ := strings.Cut(stack, "\n")
+	if i := strings.LastIndex(header, "synctest bubble "); i >= 0 {
+		return header[i:]
+	}
+	return ""
+}
+
 // CheckNoLeak fails if goroutines of the adapter packages are still
-// running shortly after a Conn was closed.
+// running shortly after a Conn was closed: of the caller's bubble, or
+// outside any bubble (see Goroutines).
 func CheckNoLeak(t testing.TB) {
 	t.Helper()
 	var stacks string
@@ -500,4 +519,36 @@ func FakeSpeech(text string, rate int) pcm.Chunk {
 		panic(err)
 	}
 	return c
+}
+
+// Stdout runs f with os.Stdout redirected to a pipe and returns what f
+// wrote there: an example's output, for a test that runs the example
+// itself (on virtual time, say) where go test would only compile it. The
+// test must not run in parallel with others (os.Stdout is the process's).
+func Stdout(t testing.TB, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		r.Close()
+		out <- string(b)
+	}()
+	stdout := os.Stdout
+	os.Stdout = w
+	restored := false
+	defer func() { // f panicked or called runtime.Goexit
+		if !restored {
+			os.Stdout = stdout
+			w.Close()
+		}
+	}()
+	f()
+	os.Stdout = stdout
+	restored = true
+	w.Close()
+	return <-out
 }

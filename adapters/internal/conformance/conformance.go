@@ -17,7 +17,8 @@
 // timeout) then cost no wall time, and no machine load moves an event.
 // One check, the conversation, runs once more over loopback TCP on the
 // real clock (RealTimeConversation), so that the real socket and clock
-// stay tested.
+// stay tested; with Subject.Alongside it runs at the same time as the
+// virtual-time checks.
 package conformance
 
 import (
@@ -89,6 +90,11 @@ type Peer struct {
 	// of audio, so that a barge-in 400 ms into it lands in it; later
 	// replies may be short.
 	LongReply bool
+	// Brief asks for short replies (a word or a few hundred
+	// milliseconds of audio): the check depends on no reply's length
+	// (RealTimeConversation, where each reply costs its length in wall
+	// time). A Start may ignore it.
+	Brief bool
 	// HangUpAfter, when positive, makes the peer end the call (close the
 	// WebSocket normally, or send its protocol's hang-up) after its
 	// HangUpAfter-th reply.
@@ -187,6 +193,17 @@ type Subject struct {
 	// over loopback TCP on the real clock (RealTimeConversation). Without
 	// it every check runs over loopback TCP on the real clock.
 	InMemory bool
+	// Alongside (with InMemory) runs RealTimeConversation at the same time
+	// as the virtual-time checks rather than after Conversation: its wall
+	// time then overlaps theirs. BoundedMemory, which measures the
+	// process's heap, still runs alone, last, once the conversation is
+	// over; each check's leak check sees only its own goroutines (those of
+	// its bubble, or outside any bubble: adaptertest.Goroutines). Leave it
+	// off when Start changes process-wide state for a check in a bubble
+	// (Gemini Live's tests point gorilla/websocket's package-level
+	// DefaultDialer at the bubble's network), which the real-time
+	// conversation would then use.
+	Alongside bool
 
 	// net is the in-memory network of the check being run (InMemory).
 	net *adaptertest.MemNet
@@ -203,7 +220,8 @@ const sentinel = "sentinel-7e21"
 // one after another: the memory and leak checks look at the whole process.
 // With s.InMemory each case runs on virtual time (see the package
 // comment), and RealTimeConversation runs the conversation on the real
-// clock over loopback TCP.
+// clock over loopback TCP; with s.Alongside as well, it runs at the same
+// time as the virtual-time cases, and BoundedMemory runs last, alone.
 func Run(t *testing.T, s Subject) {
 	if s.Rate == 0 {
 		s.Rate = pcm.DefaultRate
@@ -212,18 +230,34 @@ func Run(t *testing.T, s Subject) {
 		s.Pacing = voicetest.PaceFast
 	}
 	s.net = nil
+	realTime := func() {
+		t.Run("RealTimeConversation", func(t *testing.T) { testRealTimeConversation(t, s) })
+	}
+	along := s.InMemory && s.Alongside
+	var alongside sync.WaitGroup
+	if along {
+		// t.Run may be called from several goroutines; Run returns only
+		// once this one's has (alongside.Wait).
+		alongside.Go(realTime)
+	}
 	s.sub(t, "Capabilities", testCapabilities)
 	s.sub(t, "Conversation", testConversation)
-	if s.InMemory {
-		t.Run("RealTimeConversation", func(t *testing.T) { testConversation(t, s) })
+	if s.InMemory && !along {
+		realTime()
 	}
 	s.sub(t, "BargeIn", testBargeIn)
 	s.sub(t, "HangUp", testHangUp)
 	s.sub(t, "MalformedFrames", testMalformed)
 	t.Run("Timeouts", func(t *testing.T) { testTimeouts(t, s) })
-	t.Run("BoundedMemory", func(t *testing.T) { testBoundedMemory(t, s) })
+	if !along {
+		t.Run("BoundedMemory", func(t *testing.T) { testBoundedMemory(t, s) })
+	}
 	t.Run("Secrets", func(t *testing.T) { testSecrets(t, s) })
 	s.sub(t, "Capture", testCapture)
+	if along {
+		alongside.Wait() // the heap is measured with nothing else running
+		t.Run("BoundedMemory", func(t *testing.T) { testBoundedMemory(t, s) })
+	}
 }
 
 // sub runs check as the subtest name of t: in a testing/synctest bubble
@@ -370,14 +404,33 @@ func testCapabilities(t *testing.T, s Subject) {
 // testConversation: three user turns, each answered with audio (and with
 // its transcript where the adapter streams them), through the runner.
 func testConversation(t *testing.T, s Subject) {
-	res, err := s.run(t, Peer{}, voicetest.Config{
+	conversation(t, s, Peer{}, "A table for two.", "At seven.", "Thank you.")
+}
+
+// testRealTimeConversation is testConversation over loopback TCP on the
+// real clock, as short as its checks allow: each second of it is a second
+// of wall time (on a phone line or a WebRTC track the user's audio plays
+// in real time, whatever the runner's pacing). The first utterance still
+// has a word gap (150 ms of silence inside one utterance, which a line
+// that sent its audio late would stretch into an end of speech), the
+// others are one word each, and the peer is asked for brief replies
+// (Peer.Brief): no check depends on their length. Virtual-time
+// Conversation keeps the full sentences.
+func testRealTimeConversation(t *testing.T, s Subject) {
+	conversation(t, s, Peer{Brief: true}, "For two.", "Seven.", "Bye.")
+}
+
+// conversation runs the three turns of testConversation, the user saying
+// u1, u2 and u3, against a peer behaving as p, and checks them.
+func conversation(t *testing.T, s Subject, p Peer, u1, u2, u3 string) {
+	res, err := s.run(t, p, voicetest.Config{
 		Golden: voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
-			voicetest.UserSays("A table for two."),
+			voicetest.UserSays(u1),
 			voicetest.AgentTurn(),
-			voicetest.UserSays("At seven."),
+			voicetest.UserSays(u2),
 			voicetest.AgentTurn(),
-			voicetest.UserSays("Thank you."),
+			voicetest.UserSays(u3),
 			voicetest.AgentTurn(),
 		},
 	})
