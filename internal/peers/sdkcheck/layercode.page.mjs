@@ -76,7 +76,9 @@ run(r, async () => {
   const [hello, specials, barge] = await Promise.all(['hello.pcm', 'specials.pcm', 'barge.pcm'].map(fetchPCM));
 
   // Automatic turn taking.
+  r.log('speech fetched');
   const { client, speaking } = await connect('', '/api/authorize', params.get('ws'));
+  r.log('connected');
   await r.seen('turn.end/assistant', 1, 20000); // the greeting played and was acknowledged
   r.log('greeting played');
 
@@ -99,7 +101,9 @@ run(r, async () => {
   await r.seen('disconnect', 1, 5000);
 
   // Push to talk.
+  r.log('disconnected');
   const ptt = await connect('ptt:', '/api/authorize-ptt', params.get('wsptt'));
+  r.log('ptt: connected');
   await sleep(500);
   await ptt.client.triggerUserTurnStarted();
   await mic.say(hello, rate);
