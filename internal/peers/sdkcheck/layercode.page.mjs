@@ -73,12 +73,13 @@ async function connect(prefix, endpoint, ws) {
 
 run(r, async () => {
   const rate = Number(params.get('rate'));
-  const [hello, specials, barge] = await Promise.all(['hello.pcm', 'specials.pcm', 'barge.pcm'].map(fetchPCM));
+  // The speech files load while the SDK connects.
+  const speech = Promise.all(['hello.pcm', 'specials.pcm', 'barge.pcm'].map(fetchPCM));
 
   // Automatic turn taking.
-  r.log('speech fetched');
   const { client, speaking } = await connect('', '/api/authorize', params.get('ws'));
   r.log('connected');
+  const [hello, specials, barge] = await speech;
   await r.seen('turn.end/assistant', 1, 20000); // the greeting played and was acknowledged
   r.log('greeting played');
 
