@@ -142,7 +142,8 @@ func newSample(t *testing.T) *sample {
 	// first run of the remote sample).
 	// GOMAXPROCS=1: the go command's bookkeeping on a run whose build is
 	// up to date (loading packages, checking the build cache) costs about
-	// a fifth less CPU on one P than on two; the samples' tests are small.
+	// a fifth less CPU on one P than on two; the samples' tests are small
+	// (the remote sample's recording on the real clock runs without it).
 	// None of these changes a build cache key: every compile still hits
 	// the cache the repository's own build filled.
 	bin := t.TempDir()
