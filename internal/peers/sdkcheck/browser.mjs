@@ -15,6 +15,9 @@ export function page(name, ms = 90000) {
     const line = `${r.elapsed()} ${a.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(' ')}`;
     fetch('/log', { method: 'POST', body: line }).catch(() => {});
   };
+  // Where the page's time goes before its first line: navigation to the
+  // page's modules (the SDK's among them) loaded and run.
+  r.log(`page started ${(performance.now() / 1000).toFixed(2)} s after navigation`);
   let done = false;
   r.finish = async () => {
     if (done) return;

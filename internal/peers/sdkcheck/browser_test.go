@@ -60,6 +60,10 @@ func runBrowser(t *testing.T, page string, query url.Values, files map[string][]
 		mu     sync.Mutex
 		logs   []string
 		result = make(chan []byte, 1)
+		// first is when the page's first request came, for the phase
+		// times logged under -v.
+		first     time.Time
+		firstOnce sync.Once
 	)
 	static := http.FileServer(http.Dir("."))
 	mux := http.NewServeMux()
@@ -89,6 +93,11 @@ func runBrowser(t *testing.T, page string, query url.Values, files map[string][]
 		mux.Handle(pattern, h)
 	}
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		firstOnce.Do(func() {
+			mu.Lock()
+			first = time.Now()
+			mu.Unlock()
+		})
 		if ext := path.Ext(r.URL.Path); ext == ".mjs" || ext == ".js" {
 			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		}
@@ -109,18 +118,27 @@ func runBrowser(t *testing.T, page string, query url.Values, files map[string][]
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var reported time.Time
 	defer func() {
 		cancel()
 		<-exited
+		if testing.Verbose() && !reported.IsZero() {
+			mu.Lock()
+			t.Logf("%s: chromium started to the page's first request %v, to its report %v, chromium gone %v after the report",
+				page, first.Sub(start).Round(time.Millisecond), reported.Sub(start).Round(time.Millisecond), time.Since(reported).Round(time.Millisecond))
+			mu.Unlock()
+		}
 	}()
 	var out []byte
 	select {
 	case out = <-result:
+		reported = time.Now()
 	case err := <-exited:
 		exited <- err
 		t.Fatalf("chromium exited before %s reported: %v\n%s", page, err, tail(stderr.String(), 3000))

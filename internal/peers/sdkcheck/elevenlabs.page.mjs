@@ -15,7 +15,8 @@ const { Conversation } = globalThis.ElevenLabsClient;
 
 run(r, async () => {
   const rate = Number(params.get('rate'));
-  const [hello, specials, barge] = await Promise.all(['hello.pcm', 'specials.pcm', 'barge.pcm'].map(fetchPCM));
+  // The speech files load while the SDK connects.
+  const speech = Promise.all(['hello.pcm', 'specials.pcm', 'barge.pcm'].map(fetchPCM));
   let mode = 'listening';
   let lastAudio = 0;
   let audioAfterInterrupt = 0;
@@ -68,6 +69,7 @@ run(r, async () => {
     onDisconnect: (d) => r.set('disconnect', d),
   });
   r.log('session started', conv.getId());
+  const [hello, specials, barge] = await speech;
 
   // The first message plays; the SDK goes back to listening after it.
   await r.seen('message:agent', 1);

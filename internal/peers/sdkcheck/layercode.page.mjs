@@ -73,10 +73,13 @@ async function connect(prefix, endpoint, ws) {
 
 run(r, async () => {
   const rate = Number(params.get('rate'));
-  const [hello, specials, barge] = await Promise.all(['hello.pcm', 'specials.pcm', 'barge.pcm'].map(fetchPCM));
+  // The speech files load while the SDK connects.
+  const speech = Promise.all(['hello.pcm', 'specials.pcm', 'barge.pcm'].map(fetchPCM));
 
   // Automatic turn taking.
   const { client, speaking } = await connect('', '/api/authorize', params.get('ws'));
+  r.log('connected');
+  const [hello, specials, barge] = await speech;
   await r.seen('turn.end/assistant', 1, 20000); // the greeting played and was acknowledged
   r.log('greeting played');
 
@@ -99,7 +102,9 @@ run(r, async () => {
   await r.seen('disconnect', 1, 5000);
 
   // Push to talk.
+  r.log('disconnected');
   const ptt = await connect('ptt:', '/api/authorize-ptt', params.get('wsptt'));
+  r.log('ptt: connected');
   await sleep(500);
   await ptt.client.triggerUserTurnStarted();
   await mic.say(hello, rate);
