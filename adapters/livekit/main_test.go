@@ -5,10 +5,12 @@ import (
 	"flag"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	protologger "github.com/livekit/protocol/logger"
 	lksdk "github.com/livekit/server-sdk-go/v2"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/internal/leakcheck"
 	"github.com/voicetest-go/voicetest/internal/peers/lkserver"
 )
@@ -20,6 +22,25 @@ import (
 // piece of shared state, started by the first test that asks for it and
 // stopped by TestMain.
 var server = lkserver.NewShared(lkserver.Config{})
+
+// heapGate keeps the conversations that run beside TestConformance (see
+// beside) out of the suite's heap check: they hold it shared while they
+// run; the check's peer (subject's Start for BoundedMemory/Queue) holds
+// it alone, from before its first heap measurement to its end.
+var heapGate sync.RWMutex
+
+// beside marks t, a parallel test, as a conversation that runs beside
+// TestConformance: its goroutines are left out of the suite's leak checks
+// (adaptertest.Exempt; the package's leak check at the end still sees
+// them), and it does not run while the suite measures the whole
+// process's heap. Call it right after t.Parallel, before t starts any
+// goroutine.
+func beside(t *testing.T) {
+	t.Helper()
+	adaptertest.Exempt(t)
+	heapGate.RLock()
+	t.Cleanup(heapGate.RUnlock)
+}
 
 // TestMain silences the SDK's package logger (pion's connection states at
 // info level, on stderr), stops the shared server after the tests, and

@@ -120,11 +120,13 @@ func (p *nodePeer) config(srv *lkserver.Server) lkagentjs.Config {
 // earlyNode starts TestNodeAgent's peer ahead of the tests, from TestMain:
 // the worker's start-up (Node.js loading the framework, a job process
 // loading the Silero VAD model: about 6 s of wall time on a quiet 2-core
-// machine, 10-40 s or more under load) then overlaps TestConformance, which
-// waits on real time, instead of holding the package's slot alone. The
-// peer starts no goroutine in the adapter's code, so the conformance
-// suite's leak checks do not see it. The first TestNodeAgent takes it; a
-// second (-count) starts its own.
+// machine, 10-40 s or more under load) then overlaps the package's first
+// tests instead of holding the package's slot alone. TestNodeAgent, a
+// sequential test, runs before the parallel ones (TestConformance and the
+// Go-double conversations), so it is the first conversation of the
+// package. The peer starts no goroutine in the adapter's code, so the
+// conformance suite's leak checks would not see it. The first
+// TestNodeAgent takes it; a second (-count) starts its own.
 type earlyNode struct {
 	done chan struct{} // closed once start has finished; nil: never started
 	mu   sync.Mutex
@@ -186,7 +188,8 @@ func (e *earlyNode) close() {
 // agent states and session events (tool calls and results, the
 // interrupted message) reach the runner.
 //
-// It does not run in parallel with the package's other conversations:
+// It does not run in parallel with the package's other conversations
+// (TestConformance's included: it runs before them):
 // the framework's Silero VAD needs the CPU in real time to hear the
 // barge-in while its story plays, and on a loaded 2-core machine a
 // parallel conversation starved it (a reply latency of 8 s, the barge-in

@@ -16,6 +16,8 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -259,8 +261,28 @@ func IsMark(name string) func(voicetest.AgentEvent) bool {
 // (adapters/twilio_test) or of this one.
 var adapterFrame = regexp.MustCompile(`voicetest/adapters/[a-z0-9]+\.`)
 
+// exemptLabel is the profiler label that marks the goroutines of a test
+// that called Exempt.
+const exemptLabel = "voicetest-adaptertest-exempt"
+
+// Exempt leaves the goroutines of t out of Goroutines, and so out of
+// every CheckNoLeak: t's goroutine (call Exempt from it, first thing)
+// and every goroutine it starts from then on, and those start in turn
+// (the adapter's, its SDK's), carry a profiler label that Goroutines
+// skips. It is for a test that runs in parallel with checks that look at
+// every adapter goroutine of the process (conformance.Run): its
+// conversation's goroutines are not theirs to find. The exempt test's own
+// leaks are then found only by a check of the whole package at its end
+// (leakcheck.Main).
+func Exempt(t testing.TB) {
+	t.Helper()
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(exemptLabel, t.Name())))
+}
+
 // Goroutines returns the stacks of running goroutines of the adapter
-// packages, or "" when there are none.
+// packages, or "" when there are none. Goroutines of tests that called
+// Exempt are left out: when there are any, the stacks are the goroutine
+// profile's (grouped, with their labels).
 func Goroutines() string {
 	buf := make([]byte, 1<<20)
 	var out []string
@@ -269,7 +291,22 @@ func Goroutines() string {
 			out = append(out, g)
 		}
 	}
-	return strings.Join(out, "\n\n")
+	if len(out) == 0 {
+		return ""
+	}
+	// runtime.Stack does not show labels; the profile does.
+	mark := strconv.Quote(exemptLabel) + ":"
+	var prof bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&prof, 1); err != nil || !strings.Contains(prof.String(), mark) {
+		return strings.Join(out, "\n\n")
+	}
+	var own []string
+	for g := range strings.SplitSeq(prof.String(), "\n\n") {
+		if adapterFrame.MatchString(g) && !strings.Contains(g, mark) {
+			own = append(own, g)
+		}
+	}
+	return strings.Join(own, "\n\n")
 }
 
 // CheckNoLeak fails if goroutines of the adapter packages are still
