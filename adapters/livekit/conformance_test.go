@@ -67,15 +67,15 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 
 // TestConformance runs the wire adapters' shared suite against the Go
 // agent double, through a real livekit-server on loopback. It runs in
-// parallel with the package's other Go-double conversations, each in
-// rooms of its own on the shared server (its checks run one after
-// another, as conformance.Run runs them): its leak checks
-// (adaptertest.CheckNoLeak) look at every goroutine in the adapter's
-// code, so those conversations call beside, which leaves their goroutines
-// out (adaptertest.Exempt); its bounded-memory check measures the whole
-// process's heap, so its peer holds heapGate alone (see subject), and
-// the conversations wait for it, or it for them. TestNodeAgent, a
-// sequential test, runs before them all.
+// parallel with the package's other conversations, each in rooms of its
+// own on the shared server (its own checks run one after another, as
+// conformance.Run runs them). Its leak checks (adaptertest.CheckNoLeak)
+// look at every goroutine in the adapter's code, so the other
+// conversations leave theirs out (beside, adaptertest.Exempt). Each check
+// holds the package's gate shared (see subject), and its heap check holds
+// it alone: it measures the whole process's heap, so no other
+// conversation runs meanwhile; nor does one of its checks run during
+// TestNodeAgent's conversation, which holds the gate alone.
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	conformance.Run(t, subject())
@@ -156,10 +156,11 @@ func subject() conformance.Subject {
 			}
 			if p.MaxQueueBytes > 0 && len(p.Send) > 50 {
 				// The flood of BoundedMemory/Queue: the suite measures
-				// the whole process's heap around it, so no conversation
-				// runs beside it (see beside).
-				heapGate.Lock()
-				t.Cleanup(heapGate.Unlock)
+				// the whole process's heap around it, so no other
+				// conversation runs meanwhile.
+				alone.exclusive(t)
+			} else {
+				alone.share(t)
 			}
 			if len(cfg.Send) > 50 {
 				// A flood, paced only so that it leaves the double's own
