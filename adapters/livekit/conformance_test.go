@@ -66,13 +66,20 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 }
 
 // TestConformance runs the wire adapters' shared suite against the Go
-// agent double, through a real livekit-server on loopback. Unlike the
-// package's other conversations it does not run in parallel with them:
-// its leak checks (adaptertest.CheckNoLeak) take any goroutine in the
-// adapter's code for one of its own (a parallel conversation reading its
-// agent's transcript stream would fail them), and its bounded-memory
-// check measures the whole process's heap.
-func TestConformance(t *testing.T) { conformance.Run(t, subject()) }
+// agent double, through a real livekit-server on loopback. It runs in
+// parallel with the package's other conversations, each in rooms of its
+// own on the shared server (its own checks run one after another, as
+// conformance.Run runs them). Its leak checks (adaptertest.CheckNoLeak)
+// look at every goroutine in the adapter's code, so the other
+// conversations leave theirs out (beside, adaptertest.Exempt). Each check
+// holds the package's gate shared (see subject), and its heap check holds
+// it alone: it measures the whole process's heap, so no other
+// conversation runs meanwhile; nor does one of its checks run during
+// TestNodeAgent's conversation, which holds the gate alone.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	conformance.Run(t, subject())
+}
 
 // FuzzAgentMessage fuzzes what the adapter decodes of the agent's
 // messages through the room with the shared fuzz target: a binary input
@@ -146,6 +153,14 @@ func subject() conformance.Subject {
 					t.Fatalf("frame %q is not an lkagent.Message: %v", f.Data, err)
 				}
 				cfg.Send = append(cfg.Send, m)
+			}
+			if p.MaxQueueBytes > 0 && len(p.Send) > 50 {
+				// The flood of BoundedMemory/Queue: the suite measures
+				// the whole process's heap around it, so no other
+				// conversation runs meanwhile.
+				alone.exclusive(t)
+			} else {
+				alone.share(t)
 			}
 			if len(cfg.Send) > 50 {
 				// A flood, paced only so that it leaves the double's own

@@ -453,6 +453,9 @@ func (c *conn) hangUp(reason string) {
 	}
 	c.recv.flushLocked()
 	c.recv.queueLocked([]voicetest.AgentEvent{{Kind: voicetest.AgentHangUp, Text: reason}}, nil)
+	// Nothing is queued after the hang-up, whatever the room's
+	// goroutines deliver before end (below) ends the conversation.
+	c.recv.stopLocked()
 	c.mu.Unlock()
 	c.logf("%s: the agent hung up: %s", adapterName, reason)
 	c.end(nil)

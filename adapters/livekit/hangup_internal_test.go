@@ -1,6 +1,9 @@
 package livekit
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -43,5 +46,37 @@ func TestHangUpWhileClosing(t *testing.T) {
 		if !ended {
 			t.Fatal("neither the hang-up nor Close ended the conversation")
 		}
+	}
+}
+
+// An event the agent's room delivers while the adapter hangs up (the
+// SDK's goroutines deliver audio, transcripts and agent states while
+// hangUp runs) is not queued after the hang-up: Recv returns AgentHangUp,
+// then the *TransportClosedError. Before, the receiver stopped only in
+// end, after hangUp had logged the hang-up, and an event delivered in
+// between came after AgentHangUp (TestConformance/HangUp under load:
+// "Recv after the hang-up: <nil>, want a *TransportClosedError"). The
+// test's Logf delivers one at that moment.
+func TestNothingAfterHangUp(t *testing.T) {
+	st := &settings{Agent: Agent{MaxQueueBytes: DefaultMaxQueueBytes, MaxFrameBytes: DefaultMaxFrameBytes}}
+	var c *conn
+	logf := func(format string, args ...any) {
+		if strings.Contains(fmt.Sprintf(format, args...), "hung up") {
+			c.recv.deliver([]voicetest.AgentEvent{{Kind: voicetest.AgentLog, Text: "agent state: speaking → listening"}}, nil)
+		}
+	}
+	c, err := newConn(st, voicetest.Session{Name: t.Name(), Rate: agentRate, Logf: logf}, scrub.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.room = lksdk.NewRoom(nil)
+	t.Cleanup(func() { _ = c.Close() })
+	c.hangUp("the agent left the room")
+	ev, err := c.Recv(t.Context())
+	if err != nil || ev.Kind != voicetest.AgentHangUp {
+		t.Fatalf("Recv = %+v, %v; want the AgentHangUp", ev, err)
+	}
+	if ev, err := c.Recv(t.Context()); !errors.Is(err, voicetest.ErrTransportClosed) {
+		t.Errorf("Recv after the hang-up = %+v, %v; want a *TransportClosedError", ev, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/livekit"
 	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/internal/peers/lkagentjs"
@@ -120,11 +121,11 @@ func (p *nodePeer) config(srv *lkserver.Server) lkagentjs.Config {
 // earlyNode starts TestNodeAgent's peer ahead of the tests, from TestMain:
 // the worker's start-up (Node.js loading the framework, a job process
 // loading the Silero VAD model: about 6 s of wall time on a quiet 2-core
-// machine, 10-40 s or more under load) then overlaps TestConformance, which
-// waits on real time, instead of holding the package's slot alone. The
-// peer starts no goroutine in the adapter's code, so the conformance
-// suite's leak checks do not see it. The first TestNodeAgent takes it; a
-// second (-count) starts its own.
+// machine, 10-40 s or more under load) then overlaps TestConformance and
+// the Go-double conversations, which mostly wait on real time, instead of
+// holding the package's slot alone. The peer starts no goroutine in the
+// adapter's code, so the conformance suite's leak checks do not see it.
+// The first TestNodeAgent takes it; a second (-count) starts its own.
 type earlyNode struct {
 	done chan struct{} // closed once start has finished; nil: never started
 	mu   sync.Mutex
@@ -186,13 +187,19 @@ func (e *earlyNode) close() {
 // agent states and session events (tool calls and results, the
 // interrupted message) reach the runner.
 //
-// It does not run in parallel with the package's other conversations:
-// the framework's Silero VAD needs the CPU in real time to hear the
-// barge-in while its story plays, and on a loaded 2-core machine a
-// parallel conversation starved it (a reply latency of 8 s, the barge-in
-// heard after the script ended).
+// It is a parallel test, but its conversation runs alone: the
+// framework's Silero VAD needs the CPU in real time to hear the barge-in
+// while its story plays, and on a loaded 2-core machine a parallel
+// conversation starved it (a reply latency of 8 s, the barge-in heard
+// after the script ended). Its worker's start-up (Ready) overlaps the
+// other conversations; then it holds the package's gate alone (see
+// alone), waiting for the conversations and the conformance check under
+// way to end, and keeping new ones from starting until it ends.
 func TestNodeAgent(t *testing.T) {
+	t.Parallel()
+	adaptertest.Exempt(t)
 	a, model := nodeAgent(t, "when do you open", "check my booking", "tell me a story", "stop please")
+	alone.exclusive(t)
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
 		UserVoice: speech.Flite(),

@@ -54,6 +54,7 @@ func agentStates(tl []voicetest.Event) []string {
 // do: each line is read once.
 func TestScenarioMultiTurn(t *testing.T) {
 	t.Parallel()
+	beside(t)
 	a, w := goAgent(t, lkagent.Config{
 		Greeting: "Hello, how can I help?",
 		Turns: []lkagent.Turn{
@@ -135,6 +136,7 @@ func TestScenarioMultiTurn(t *testing.T) {
 // answers the interruption.
 func TestScenarioBargeIn(t *testing.T) {
 	t.Parallel()
+	beside(t)
 	a, w := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{
 		{Reply: "Once upon a time there was a small restaurant by the sea, and every evening the cook made soup for the fishermen."},
 		{Reply: "Sorry, {heard}."},
@@ -172,6 +174,7 @@ func TestScenarioBargeIn(t *testing.T) {
 // and the conversation ends there.
 func TestScenarioHangUp(t *testing.T) {
 	t.Parallel()
+	beside(t)
 	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "Goodbye."}}, HangUpAfter: 1})
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
@@ -208,6 +211,7 @@ func TestScenarioHangUp(t *testing.T) {
 // transcript (and its streams, had it any, are not read twice).
 func TestLegacyTranscriptions(t *testing.T) {
 	t.Parallel()
+	beside(t)
 	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "We open at nine."}}, LegacyTranscriptions: true})
 	a.LegacyTranscriptions = true
 	res := voicetest.Scenario(t, voicetest.Config{

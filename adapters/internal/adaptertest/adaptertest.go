@@ -18,6 +18,8 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -261,22 +263,64 @@ func IsMark(name string) func(voicetest.AgentEvent) bool {
 // (adapters/twilio_test) or of this one.
 var adapterFrame = regexp.MustCompile(`voicetest/adapters/[a-z0-9]+\.`)
 
+// exemptLabel is the profiler label that marks the goroutines of a test
+// that called Exempt.
+const exemptLabel = "voicetest-adaptertest-exempt"
+
+// Exempt leaves the goroutines of t out of Goroutines, and so out of
+// every CheckNoLeak: t's goroutine (call Exempt from it, first thing)
+// and every goroutine it starts from then on, and those start in turn
+// (the adapter's, its SDK's), carry a profiler label that Goroutines
+// skips. It is for a test that runs in parallel with checks that look at
+// every adapter goroutine of the process (conformance.Run): its
+// conversation's goroutines are not theirs to find. The exempt test's own
+// leaks are then found only by a check of the whole package at its end
+// (leakcheck.Main).
+func Exempt(t testing.TB) {
+	t.Helper()
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(exemptLabel, t.Name())))
+}
+
 // Goroutines returns the stacks of running goroutines of the adapter
 // packages, or "" when there are none. Only the goroutines of the
 // caller's testing/synctest bubble count, or, called outside any bubble,
 // only those outside every bubble: a check in a bubble and one on the real
 // clock may then run at the same time (conformance.Subject.Alongside)
-// without either seeing the other's goroutines.
+// without either seeing the other's goroutines. Goroutines of tests that
+// called Exempt are left out too (outside bubbles): the stacks are then the
+// goroutine profile's (grouped, with their labels). The profile does not
+// name bubbles, so while an adapter goroutine runs in some bubble, an
+// Exempt test's goroutines are not told apart (no package mixes the two).
 func Goroutines() string {
 	buf := make([]byte, 1<<20)
 	self := bubble(string(buf[:runtime.Stack(buf, false)]))
 	var out []string
+	bubbled := false
 	for g := range strings.SplitSeq(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if adapterFrame.MatchString(g) && bubble(g) == self {
+		if !adapterFrame.MatchString(g) {
+			continue
+		}
+		if bubble(g) == self {
 			out = append(out, g)
 		}
+		bubbled = bubbled || bubble(g) != ""
 	}
-	return strings.Join(out, "\n\n")
+	if len(out) == 0 || self != "" || bubbled {
+		return strings.Join(out, "\n\n")
+	}
+	// runtime.Stack does not show labels; the profile does.
+	mark := strconv.Quote(exemptLabel) + ":"
+	var prof bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&prof, 1); err != nil || !strings.Contains(prof.String(), mark) {
+		return strings.Join(out, "\n\n")
+	}
+	var own []string
+	for g := range strings.SplitSeq(prof.String(), "\n\n") {
+		if adapterFrame.MatchString(g) && !strings.Contains(g, mark) {
+			own = append(own, g)
+		}
+	}
+	return strings.Join(own, "\n\n")
 }
 
 // bubble returns the synctest bubble a goroutine's stack names in its

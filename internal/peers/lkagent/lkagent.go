@@ -182,6 +182,9 @@ type Job struct {
 	Replies, Interrupted int
 	// Errors are what went wrong.
 	Errors []string
+	// Ended reports that the job is over: the agent left the room and
+	// sends nothing more.
+	Ended bool
 }
 
 // Worker is a running agent worker.
@@ -361,9 +364,13 @@ func (w *Worker) run() {
 			go func() {
 				defer w.wg.Done()
 				s := &session{w: w, job: j, jobID: a.GetJob().GetId()}
-				if err := s.run(url, a.GetToken()); err != nil {
-					w.update(j, func(j *Job) { j.Errors = append(j.Errors, err.Error()) })
-				}
+				err := s.run(url, a.GetToken())
+				w.update(j, func(j *Job) {
+					if err != nil {
+						j.Errors = append(j.Errors, err.Error())
+					}
+					j.Ended = true
+				})
 				_ = send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_UpdateJob{UpdateJob: &livekit.UpdateJobStatus{JobId: a.GetJob().GetId(), Status: livekit.JobStatus_JS_SUCCESS}}})
 			}()
 		case *livekit.ServerMessage_Termination:
@@ -409,6 +416,16 @@ type speech struct {
 	done   chan struct{}
 	said   strings.Builder
 }
+
+// errEnded is what sending returns once the session is over (the caller
+// left, the room closed, the worker stopped): nothing is published any
+// more. The SDK would otherwise wait for a publisher that is not coming
+// back: PublishDataPacket waits up to its connect timeout (5 s) for the
+// publisher connection, and a reply cut by the caller's departure sent
+// two packets (its transcript's trailer, the interrupted item) into the
+// room the caller's Close had just deleted, which held the worker's
+// Close, and the test, 10 s.
+var errEnded = errors.New("lkagent: the session has ended")
 
 // errorf records an error of the job.
 func (s *session) errorf(format string, args ...any) {
@@ -546,7 +563,7 @@ func (s *session) sendVerbatim() {
 				return
 			}
 		}
-		if err := s.send(m); err != nil {
+		if err := s.send(m); err != nil && !errors.Is(err, errEnded) {
 			s.errorf("sending message %d: %v", i, err)
 		}
 	}
@@ -587,6 +604,9 @@ func (s *session) send(m Message) error {
 		}
 		return err
 	case m.Packet != nil:
+		if s.ctx.Err() != nil {
+			return errEnded
+		}
 		var p livekit.DataPacket
 		if err := proto.Unmarshal(m.Packet, &p); err != nil {
 			return err
@@ -626,6 +646,9 @@ func (s *session) openStream(topic string, attrs map[string]string, text bool, t
 }
 
 func (o *outStream) publish(p *livekit.DataPacket) error {
+	if o.s.ctx.Err() != nil {
+		return errEnded
+	}
 	opts := []lksdk.DataPublishOption{lksdk.WithDataPublishReliable(true)}
 	if o.to != nil {
 		opts = append(opts, lksdk.WithDataPublishDestination(o.to))
@@ -795,7 +818,7 @@ func (s *session) session(ev *lkproto.AgentSessionEvent) {
 	if err == nil {
 		err = s.send(Message{Session: b})
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnded) {
 		s.errorf("sending a session event: %v", err)
 	}
 }
@@ -811,7 +834,7 @@ func (s *session) transcript(text, trackSID string, final bool) {
 	if err == nil {
 		err = o.close()
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnded) {
 		s.errorf("publishing a transcript: %v", err)
 	}
 }
@@ -823,6 +846,9 @@ func (s *session) legacyTranscript(seg, trackSID, text string) {
 		TranscribedParticipantIdentity: s.room.LocalParticipant.Identity(), TrackId: trackSID,
 		Segments: []*livekit.TranscriptionSegment{{Id: "LG_" + seg, Text: text, Final: true}},
 	}}}
+	if s.ctx.Err() != nil {
+		return // see errEnded
+	}
 	if err := s.room.LocalParticipant.PublishDataPacket(rawPacket{p}, lksdk.WithDataPublishReliable(true)); err != nil {
 		s.errorf("publishing a legacy transcript: %v", err)
 	}
@@ -857,7 +883,9 @@ func (s *session) say(text string, done func(finished bool)) {
 		"lk.transcription_final": "false", "lk.segment_id": seg, "lk.transcribed_track_id": outSID,
 	}, true, nil)
 	if err != nil {
-		s.errorf("opening the transcript of %q: %v", text, err)
+		if !errors.Is(err, errEnded) {
+			s.errorf("opening the transcript of %q: %v", text, err)
+		}
 		return
 	}
 	words := wordTimes(text)
