@@ -99,6 +99,7 @@ func ffmpegBatchT(t *testing.T, ffmpeg string, ins []ffmpegInput, outs []ffmpegO
 // exactly what ReadWAV and ReadWAVChannels give for the WAV files (and, for
 // the 24-bit one, to ffmpeg's own -ac 1). One ffmpeg run encodes the three.
 func TestReadAudioFileLossless(t *testing.T) {
+	t.Parallel()
 	ffmpeg := needFFmpeg(t)
 	dir := t.TempDir()
 	s16 := filepath.Join(dir, "s16.wav")
@@ -160,6 +161,7 @@ func TestReadAudioFileLossless(t *testing.T) {
 // encoding run fails, each file is encoded alone to find the codec this
 // ffmpeg lacks, and that codec's cases are skipped.
 func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
+	t.Parallel()
 	ffmpeg := needFFmpeg(t)
 	dir := t.TempDir()
 	stereo := filepath.Join(dir, "stereo.wav")
@@ -245,6 +247,7 @@ func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
 // TestReadAudioFileWAVFallback: a WAV file in an encoding ReadWAV does not
 // decode (IMA ADPCM) goes through ffmpeg; one ReadWAV decodes does not.
 func TestReadAudioFileWAVFallback(t *testing.T) {
+	t.Parallel()
 	ffmpeg := needFFmpeg(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "s16.wav")

@@ -211,6 +211,7 @@ func TestDTMFMulawFixture(t *testing.T) {
 // TestDTMFG711Live sends generated keys through G.711 µ-law and A-law at
 // 8 kHz with ffmpeg (encode, then decode) and detects them.
 func TestDTMFG711Live(t *testing.T) {
+	t.Parallel()
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg); TestDTMFMulawFixture covers µ-law")
@@ -260,6 +261,7 @@ func TestDTMFG711Live(t *testing.T) {
 // TestDTMFNoise adds white noise 20 dB below the tones (and, as a margin
 // check, 10 dB below) with several seeds.
 func TestDTMFNoise(t *testing.T) {
+	t.Parallel()
 	for _, rate := range []int{Rate8k, Rate16k} {
 		for _, snr := range []float64{20, 10} {
 			for seed := range uint64(5) {
@@ -367,6 +369,7 @@ func TestDTMFSingleToneNoDigits(t *testing.T) {
 // TestDTMFMinDuration checks Q.24 timing: a 40 ms key is accepted wherever
 // it falls against the analysis steps, and a 30 ms key never is.
 func TestDTMFMinDuration(t *testing.T) {
+	t.Parallel()
 	for _, rate := range []int{Rate8k, Rate16k, Rate48k} {
 		for _, tc := range []struct {
 			tone time.Duration
@@ -449,6 +452,7 @@ func TestDTMFNoGap(t *testing.T) {
 // TestDTMFTalkOffLive synthesises several voices saying several sentences
 // and checks that none of it is heard as a key, at 8 and 16 kHz.
 func TestDTMFTalkOffLive(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("synthesises speech; skipped with -short")
 	}

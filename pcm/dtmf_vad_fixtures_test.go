@@ -90,6 +90,7 @@ func vdConcat(rate int, parts ...Chunk) Chunk {
 // ffmpeg and flite are installed and checks that it reproduces the committed
 // fixtures, so the documented commands stay the true source of the files.
 func TestFixturesRegenerate(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []struct{ bin, pkg string }{{"sox", "sox"}, {"ffmpeg", "ffmpeg"}, {"flite", "flite"}} {
 		if _, err := exec.LookPath(tool.bin); err != nil {
 			t.Skipf("%s not installed (Debian package %s); committed fixtures are used as they are", tool.bin, tool.pkg)

@@ -147,6 +147,9 @@ func TestG711DecodeMatchesFFmpegFixture(t *testing.T) {
 // that it still agrees with the committed fixtures and with this package;
 // with -update-g711 it rewrites the fixtures instead.
 func TestG711FFmpegNow(t *testing.T) {
+	if !*updateG711 { // -update-g711 writes testdata, which other tests read
+		t.Parallel()
+	}
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg); the committed fixtures are still checked")

@@ -136,6 +136,7 @@ func TestReadWAVChannelsCallRecording(t *testing.T) {
 // temporary directory when its tools are installed and checks that it
 // reproduces the committed fixtures, so the script stays their source.
 func TestReferenceFixturesRegenerate(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []struct{ bin, pkg string }{{"go", "golang"}, {"ffmpeg", "ffmpeg"}, {"sox", "sox"}, {"soxi", "sox"}, {"flite", "flite"}} {
 		if _, err := exec.LookPath(tool.bin); err != nil {
 			t.Skipf("%s not installed (Debian package %s); the committed fixtures are used as they are", tool.bin, tool.pkg)

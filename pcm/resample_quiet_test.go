@@ -12,6 +12,7 @@ import (
 // exactly the samples of one that filters every output, on the exact bank
 // (the telephony pairs) and the interpolated one.
 func TestResamplerQuietMatchesFiltered(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(21, 3))
 	pairs := [][2]int{{Rate24k, Rate8k}, {Rate24k, Rate16k}, {Rate16k, Rate24k}, {Rate8k, Rate24k}, {Rate48k, Rate16k},
 		{Rate44k1, Rate24k}, {Rate16k, Rate16k}, {44100, 44101}, {8000, 7999}}

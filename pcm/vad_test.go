@@ -102,6 +102,7 @@ func TestVADToneBurstsInNoise(t *testing.T) {
 }
 
 func TestVADSilenceAndNoiseOnly(t *testing.T) {
+	t.Parallel()
 	for _, rate := range []int{Rate8k, Rate16k, Rate48k} {
 		silence := Silence(rate, 20*time.Second)
 		cases := map[string]Chunk{"digital silence": silence}

@@ -110,6 +110,7 @@ func TestDownmix(t *testing.T) {
 // TestRoundMean16 checks the rounding of float means where the float64
 // sum is not exact: values of very different sizes at a tie.
 func TestRoundMean16(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		vs   []float64
 		want int16

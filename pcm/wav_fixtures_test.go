@@ -214,6 +214,9 @@ func TestReadWAVFixtures(t *testing.T) {
 // and checks that ReadWAV decodes it as it decodes the committed one; with
 // -update-wav it rewrites the committed fixtures.
 func TestWAVFixturesRegenerate(t *testing.T) {
+	if !*updateWAV { // -update-wav writes testdata, which other tests read
+		t.Parallel()
+	}
 	dir := t.TempDir()
 	missing := makeWAVFixtures(t, dir)
 	for _, fx := range wavFixtures {
@@ -245,6 +248,7 @@ func TestWAVFixturesRegenerate(t *testing.T) {
 // every fixture, each input to its own output: starting ffmpeg costs far
 // more than decoding 480 frames.
 func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
+	t.Parallel()
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg)")

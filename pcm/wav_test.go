@@ -254,6 +254,7 @@ func TestReadWAVAgreesWithGoAudio(t *testing.T) {
 }
 
 func TestWAVReadableByFFmpeg(t *testing.T) {
+	t.Parallel()
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg)")

@@ -307,6 +307,7 @@ func TestControlPanicFailsTheScenario(t *testing.T) {
 // *TimeoutError naming it, instead of hanging the test; the Control it
 // holds no longer acts on the scenario.
 func TestControlLeftRunningIsBounded(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	after := make(chan error, 1)
 	res, err := voicetest.Run(t.Context(), voicetest.Config{

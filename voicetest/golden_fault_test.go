@@ -37,6 +37,7 @@ func bigResult(v, n int) *voicetest.Result {
 }
 
 func TestFaultProcessKilledMidGoldenWriteKeepsWholeFiles(t *testing.T) {
+	t.Parallel()
 	if dir := os.Getenv(envGoldenWriter); dir != "" {
 		// The child: rewrite the goldens with alternating versions until
 		// killed.

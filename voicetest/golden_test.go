@@ -90,6 +90,7 @@ func TestGoldenRichScenario(t *testing.T) {
 // each time, and requires every file to be byte-identical, and identical
 // to the committed goldens of TestGoldenRichScenario.
 func TestGoldenHundredRunsAreByteIdentical(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var first map[string][]byte
 	for i := range 100 {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/internal/leakcheck"
@@ -103,12 +104,20 @@ func TestAudioAfterTurnEndIsBounded(t *testing.T) {
 // adapter's own bound takes over (wire.WSOptions.MaxQueueBytes).
 func TestRunnerReceiveQueueIsBounded(t *testing.T) {
 	leakcheck.Check(t)
+	// On virtual time (issue 21): the busy step's second passes at once
+	// when every goroutine waits, which they do only if the runner stopped
+	// calling Recv; a runner that kept reading keeps the bubble busy, and
+	// the agent reaches its 1000 events, as on the real clock.
+	synctest.Test(t, testRunnerReceiveQueueIsBounded)
+}
+
+func testRunnerReceiveQueueIsBounded(t *testing.T) {
 	heap := newPeakHeap()
 	var produced atomic.Int64
 	enough := make(chan struct{})
 	var once sync.Once
 	big := frame(pcm.DefaultRate, 5*time.Second+461*time.Millisecond) // 256 KiB
-	agent := &faultAgent{name: "busy-runner-flood", recv: script(
+	agent := &faultAgent{name: "busy-runner-flood", virtual: true, recv: script(
 		func(ctx context.Context, closed <-chan struct{}) (voicetest.AgentEvent, error) {
 			return voicetest.AgentEvent{Kind: voicetest.AgentAudio, Audio: frame(pcm.DefaultRate, 100*time.Millisecond)}, nil
 		},

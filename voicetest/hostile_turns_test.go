@@ -117,6 +117,7 @@ func TestMaxTurnAudioCountsTextSpeech(t *testing.T) {
 // Timeouts.MaxDuration (10 minutes by default) with a timeout naming it,
 // and its recording saves.
 func TestScenarioHasAnOverallBound(t *testing.T) {
+	t.Parallel()
 	const name = "endless-talker"
 	agent := &faultAgent{name: name, virtual: true, recv: word(400*time.Millisecond, name)}
 	res, took, err := runBubble(t, voicetest.Config{Agent: agent, Script: []voicetest.Step{voicetest.ExpectHangUp()},

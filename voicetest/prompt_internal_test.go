@@ -45,6 +45,7 @@ func (panickyPromptAgent) Connect(context.Context, Session) (Conn, error) {
 }
 
 func TestPromptSendPanicIsAnError(t *testing.T) {
+	t.Parallel()
 	res, err := Run(context.Background(), Config{Agent: panickyPromptAgent{}, Script: []Step{UserSays("hello")}})
 	if res == nil {
 		t.Fatalf("no result: %v", err)

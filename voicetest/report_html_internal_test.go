@@ -24,6 +24,7 @@ func tone(rate int, d time.Duration) pcm.Chunk {
 // past ReportSegmentBudget get a note naming their file instead of a
 // player.
 func TestHTMLReportAudioBudget(t *testing.T) {
+	t.Parallel()
 	const rate = 48000
 	seg := 16 * time.Second // 1.5 MB of WAV at 48 kHz
 	var segs []Segment

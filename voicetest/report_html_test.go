@@ -239,6 +239,7 @@ func TestSaveWritesHTMLReport(t *testing.T) {
 // must render (its script draws the waveform and every audio element loads
 // its metadata) and a screenshot of it must be a real, non-blank image.
 func TestHTMLReportInChromium(t *testing.T) {
+	t.Parallel()
 	browser := ""
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {

@@ -16,6 +16,7 @@ import (
 // after its tests: with -test.v, with -voicetest.summary, and not at all
 // without either.
 func TestSuiteSummary(t *testing.T) {
+	t.Parallel()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not on PATH (Debian package golang-go); it builds the test binary")
