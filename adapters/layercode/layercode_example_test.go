@@ -3,12 +3,11 @@ package layercode_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
-	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -32,11 +31,16 @@ func ExampleNew() {
 	agent := layercode.New(peer.AuthorizeURL, "agent-test")
 	agent.WebSocketURL = peer.WebSocketURL // default: LayerCode's own
 	agent.Metadata = map[string]any{"caller": "example"}
-	ctx := context.Background()
+	talk(context.Background(), agent, os.Stdout)
+}
+
+// talk connects to agent, prints to out what the agent says, says 300 ms
+// of "speech" and prints the answer.
+func talk(ctx context.Context, agent *layercode.Agent, out io.Writer) {
 	const rate = 24000
 	conn, err := agent.Connect(ctx, voicetest.Session{Name: "example", Rate: rate, Logf: func(string, ...any) {}})
 	if err != nil {
-		fmt.Println(err)
+		fmt.Fprintln(out, err)
 		return
 	}
 	defer conn.Close()
@@ -51,7 +55,7 @@ func ExampleNew() {
 			ev, err := conn.Recv(rctx)
 			cancel()
 			if err != nil {
-				fmt.Printf("agent said %q (%v of audio)\n", text.String(), audio.Round(time.Millisecond))
+				fmt.Fprintf(out, "agent said %q (%v of audio)\n", text.String(), audio.Round(time.Millisecond))
 				return
 			}
 			switch ev.Kind {
@@ -63,7 +67,7 @@ func ExampleNew() {
 					text.WriteString(ev.Text)
 				}
 			case voicetest.AgentHangUp:
-				fmt.Printf("agent said %q (%v of audio), then hung up: %s\n", text.String(), audio.Round(time.Millisecond), ev.Text)
+				fmt.Fprintf(out, "agent said %q (%v of audio), then hung up: %s\n", text.String(), audio.Round(time.Millisecond), ev.Text)
 				return
 			}
 		}
@@ -76,85 +80,13 @@ func ExampleNew() {
 	}
 	for _, f := range speech.Frames(20 * time.Millisecond) {
 		if err := conn.SendAudio(ctx, f); err != nil {
-			fmt.Println(err)
+			fmt.Fprintln(out, err)
 			return
 		}
 	}
 	if err := conn.EndUtterance(ctx); err != nil {
-		fmt.Println(err)
+		fmt.Fprintln(out, err)
 		return
 	}
 	listen()
-}
-
-// TestExampleNew makes ExampleNew's call (the same double, agent, session
-// and audio) over an in-memory network in a testing/synctest bubble, and
-// checks what ExampleNew prints.
-func TestExampleNew(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := adaptertest.NewMemNet(t)
-		peer := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello there.", HangUpAfter: 2, Listener: n.Listen()})
-
-		agent := layercode.New(peer.AuthorizeURL, "agent-test")
-		agent.WebSocketURL = peer.WebSocketURL
-		agent.Metadata = map[string]any{"caller": "example"}
-		agent.NetDial, agent.HTTPClient = n.Dial, n.HTTPClient()
-		ctx := t.Context()
-		const rate = 24000
-		var out strings.Builder
-		conn, err := agent.Connect(ctx, voicetest.Session{Name: "example", Rate: rate, Logf: func(string, ...any) {}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-
-		// listen prints what the agent says until it has been quiet for a
-		// while (LayerCode marks no end of turn) or hangs up.
-		listen := func() {
-			var text strings.Builder // the final text, which replaces its deltas
-			var audio time.Duration
-			for {
-				rctx, cancel := context.WithTimeout(ctx, 600*time.Millisecond)
-				ev, err := conn.Recv(rctx)
-				cancel()
-				if err != nil {
-					fmt.Fprintf(&out, "agent said %q (%v of audio)\n", text.String(), audio.Round(time.Millisecond))
-					return
-				}
-				switch ev.Kind {
-				case voicetest.AgentAudio:
-					audio += ev.Audio.Duration()
-				case voicetest.AgentTranscript:
-					if ev.Final {
-						text.Reset()
-						text.WriteString(ev.Text)
-					}
-				case voicetest.AgentHangUp:
-					fmt.Fprintf(&out, "agent said %q (%v of audio), then hung up: %s\n", text.String(), audio.Round(time.Millisecond), ev.Text)
-					return
-				}
-			}
-		}
-		listen()
-		// 300 ms of "speech" (a tone); EndUtterance sends vad_end.
-		speech := pcm.Chunk{Rate: rate, Samples: make([]int16, pcm.SamplesFor(rate, 300*time.Millisecond))}
-		for i := range speech.Samples {
-			speech.Samples[i] = int16(8000 * (1 - 2*float64(i/30%2))) // a 400 Hz square wave
-		}
-		for _, f := range speech.Frames(20 * time.Millisecond) {
-			if err := conn.SendAudio(ctx, f); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := conn.EndUtterance(ctx); err != nil {
-			t.Fatal(err)
-		}
-		listen()
-		const want = `agent said "Hello there." (300ms of audio)
-agent said "Reply 1." (300ms of audio), then hung up: agent closed the WebSocket (status 1000 StatusNormalClosure): conversation ended by agent
-`
-		if got := out.String(); got != want {
-			t.Errorf("ExampleNew prints:\n%s\nwant:\n%s", got, want)
-		}
-	})
 }
