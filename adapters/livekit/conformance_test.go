@@ -154,10 +154,10 @@ func subject() conformance.Subject {
 				}
 				cfg.Send = append(cfg.Send, m)
 			}
-			if p.MaxQueueBytes > 0 && len(p.Send) > 50 {
-				// The flood of BoundedMemory/Queue: the suite measures
-				// the whole process's heap around it, so no other
-				// conversation runs meanwhile.
+			if p.MeasuresHeap {
+				// BoundedMemory/Queue: the suite measures the whole
+				// process's heap around it, so no other conversation
+				// runs meanwhile.
 				alone.exclusive(t)
 			} else {
 				alone.share(t)

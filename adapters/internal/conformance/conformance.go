@@ -101,6 +101,11 @@ type Peer struct {
 	HangUpAfter int
 	// Stall is where the peer stops answering.
 	Stall Stall
+	// MeasuresHeap marks the peer of a check that measures the whole
+	// process's heap around its conversation (BoundedMemory/Queue): a
+	// Start whose package runs other conversations in parallel runs this
+	// one alone.
+	MeasuresHeap bool
 	// Send holds frames the peer sends verbatim right after its
 	// handshake, before anything else.
 	Send []Frame
@@ -665,7 +670,7 @@ func testBoundedMemory(t *testing.T, s Subject) {
 			flood[i] = frame
 		}
 		leakCheck(t)
-		a := s.start(t, Peer{Send: flood, MaxQueueBytes: limit})
+		a := s.start(t, Peer{Send: flood, MaxQueueBytes: limit, MeasuresHeap: true})
 		before := heapLive()
 		conn, err := a.Connect(t.Context(), s.session(t, nil))
 		if err != nil {
