@@ -298,16 +298,23 @@ var templateAllowed = map[string]string{
 }
 
 // templateExempt are the module's packages that may link a template
-// engine, each with the reason: a protocol's SDK that uses one.
+// engine or go-cmp, each with the reason: a protocol's SDK that uses one.
 var templateExempt = map[string]string{
-	module + "/adapters/gemini":  "genai → grpc → golang.org/x/net/trace, which renders its debug pages with html/template",
+	module + "/adapters/gemini":  "genai → grpc → golang.org/x/net/trace, which renders its debug pages with html/template; genai imports go-cmp",
 	module + "/adapters/livekit": "livekit/protocol's logger and cel-go use text/template",
 }
 
+// goCmp is go-cmp's module: it names types through reflect.Type.Method
+// (cmp/internal/value.appendTypeName), which turns the linker's
+// dead-method elimination off as text/template does. Tests may use it;
+// the module's packages may not (the golden comparison aligns entries
+// itself, voicetest/golden_align.go, with go-cmp as its test's oracle).
+const goCmp = "github.com/google/go-cmp"
+
 // templateViolations returns, sorted, every package of the module (but
 // the exempt ones and the test doubles and examples) that reaches
-// html/template, or text/template through a package not in
-// templateAllowed. text/template calls methods by name
+// html/template, text/template through a package not in templateAllowed,
+// or go-cmp (goCmp). text/template calls methods by name
 // (reflect.Value.MethodByName), and a binary that can reach that keeps
 // every exported method of every type it links: the HTML report is
 // written without it (voicetest/report_html_write.go) so that a user's
@@ -326,6 +333,8 @@ func templateViolations(g map[string]pkgNode) []string {
 					bad = append(bad, fmt.Sprintf("%s reaches html/template (imported by %s)", p, q))
 				case imp == "text/template" && q != "html/template" && templateAllowed[q] == "":
 					bad = append(bad, fmt.Sprintf("%s reaches text/template (imported by %s)", p, q))
+				case (imp == goCmp || strings.HasPrefix(imp, goCmp+"/")) && g[q].module != goCmp:
+					bad = append(bad, fmt.Sprintf("%s reaches go-cmp (%s imported by %s)", p, imp, q))
 				}
 			}
 		}
@@ -335,10 +344,10 @@ func templateViolations(g map[string]pkgNode) []string {
 }
 
 // checkNoTemplateEngine: no package of the module (see
-// templateViolations for the exceptions) depends on html/template, or on
-// text/template but through templateAllowed; voicetest among them, so
-// every binary that reaches voicetest.Run keeps the linker's dead-method
-// elimination. It runs inside TestDependencyRule, on the same graph (one
+// templateViolations for the exceptions) depends on html/template, on
+// text/template but through templateAllowed, or on go-cmp; voicetest
+// among them, so every binary that reaches voicetest.Run keeps the
+// linker's dead-method elimination. It runs inside TestDependencyRule, on the same graph (one
 // `go list` for both).
 func checkNoTemplateEngine(t *testing.T, g map[string]pkgNode) {
 	for _, v := range templateViolations(g) {
@@ -355,7 +364,8 @@ func checkNoTemplateEngine(t *testing.T, g map[string]pkgNode) {
 }
 
 // TestNoTemplateEngineCatches: the template rule flags voicetest using
-// html/template or text/template itself, or through a new dependency.
+// html/template, text/template or go-cmp itself, or through a new
+// dependency.
 func TestNoTemplateEngineCatches(t *testing.T) {
 	base := func() map[string]pkgNode {
 		return map[string]pkgNode{
@@ -369,6 +379,10 @@ func TestNoTemplateEngineCatches(t *testing.T) {
 			"html/template":                 {imports: []string{"text/template"}},
 			"text/template":                 {},
 			"encoding/json":                 {},
+			goCmp + "/cmp":                  {module: goCmp, imports: []string{goCmp + "/cmp/internal/value"}},
+			goCmp + "/cmp/cmpopts":          {module: goCmp, imports: []string{goCmp + "/cmp"}},
+			goCmp + "/cmp/internal/value":   {module: goCmp},
+			"github.com/example/comparing":  {module: "github.com/example/comparing", imports: []string{goCmp + "/cmp"}},
 		}
 	}
 	if v := templateViolations(base()); len(v) != 0 {
@@ -378,6 +392,9 @@ func TestNoTemplateEngineCatches(t *testing.T) {
 		{"html/template in voicetest", "html/template", module + "/voicetest reaches html/template (imported by " + module + "/voicetest)"},
 		{"text/template in voicetest", "text/template", module + "/voicetest reaches text/template (imported by " + module + "/voicetest)"},
 		{"a dependency using text/template", "github.com/example/templating", module + "/adapters/handler reaches text/template (imported by github.com/example/templating)"},
+		{"go-cmp in voicetest", goCmp + "/cmp", module + "/voicetest reaches go-cmp (" + goCmp + "/cmp imported by " + module + "/voicetest)"},
+		{"cmpopts in voicetest", goCmp + "/cmp/cmpopts", module + "/adapters/handler reaches go-cmp (" + goCmp + "/cmp/cmpopts imported by " + module + "/voicetest)"},
+		{"a dependency using go-cmp", "github.com/example/comparing", module + "/adapters/handler reaches go-cmp (" + goCmp + "/cmp imported by github.com/example/comparing)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := base()
