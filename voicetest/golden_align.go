@@ -1,17 +1,14 @@
 package voicetest
 
-// The alignment of golden entries with actual ones, for the failure
-// message: which entries were inserted, removed or changed. It is the
-// search go-cmp's slice comparison makes (github.com/google/go-cmp
-// cmp/internal/diff.Difference, v0.7.0, BSD-3-Clause, Copyright 2017 The Go
-// Authors), written again here so that voicetest's non-test code does not
-// link go-cmp: go-cmp names types through reflect.Type.Method, which turns
-// the linker's dead-method elimination off in every binary that reaches
-// voicetest (ours and every user's test binary). The one difference: go-cmp
-// starts its search from the front or from the back at random (once per
-// process, so that no one relies on its output); this search always starts
-// from the front, so a message is the same on every run.
-// golden_align_oracle_test.go checks it against go-cmp.
+// The alignment of golden entries with actual ones, for a failure
+// message: which entries were removed, inserted or changed. voicetest
+// used go-cmp for this; go-cmp names types through reflect.Type.Method,
+// which turns the linker's dead-method elimination off in every binary
+// that reaches voicetest (ours and every user's test binary), so the
+// alignment is our own: the most equal entries kept in order (a longest
+// common subsequence), and between two kept pairs the others paired as
+// changed while they are alike. golden_align_oracle_test.go checks it
+// against go-cmp in test code.
 
 // edit is one step of an edit script turning golden entries into actual
 // ones.
@@ -24,173 +21,124 @@ const (
 	editChanged              // a golden entry changed into an actual one
 )
 
-// likeness is how alike two entries are: how many of their fields are
-// equal and how many differ, counted as go-cmp counts them (an ignored
-// field counts as equal).
+// likeness is how alike two entries are: how many of the fields the
+// comparison looks at are equal and how many differ.
 type likeness struct{ same, diff int }
 
 // equal reports whether the entries are equal.
 func (l likeness) equal() bool { return l.diff == 0 }
 
-// similar reports whether an entry can be shown as a change of the other
-// rather than as one removed and one inserted (go-cmp's Result.Similar).
+// similar reports whether an entry is worth showing as a change of the
+// other rather than as one removed and one inserted: no more than one
+// field differs beyond the fields that are equal.
 func (l likeness) similar() bool { return l.same+1 >= l.diff }
 
-// editScriptFrom aligns nx golden entries with ny actual ones, alike
-// telling how entry ix of the golden compares with entry iy of the actual.
-// It is greedy, not minimal: a forward search from the start and a
-// backward one from the end take turns, each following the first match it
-// finds on the diagonal through its frontier, until they meet; the search
-// tries at most 4·(nx+ny) pairs that do not match, so its cost is bounded
-// for any input. Equal lists give only editSame, others at least one other
-// edit. The comparison starts with the forward search; backFirst starts
-// with the backward one (the other half of go-cmp's random choice, for the
-// oracle test).
-func editScriptFrom(nx, ny int, alike func(ix, iy int) likeness, backFirst bool) []edit {
-	fwd := alignPath{dir: +1, es: make([]edit, 0, (nx+ny)/2)}
-	rev := alignPath{dir: -1, x: nx, y: ny}
-	fwdFront := alignPoint{fwd.x, fwd.y}
-	revFront := alignPoint{rev.x, rev.y}
-	budget := 4 * (nx + ny)
-	forward := !backFirst
-	for fwdFront.x < revFront.x && fwdFront.y < revFront.y && budget > 0 {
-		if forward {
-			// Look along the diagonal through the forward frontier,
-			// nearest first, for a pair that matches.
-			for stop1, stop2, i := false, false, 0; !(stop1 && stop2) && budget > 0; i++ {
-				z := zigzag(i)
-				px, py := fwdFront.x+z, fwdFront.y-z
-				switch {
-				case px >= rev.x || py < fwd.y:
-					stop1 = true
-				case py >= rev.y || px < fwd.x:
-					stop2 = true
-				case alike(px, py).equal():
-					fwd.connect(alignPoint{px, py}, alike)
-					fwd.add(editSame)
-					for fwd.x < rev.x && fwd.y < rev.y && alike(fwd.x, fwd.y).equal() {
-						fwd.add(editSame)
-					}
-					fwdFront = alignPoint{fwd.x, fwd.y}
-					stop1, stop2 = true, true
-				default:
-					budget--
-				}
-			}
-			if rev.x-fwdFront.x >= rev.y-fwdFront.y {
-				fwdFront.x++
+// maxAlignCells bounds the table editScript fills: past it (both lists
+// long and different over more than ~1000 entries each once their
+// common ends are set aside), the middle is reported as one run of
+// changes, paired in order, instead of aligned.
+const maxAlignCells = 1 << 20
+
+// editScript aligns nx golden entries with ny actual ones, alike telling
+// how entry ix of the golden compares with entry iy of the actual. Equal
+// lists give only editSame; any difference gives at least one other edit.
+// The script keeps as many equal pairs as possible (when the differing
+// middle fits maxAlignCells); for the same number it removes before it
+// inserts, so a report is the same on every run. Its cost is
+// O(nx+ny) comparisons for lists that differ only near one place, and at
+// most maxAlignCells comparisons and 2·maxAlignCells bytes otherwise.
+func editScript(nx, ny int, alike func(ix, iy int) likeness) []edit {
+	es := make([]edit, 0, max(nx, ny))
+	// Common front and back.
+	lo := 0
+	for lo < nx && lo < ny && alike(lo, lo).equal() {
+		lo++
+	}
+	hx, hy := nx, ny
+	for hx > lo && hy > lo && alike(hx-1, hy-1).equal() {
+		hx, hy = hx-1, hy-1
+	}
+	for range lo {
+		es = append(es, editSame)
+	}
+	es = alignMiddle(es, lo, hx, lo, hy, alike)
+	for range nx - hx {
+		es = append(es, editSame)
+	}
+	return es
+}
+
+// alignMiddle appends the script for golden entries [x0,x1) and actual
+// entries [y0,y1).
+func alignMiddle(es []edit, x0, x1, y0, y1 int, alike func(ix, iy int) likeness) []edit {
+	m, n := x1-x0, y1-y0
+	if m == 0 || n == 0 || m*n > maxAlignCells {
+		return pairGap(es, x0, x1, y0, y1, alike)
+	}
+	// keep[i*(n+1)+j]: how many equal pairs the best alignment of golden
+	// [x0+i,x1) with actual [y0+j,y1) keeps. Within the bound, min(m,n)
+	// is at most 1024, so uint16 holds it.
+	w := n + 1
+	keep := make([]uint16, (m+1)*w)
+	eq := make([]bool, m*n)
+	for i := m - 1; i >= 0; i-- {
+		for j := n - 1; j >= 0; j-- {
+			k := i*w + j
+			if alike(x0+i, y0+j).equal() {
+				eq[i*n+j] = true
+				keep[k] = keep[k+w+1] + 1
 			} else {
-				fwdFront.y++
-			}
-		} else {
-			for stop1, stop2, i := false, false, 0; !(stop1 && stop2) && budget > 0; i++ {
-				z := zigzag(i)
-				px, py := revFront.x-z, revFront.y+z
-				switch {
-				case fwd.x >= px || rev.y < py:
-					stop1 = true
-				case fwd.y >= py || rev.x < px:
-					stop2 = true
-				case alike(px-1, py-1).equal():
-					rev.connect(alignPoint{px, py}, alike)
-					rev.add(editSame)
-					for fwd.x < rev.x && fwd.y < rev.y && alike(rev.x-1, rev.y-1).equal() {
-						rev.add(editSame)
-					}
-					revFront = alignPoint{rev.x, rev.y}
-					stop1, stop2 = true, true
-				default:
-					budget--
-				}
-			}
-			if revFront.x-fwd.x >= revFront.y-fwd.y {
-				revFront.x--
-			} else {
-				revFront.y--
+				keep[k] = max(keep[k+w], keep[k+1])
 			}
 		}
-		forward = !forward
 	}
-	// Join the two paths: the forward one, the gap between them, then the
-	// backward one from its far end.
-	fwd.connect(alignPoint{rev.x, rev.y}, alike)
-	for i := len(rev.es) - 1; i >= 0; i-- {
-		fwd.add(rev.es[i])
-	}
-	return fwd.es
-}
-
-type alignPoint struct{ x, y int }
-
-// alignPath is a path through the edit graph: from (0,0) forward (dir +1)
-// or from (nx,ny) backward (dir -1), its edits in the order taken.
-type alignPath struct {
-	dir  int
-	x, y int
-	es   []edit
-}
-
-func (p *alignPath) add(e edit) {
-	p.es = append(p.es, e)
-	switch e {
-	case editSame, editChanged:
-		p.x += p.dir
-		p.y += p.dir
-	case editRemoved:
-		p.x += p.dir
-	case editInserted:
-		p.y += p.dir
-	}
-}
-
-// connect walks p to dst, pairing entries that are alike as changes and
-// removing or inserting the others, whichever side has more left.
-func (p *alignPath) connect(dst alignPoint, alike func(ix, iy int) likeness) {
-	if p.dir > 0 {
-		for dst.x > p.x && dst.y > p.y {
-			switch l := alike(p.x, p.y); {
-			case l.equal():
-				p.add(editSame)
-			case l.similar():
-				p.add(editChanged)
-			case dst.x-p.x >= dst.y-p.y:
-				p.add(editRemoved)
-			default:
-				p.add(editInserted)
-			}
-		}
-		for dst.x > p.x {
-			p.add(editRemoved)
-		}
-		for dst.y > p.y {
-			p.add(editInserted)
-		}
-		return
-	}
-	for p.x > dst.x && p.y > dst.y {
-		switch l := alike(p.x-1, p.y-1); {
-		case l.equal():
-			p.add(editSame)
-		case l.similar():
-			p.add(editChanged)
-		case p.y-dst.y >= p.x-dst.x:
-			p.add(editInserted)
+	// Walk from the front: take an equal pair (a common subsequence that
+	// skips one of two equal entries is never longer than one that keeps
+	// them); otherwise remove while that loses nothing, else insert.
+	// Entries between two kept pairs form a gap, paired by pairGap.
+	i, j := 0, 0
+	gi, gj := 0, 0
+	for i < m && j < n {
+		k := i*w + j
+		switch {
+		case eq[i*n+j]:
+			es = pairGap(es, x0+gi, x0+i, y0+gj, y0+j, alike)
+			es = append(es, editSame)
+			i, j = i+1, j+1
+			gi, gj = i, j
+		case keep[k+w] >= keep[k+1]:
+			i++
 		default:
-			p.add(editRemoved)
+			j++
 		}
 	}
-	for p.x > dst.x {
-		p.add(editRemoved)
-	}
-	for p.y > dst.y {
-		p.add(editInserted)
-	}
+	return pairGap(es, x0+gi, x1, y0+gj, y1, alike)
 }
 
-// zigzag maps 0, 1, 2, 3, 4, ... to 0, -1, +1, -2, +2, ...
-func zigzag(i int) int {
-	if i&1 != 0 {
-		i = ^i
+// pairGap appends the script for a gap: golden entries [x0,x1) and actual
+// entries [y0,y1) with no equal pair kept between them. Taken in order,
+// two entries that are alike are shown as one changed; otherwise the side
+// with more entries left gives one up (removed, or inserted).
+func pairGap(es []edit, x0, x1, y0, y1 int, alike func(ix, iy int) likeness) []edit {
+	x, y := x0, y0
+	for x < x1 && y < y1 {
+		switch {
+		case alike(x, y).similar():
+			es = append(es, editChanged)
+			x, y = x+1, y+1
+		case x1-x >= y1-y:
+			es = append(es, editRemoved)
+			x++
+		default:
+			es = append(es, editInserted)
+			y++
+		}
 	}
-	return i >> 1
+	for ; x < x1; x++ {
+		es = append(es, editRemoved)
+	}
+	for ; y < y1; y++ {
+		es = append(es, editInserted)
+	}
+	return es
 }

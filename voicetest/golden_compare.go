@@ -404,22 +404,17 @@ type entryDiff struct {
 
 // diff compares golden and actual entries ([]goldenMessage or
 // []goldenEvent, both of one type) and returns the differences in order:
-// entries aligned by editScript, each changed entry's differing fields.
-// It is what go-cmp's cmp.Equal reported, with the options the comparison
-// used before (Line, At and the unexported fields ignored; timings,
-// speech and JSON compared by sameTiming, sameSpeech and sameJSON);
-// golden_align_oracle_test.go keeps it so.
+// entries aligned by editScript, each changed entry's differing fields
+// (Line, At and the unexported fields ignored; timings, speech and JSON
+// compared by sameTiming, sameSpeech and sameJSON).
+// golden_align_oracle_test.go checks it against go-cmp's cmp.Equal with
+// the options the comparison used before.
 func (c *goldenComparer) diff(golden, actual any) []entryDiff {
-	return c.diffFrom(golden, actual, false)
-}
-
-// diffFrom is diff with editScriptFrom's choice of the first search.
-func (c *goldenComparer) diffFrom(golden, actual any, backFirst bool) []entryDiff {
 	switch g := golden.(type) {
 	case []goldenMessage:
-		return diffEntries(g, actual.([]goldenMessage), goldenMessageLeaves, c.messageFields, backFirst)
+		return diffEntries(g, actual.([]goldenMessage), goldenMessageLeaves, c.messageFields)
 	case []goldenEvent:
-		return diffEntries(g, actual.([]goldenEvent), goldenEventLeaves, c.eventFields, backFirst)
+		return diffEntries(g, actual.([]goldenEvent), goldenEventLeaves, c.eventFields)
 	}
 	panic(fmt.Sprintf("voicetest: internal error: golden entries of type %T", golden))
 }
@@ -429,7 +424,7 @@ func (c *goldenComparer) diffFrom(golden, actual any, backFirst bool) []entryDif
 // entry's comparison compares (as go-cmp counted them, ignored ones not,
 // to judge whether two entries are alike enough to be shown as one
 // changed).
-func diffEntries[E any](golden, actual []E, leaves int, fields func(x, y *E, out []string) []string, backFirst bool) []entryDiff {
+func diffEntries[E any](golden, actual []E, leaves int, fields func(x, y *E, out []string) []string) []entryDiff {
 	var buf []string
 	alike := func(ix, iy int) likeness {
 		buf = fields(&golden[ix], &actual[iy], buf[:0])
@@ -437,7 +432,7 @@ func diffEntries[E any](golden, actual []E, leaves int, fields func(x, y *E, out
 	}
 	var out []entryDiff
 	ix, iy := 0, 0
-	for _, e := range editScriptFrom(len(golden), len(actual), alike, backFirst) {
+	for _, e := range editScript(len(golden), len(actual), alike) {
 		switch e {
 		case editSame:
 			ix, iy = ix+1, iy+1
@@ -460,8 +455,8 @@ func diffEntries[E any](golden, actual []E, leaves int, fields func(x, y *E, out
 // goldenMessageLeaves and goldenEventLeaves count the fields that
 // messageFields and eventFields compare: all but Line, At and the
 // unexported ones (TestSameEventsCoversEveryField pins the structs'
-// fields; the oracle test, that two entries are shown as one changed
-// exactly when go-cmp showed them so).
+// fields; TestGoldenDiffFixedCases, where entries stop being alike
+// enough to be shown as one changed).
 const (
 	goldenMessageLeaves = 2
 	goldenEventLeaves   = 14
