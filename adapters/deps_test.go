@@ -201,13 +201,14 @@ func violations(g map[string]pkgNode) []string {
 
 // TestDependencyRule checks the rule on the module as it is: no protocol
 // package imports another, only adapters/<protocol> imports a protocol's
-// SDK, and the in-process adapters pull in neither coder/websocket nor
-// openai-go.
+// SDK, the in-process adapters pull in neither coder/websocket nor
+// openai-go, and no template engine is linked (checkNoTemplateEngine).
 func TestDependencyRule(t *testing.T) {
 	g := loadGraph(t)
 	for _, v := range violations(g) {
 		t.Error(v)
 	}
+	t.Run("NoTemplateEngine", func(t *testing.T) { checkNoTemplateEngine(t, g) })
 	var protocols []string
 	for p := range g {
 		if adapterKind(p) == "protocol" {
@@ -286,6 +287,124 @@ func TestTestBinariesLinkNoOpenAI(t *testing.T) {
 	}
 	if seen != len(pkgs) {
 		t.Errorf("go list -test listed %d test binaries for %d packages:\n%s", seen, len(pkgs), out)
+	}
+}
+
+// templateAllowed are the packages outside the module that may import
+// text/template in the dependencies of the module's packages, each with
+// the reason the linker still leaves the template engine out.
+var templateAllowed = map[string]string{
+	"github.com/sebdah/goldie/v2": "voicetest calls only goldie.Diff; goldie's templates (golden files as templates) are unreachable from it, so the linker drops them",
+}
+
+// templateExempt are the module's packages that may link a template
+// engine or go-cmp, each with the reason: a protocol's SDK that uses one.
+var templateExempt = map[string]string{
+	module + "/adapters/gemini":  "genai → grpc → golang.org/x/net/trace, which renders its debug pages with html/template; genai imports go-cmp",
+	module + "/adapters/livekit": "livekit/protocol's logger and cel-go use text/template",
+}
+
+// goCmp is go-cmp's module: it names types through reflect.Type.Method
+// (cmp/internal/value.appendTypeName), which turns the linker's
+// dead-method elimination off as text/template does. Tests may use it;
+// the module's packages may not (the golden comparison aligns entries
+// itself, voicetest/golden_align.go, with go-cmp as its test's oracle).
+const goCmp = "github.com/google/go-cmp"
+
+// templateViolations returns, sorted, every package of the module (but
+// the exempt ones and the test doubles and examples) that reaches
+// html/template, text/template through a package not in templateAllowed,
+// or go-cmp (goCmp). text/template calls methods by name
+// (reflect.Value.MethodByName), and a binary that can reach that keeps
+// every exported method of every type it links: the HTML report is
+// written without it (voicetest/report_html_write.go) so that a user's
+// test binary, which reaches voicetest.Run, stays ~10 MB smaller when it
+// also links an SDK such as openai-go, and links faster.
+func templateViolations(g map[string]pkgNode) []string {
+	var bad []string
+	for p, n := range g {
+		if n.module != module || exempt(p) || templateExempt[p] != "" {
+			continue
+		}
+		for q := range closure(g, p) {
+			for _, imp := range g[q].imports {
+				switch {
+				case imp == "html/template" && q != "text/template":
+					bad = append(bad, fmt.Sprintf("%s reaches html/template (imported by %s)", p, q))
+				case imp == "text/template" && q != "html/template" && templateAllowed[q] == "":
+					bad = append(bad, fmt.Sprintf("%s reaches text/template (imported by %s)", p, q))
+				case (imp == goCmp || strings.HasPrefix(imp, goCmp+"/")) && g[q].module != goCmp:
+					bad = append(bad, fmt.Sprintf("%s reaches go-cmp (%s imported by %s)", p, imp, q))
+				}
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// checkNoTemplateEngine: no package of the module (see
+// templateViolations for the exceptions) depends on html/template, on
+// text/template but through templateAllowed, or on go-cmp; voicetest
+// among them, so every binary that reaches voicetest.Run keeps the
+// linker's dead-method elimination. It runs inside TestDependencyRule, on the same graph (one
+// `go list` for both).
+func checkNoTemplateEngine(t *testing.T, g map[string]pkgNode) {
+	for _, v := range templateViolations(g) {
+		t.Error(v)
+	}
+	if !closure(g, module+"/voicetest")["github.com/sebdah/goldie/v2"] {
+		t.Log("voicetest no longer imports goldie: drop it from templateAllowed")
+	}
+	for p := range templateExempt {
+		if _, ok := g[p]; !ok {
+			t.Errorf("%s is not in the build graph; update templateExempt", p)
+		}
+	}
+}
+
+// TestNoTemplateEngineCatches: the template rule flags voicetest using
+// html/template, text/template or go-cmp itself, or through a new
+// dependency.
+func TestNoTemplateEngineCatches(t *testing.T) {
+	base := func() map[string]pkgNode {
+		return map[string]pkgNode{
+			module + "/voicetest":           {module: module, imports: []string{"github.com/sebdah/goldie/v2", "encoding/json"}},
+			module + "/adapters/handler":    {module: module, imports: []string{module + "/voicetest"}},
+			module + "/adapters/gemini":     {module: module, imports: []string{"golang.org/x/net/trace"}},
+			module + "/examples/x":          {module: module, imports: []string{"html/template"}},
+			"github.com/sebdah/goldie/v2":   {module: "github.com/sebdah/goldie/v2", imports: []string{"text/template"}},
+			"golang.org/x/net/trace":        {module: "golang.org/x/net", imports: []string{"html/template"}},
+			"github.com/example/templating": {module: "github.com/example/templating", imports: []string{"text/template"}},
+			"html/template":                 {imports: []string{"text/template"}},
+			"text/template":                 {},
+			"encoding/json":                 {},
+			goCmp + "/cmp":                  {module: goCmp, imports: []string{goCmp + "/cmp/internal/value"}},
+			goCmp + "/cmp/cmpopts":          {module: goCmp, imports: []string{goCmp + "/cmp"}},
+			goCmp + "/cmp/internal/value":   {module: goCmp},
+			"github.com/example/comparing":  {module: "github.com/example/comparing", imports: []string{goCmp + "/cmp"}},
+		}
+	}
+	if v := templateViolations(base()); len(v) != 0 {
+		t.Fatalf("a graph that keeps the rule has violations: %q", v)
+	}
+	for _, tc := range []struct{ name, imp, want string }{
+		{"html/template in voicetest", "html/template", module + "/voicetest reaches html/template (imported by " + module + "/voicetest)"},
+		{"text/template in voicetest", "text/template", module + "/voicetest reaches text/template (imported by " + module + "/voicetest)"},
+		{"a dependency using text/template", "github.com/example/templating", module + "/adapters/handler reaches text/template (imported by github.com/example/templating)"},
+		{"go-cmp in voicetest", goCmp + "/cmp", module + "/voicetest reaches go-cmp (" + goCmp + "/cmp imported by " + module + "/voicetest)"},
+		{"cmpopts in voicetest", goCmp + "/cmp/cmpopts", module + "/adapters/handler reaches go-cmp (" + goCmp + "/cmp/cmpopts imported by " + module + "/voicetest)"},
+		{"a dependency using go-cmp", "github.com/example/comparing", module + "/adapters/handler reaches go-cmp (" + goCmp + "/cmp imported by github.com/example/comparing)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := base()
+			n := g[module+"/voicetest"]
+			n.imports = append(n.imports, tc.imp)
+			g[module+"/voicetest"] = n
+			if v := templateViolations(g); !slices.Contains(v, tc.want) {
+				t.Errorf("violations %q, want one %q", v, tc.want)
+			}
+		})
 	}
 }
 

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sebdah/goldie/v2"
 )
 
@@ -44,20 +42,11 @@ type goldenComparer struct {
 	normalize bool
 	abs       time.Duration
 	rel       float64
-	opts      cmp.Options
 }
 
 func newGoldenComparer(o GoldenOptions, virtual bool) *goldenComparer {
 	c := &goldenComparer{exact: o.exact(virtual), normalize: o.NormalizeText}
 	c.abs, c.rel = o.tolerance()
-	c.opts = cmp.Options{
-		cmpopts.IgnoreFields(goldenEvent{}, "Line", "At"),
-		cmpopts.IgnoreFields(goldenMessage{}, "Line"),
-		cmpopts.IgnoreUnexported(goldenEvent{}, goldenMessage{}),
-		cmp.Comparer(c.sameTiming),
-		cmp.Comparer(c.sameSpeech),
-		cmp.Comparer(c.sameJSON),
-	}
 	return c
 }
 
@@ -185,18 +174,18 @@ func (c *goldenComparer) transcriptDiffs(path string, golden, actual []byte) ([]
 	for _, d := range c.diff(g, a) {
 		gd := GoldenDiff{File: path, Field: goldenFieldKeys[d.field]}
 		var gm, am goldenMessage
-		if d.x.IsValid() {
-			gm = d.x.Interface().(goldenMessage)
+		if d.ix >= 0 {
+			gm = g[d.ix]
 			gd.Line, gd.Entry = gm.Line, gm.Role+" message"
 		}
-		if d.y.IsValid() {
-			am = d.y.Interface().(goldenMessage)
+		if d.iy >= 0 {
+			am = a[d.iy]
 			gd.Index, gd.Entry = d.iy+1, am.Role+" message"
 		}
 		switch {
-		case !d.x.IsValid():
+		case d.ix < 0:
 			gd.Actual = clipValue(am.raw, false)
-		case !d.y.IsValid():
+		case d.iy < 0:
 			gd.Golden = clipValue(gm.raw, false)
 		case d.field == "Role":
 			gd.Golden, gd.Actual = clipPair(gm.Role, am.Role, false)
@@ -234,21 +223,21 @@ func (c *goldenComparer) timelineDiffs(path string, golden, actual []byte) ([]Go
 	for _, d := range c.diff(g, a) {
 		gd := GoldenDiff{File: path, Field: goldenFieldKeys[d.field]}
 		var ge, ae goldenEvent
-		if d.x.IsValid() {
-			ge = d.x.Interface().(goldenEvent)
+		if d.ix >= 0 {
+			ge = g[d.ix]
 			gd.Line, gd.Entry = ge.Line, ge.entry()
 		}
-		if d.y.IsValid() {
-			ae = d.y.Interface().(goldenEvent)
+		if d.iy >= 0 {
+			ae = a[d.iy]
 			gd.Index = d.iy + 1
-			if !d.x.IsValid() {
+			if d.ix < 0 {
 				gd.Entry = ae.entry()
 			}
 		}
 		switch {
-		case !d.x.IsValid():
+		case d.ix < 0:
 			gd.Actual = clipValue(ae.raw, false)
-		case !d.y.IsValid():
+		case d.iy < 0:
 			gd.Golden = clipValue(ge.raw, false)
 		default:
 			gd.Golden, gd.Actual = valuePair(ge, ae, d.field)
@@ -276,8 +265,8 @@ func zeroLatency(evs []goldenEvent) {
 	}
 }
 
-// sameMessages and sameEvents are the go-cmp comparison without go-cmp,
-// ten times faster: the common case, a match, needs no explanation.
+// sameMessages and sameEvents are diff's comparison without its
+// explanation: the common case, a match, needs none.
 // TestSameEventsCoversEveryField keeps them in step with the fields.
 func (c *goldenComparer) sameMessages(g, a []goldenMessage) bool {
 	if len(g) != len(a) {
@@ -404,65 +393,130 @@ func quoteNonEmpty(s string) string {
 	return strconv.Quote(s)
 }
 
-// entryDiff is one difference go-cmp reported: the entries' positions
-// (-1 for none), the entries, and the field that differs ("" for a whole
-// entry).
+// entryDiff is one difference between golden and actual entries: the
+// entries' positions (-1 for none: an entry inserted or removed) and the
+// field that differs ("" for a whole entry). An entry changed in several
+// fields gives one entryDiff a field, in the fields' order.
 type entryDiff struct {
 	ix, iy int
-	x, y   reflect.Value
 	field  string
 }
 
-// diff compares golden and actual entries with go-cmp and returns the
-// differences in order.
+// diff compares golden and actual entries ([]goldenMessage or
+// []goldenEvent, both of one type) and returns the differences in order:
+// entries aligned by editScript, each changed entry's differing fields
+// (Line, At and the unexported fields ignored; timings, speech and JSON
+// compared by sameTiming, sameSpeech and sameJSON).
+// golden_align_oracle_test.go checks it against go-cmp's cmp.Equal with
+// the options the comparison used before.
 func (c *goldenComparer) diff(golden, actual any) []entryDiff {
-	r := &entryReporter{}
-	cmp.Equal(golden, actual, c.opts, cmp.Reporter(r))
-	return r.diffs
+	switch g := golden.(type) {
+	case []goldenMessage:
+		return diffEntries(g, actual.([]goldenMessage), goldenMessageLeaves, c.messageFields)
+	case []goldenEvent:
+		return diffEntries(g, actual.([]goldenEvent), goldenEventLeaves, c.eventFields)
+	}
+	panic(fmt.Sprintf("voicetest: internal error: golden entries of type %T", golden))
 }
 
-// entryReporter is a cmp.Reporter that records which entry (slice
-// element) and which of its fields differ.
-type entryReporter struct {
-	path  cmp.Path
-	diffs []entryDiff
+// diffEntries aligns golden with actual; fields appends the names of the
+// fields in which two entries differ, and leaves is how many fields an
+// entry's comparison compares (as go-cmp counted them, ignored ones not,
+// to judge whether two entries are alike enough to be shown as one
+// changed).
+func diffEntries[E any](golden, actual []E, leaves int, fields func(x, y *E, out []string) []string) []entryDiff {
+	var buf []string
+	alike := func(ix, iy int) likeness {
+		buf = fields(&golden[ix], &actual[iy], buf[:0])
+		return likeness{same: leaves - len(buf), diff: len(buf)}
+	}
+	var out []entryDiff
+	ix, iy := 0, 0
+	for _, e := range editScript(len(golden), len(actual), alike) {
+		switch e {
+		case editSame:
+			ix, iy = ix+1, iy+1
+		case editRemoved:
+			out = append(out, entryDiff{ix: ix, iy: -1})
+			ix++
+		case editInserted:
+			out = append(out, entryDiff{ix: -1, iy: iy})
+			iy++
+		case editChanged:
+			for _, f := range fields(&golden[ix], &actual[iy], buf[:0]) {
+				out = append(out, entryDiff{ix: ix, iy: iy, field: f})
+			}
+			ix, iy = ix+1, iy+1
+		}
+	}
+	return out
 }
 
-func (r *entryReporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
+// goldenMessageLeaves and goldenEventLeaves count the fields that
+// messageFields and eventFields compare: all but Line, At and the
+// unexported ones (TestSameEventsCoversEveryField pins the structs'
+// fields; TestGoldenDiffFixedCases, where entries stop being alike
+// enough to be shown as one changed).
+const (
+	goldenMessageLeaves = 2
+	goldenEventLeaves   = 14
+)
 
-func (r *entryReporter) PopStep() { r.path = r.path[:len(r.path)-1] }
+// messageFields appends the fields in which messages x and y differ.
+func (c *goldenComparer) messageFields(x, y *goldenMessage, out []string) []string {
+	if x.Role != y.Role {
+		out = append(out, "Role")
+	}
+	if !c.sameSpeech(x.Text, y.Text) {
+		out = append(out, "Text")
+	}
+	return out
+}
 
-func (r *entryReporter) Report(res cmp.Result) {
-	if res.Equal() {
-		return
+// eventFields appends the fields in which events x and y differ, in the
+// struct's order (Line and At are not compared: Gap is).
+func (c *goldenComparer) eventFields(x, y *goldenEvent, out []string) []string {
+	if !c.sameTiming(x.Gap, y.Gap) {
+		out = append(out, "Gap")
 	}
-	var d entryDiff
-	at := -1
-	for i, ps := range r.path {
-		if si, ok := ps.(cmp.SliceIndex); ok {
-			d.ix, d.iy = si.SplitKeys()
-			d.x, d.y = si.Values()
-			at = i
-			break
-		}
+	if x.Type != y.Type {
+		out = append(out, "Type")
 	}
-	if at < 0 {
-		// The slices differ as wholes; the parsers never return nil
-		// slices, so this does not happen, but it must not pass.
-		r.diffs = append(r.diffs, entryDiff{ix: -1, iy: -1})
-		return
+	if x.Turn != y.Turn {
+		out = append(out, "Turn")
 	}
-	for _, ps := range r.path[at+1:] {
-		if sf, ok := ps.(cmp.StructField); ok {
-			d.field = sf.Name()
-			break
-		}
+	if !c.sameSpeech(x.Text, y.Text) {
+		out = append(out, "Text")
 	}
-	if d.ix < 0 {
-		d.x = reflect.Value{}
+	if x.Tool != y.Tool {
+		out = append(out, "Tool")
 	}
-	if d.iy < 0 {
-		d.y = reflect.Value{}
+	if !c.sameJSON(x.Args, y.Args) {
+		out = append(out, "Args")
 	}
-	r.diffs = append(r.diffs, d)
+	if x.ArgsRaw != y.ArgsRaw {
+		out = append(out, "ArgsRaw")
+	}
+	if !c.sameJSON(x.Result, y.Result) {
+		out = append(out, "Result")
+	}
+	if x.ResultRaw != y.ResultRaw {
+		out = append(out, "ResultRaw")
+	}
+	if x.IsError != y.IsError {
+		out = append(out, "IsError")
+	}
+	if !c.sameJSON(x.Data, y.Data) {
+		out = append(out, "Data")
+	}
+	if x.DataRaw != y.DataRaw {
+		out = append(out, "DataRaw")
+	}
+	if (x.Latency == nil) != (y.Latency == nil) || (x.Latency != nil && !c.sameTiming(*x.Latency, *y.Latency)) {
+		out = append(out, "Latency")
+	}
+	if x.Duration != y.Duration {
+		out = append(out, "Duration")
+	}
+	return out
 }

@@ -326,8 +326,9 @@ func fmtGoldenOffset(d time.Duration) string {
 	return fmt.Sprintf("+%06dms", ms)
 }
 
-// The parsed forms of golden files, compared with go-cmp. Their field
-// types carry the comparison rules: timing within the tolerance, speech
+// The parsed forms of golden files, compared field by field
+// (goldenComparer.eventFields and messageFields). Their field types name
+// the comparison rules: timing within the tolerance, speech
 // after NormalizeText when asked, jsonText by value when tolerant.
 
 type (
@@ -388,7 +389,7 @@ func parseLines(data []byte) []string {
 }
 
 func parseTranscript(data []byte) ([]goldenMessage, error) {
-	out := []goldenMessage{} // never nil: go-cmp then compares element by element
+	out := []goldenMessage{} // never nil, like every parsed file (the oracle test compares with go-cmp, which tells nil from empty)
 	for i, line := range parseLines(data) {
 		role, text, ok := strings.Cut(line, ": ")
 		if !ok {
@@ -407,7 +408,7 @@ func parseTranscript(data []byte) ([]goldenMessage, error) {
 }
 
 func parseTimeline(data []byte) ([]goldenEvent, error) {
-	out := []goldenEvent{} // never nil: go-cmp then compares element by element
+	out := []goldenEvent{} // never nil, like every parsed file (the oracle test compares with go-cmp, which tells nil from empty)
 	var prev time.Duration
 	for i, line := range parseLines(data) {
 		e, err := parseEvent(line)

@@ -223,14 +223,15 @@ func TestWriteFileAtomicLeavesNoTemporaryFiles(t *testing.T) {
 }
 
 // TestSameEventsCoversEveryField fails when goldenEvent or goldenMessage
-// gains a field: sameEvents and sameMessages, the fast paths of the go-cmp
-// comparison, must then compare it too, and this count be updated.
+// gains a field: sameEvents and sameMessages (the fast paths) and
+// eventFields and messageFields (the diff) must then compare it too, and
+// this count be updated.
 func TestSameEventsCoversEveryField(t *testing.T) {
 	if n := reflect.TypeFor[goldenEvent]().NumField(); n != 17 {
-		t.Errorf("goldenEvent has %d fields; update sameEvents, goldenEvent.value, goldenFieldKeys and this test", n)
+		t.Errorf("goldenEvent has %d fields; update sameEvents, eventFields, goldenEventLeaves, goldenEvent.value, goldenFieldKeys and this test", n)
 	}
 	if n := reflect.TypeFor[goldenMessage]().NumField(); n != 4 {
-		t.Errorf("goldenMessage has %d fields; update sameMessages and this test", n)
+		t.Errorf("goldenMessage has %d fields; update sameMessages, messageFields, goldenMessageLeaves and this test", n)
 	}
 	// And each field, changed alone, makes the events differ both ways.
 	base := goldenEvent{Type: "x", Turn: 1, Text: "a", Tool: "t", Args: "1", ArgsRaw: "r", Result: "2", ResultRaw: "r",
@@ -252,7 +253,7 @@ func TestSameEventsCoversEveryField(t *testing.T) {
 			t.Errorf("sameEvents ignores %s", field)
 		}
 		if d := c.diff([]goldenEvent{base}, []goldenEvent{changed}); len(d) != 1 || d[0].field != field {
-			t.Errorf("go-cmp reports %+v for a change of %s", d, field)
+			t.Errorf("diff reports %+v for a change of %s", d, field)
 		}
 	}
 	noLatency := base

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"fmt"
-	"html/template"
 	"sort"
 	"strings"
 	"time"
@@ -13,12 +12,11 @@ import (
 	"github.com/voicetest-go/voicetest/pcm"
 )
 
-// The HTML report's embedded parts: the page template, its style sheet and
-// its script. They are inlined into every report, so the file needs no
-// network and no other file.
+// The HTML report's embedded parts: its style sheet and its script. They
+// are inlined into every report, so the file needs no network and no
+// other file. The page around them is written by writeHTMLReport
+// (report_html_write.go).
 var (
-	//go:embed report/report.html.tmpl
-	reportTemplateText string
 	//go:embed report/report.css
 	reportCSS string
 	//go:embed report/report.js
@@ -46,21 +44,7 @@ const (
 	reportBuckets = 1200
 )
 
-// parseReportTemplate parses the page template, once per report: a package-level template
-// would be package state, and parsing costs little next to encoding the
-// audio.
-func parseReportTemplate() (*template.Template, error) {
-	t, err := template.New("report").Parse(reportTemplateText)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := addSectionsTemplate(t); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// htmlReport is the data of the report template.
+// htmlReport is the data of the report page.
 type htmlReport struct {
 	Sections    []ReportSection // report_sections.go
 	Name        string
@@ -93,12 +77,10 @@ type htmlReport struct {
 
 	Quality htmlQuality
 
-	Mixed      template.URL
+	Mixed      string // a data: URL
 	MixedNote  string
 	AudioCount int
 
-	CSS  template.CSS
-	JS   template.JS
 	Data htmlData
 }
 
@@ -120,7 +102,7 @@ type htmlRow struct {
 	Interrupted bool
 	AudioOnly   bool
 	Text        string
-	Audio       template.URL
+	Audio       string // a data: URL
 	AudioNote   string
 	start       time.Duration
 	order       int
@@ -178,18 +160,12 @@ type htmlLatDP struct {
 // and ReportSegmentBudget); the waveforms always cover the whole
 // conversation.
 func (res *Result) HTMLReport() ([]byte, error) {
-	tmpl, err := parseReportTemplate()
-	if err != nil {
-		return nil, fmt.Errorf("voicetest: parsing the HTML report template: %w", err)
-	}
 	d, err := res.htmlData()
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
-	if err := tmpl.Execute(&b, d); err != nil {
-		return nil, fmt.Errorf("voicetest: rendering the HTML report: %w", err)
-	}
+	writeHTMLReport(&b, d)
 	return b.Bytes(), nil
 }
 
@@ -211,14 +187,14 @@ func fmtMs(d time.Duration) string {
 }
 
 // wavURL returns c as a data: URL of a WAV file, and its size.
-func wavURL(c pcm.Chunk) (template.URL, int, error) {
+func wavURL(c pcm.Chunk) (string, int, error) {
 	b, err := encodeWAV(c)
 	if err != nil {
 		return "", 0, err
 	}
 	// A data: URL of base64 text is safe in a src attribute: base64 has
 	// no quote, space or angle bracket.
-	return template.URL("data:audio/wav;base64," + base64.StdEncoding.EncodeToString(b)), len(b), nil
+	return "data:audio/wav;base64," + base64.StdEncoding.EncodeToString(b), len(b), nil
 }
 
 func (res *Result) htmlData() (*htmlReport, error) {
@@ -235,8 +211,6 @@ func (res *Result) htmlData() (*htmlReport, error) {
 		Turns:       res.Turns,
 		Adapter:     res.Capabilities.Adapter,
 		Rate:        res.Recording.Rate,
-		CSS:         template.CSS(reportCSS),
-		JS:          template.JS(reportJS),
 	}
 	if rep.Status == "" {
 		rep.Status, rep.StatusClass = "unknown", "inconclusive"

@@ -1,17 +1,10 @@
 package voicetest
 
 import (
-	_ "embed"
+	"bytes"
 	"fmt"
-	"html/template"
 	"strings"
 )
-
-// The report's extra sections (report/sections.html.tmpl), rendered after
-// the timeline.
-//
-//go:embed report/sections.html.tmpl
-var reportSectionsText string
 
 // ReportSection is an extra part of a scenario's report that its User or
 // Judge contributes: a red-team attacker's attempts, say. The HTML report
@@ -79,7 +72,45 @@ func (s ReportSection) Text() string {
 	return b.String()
 }
 
-// addSectionsTemplate adds the extra sections' template to t.
-func addSectionsTemplate(t *template.Template) (*template.Template, error) {
-	return t.New("sections").Parse(reportSectionsText)
+// writeSections writes the report's extra sections, after the timeline:
+// each a card with its title, its summary and its table, every value
+// escaped (a row's mark lands in a class attribute).
+func writeSections(w *bytes.Buffer, sections []ReportSection) {
+	for _, s := range sections {
+		w.WriteString("\n<section class=\"card extra\">\n  <h2>")
+		writeEscaped(w, s.Title)
+		w.WriteString("</h2>\n  ")
+		if s.Summary != "" {
+			w.WriteString("<p>")
+			writeEscaped(w, s.Summary)
+			w.WriteString("</p>")
+		}
+		w.WriteString("\n  ")
+		if len(s.Columns) > 0 {
+			w.WriteString("<table class=\"extra\">\n    <thead><tr>")
+			for _, c := range s.Columns {
+				w.WriteString("<th>")
+				writeEscaped(w, c)
+				w.WriteString("</th>")
+			}
+			w.WriteString("</tr></thead>\n    <tbody>\n    ")
+			for _, r := range s.Rows {
+				w.WriteString("<tr")
+				if r.Mark != "" {
+					w.WriteString(" class=\"mark-")
+					writeEscaped(w, r.Mark)
+					w.WriteString("\"")
+				}
+				w.WriteString(">")
+				for _, c := range r.Cells {
+					w.WriteString("<td>")
+					writeEscaped(w, c)
+					w.WriteString("</td>")
+				}
+				w.WriteString("</tr>\n    ")
+			}
+			w.WriteString("\n    </tbody>\n  </table>")
+		}
+		w.WriteString("\n</section>\n")
+	}
 }
