@@ -99,7 +99,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		// message (a commit, a mark) has been written, which a fast agent
 		// may answer before.
 		end = r.now()
-		if err := r.call(ctx, r.line("EndUtterance"), r.conn.EndUtterance); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.endUtterance(ctx); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("ending the user's utterance", err)
 		}
 	case r.caps.Text:
