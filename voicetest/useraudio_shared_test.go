@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -29,6 +30,28 @@ func (k *keepingTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest
 		k.mu.Unlock()
 	}
 	return c, err
+}
+
+// keepingPiecesTTS is keepingTTS that also gives the runner its speech
+// word by word (fixtures.ToneTTS's shared pieces), keeping each piece
+// and a copy of its samples.
+type keepingPiecesTTS struct {
+	keepingTTS
+	pieces [][]pcm.Chunk
+}
+
+func (k *keepingPiecesTTS) SynthesizePieces(ctx context.Context, tok inproc.Token, req voicetest.SpeechRequest) ([]pcm.Chunk, error) {
+	ps, err := k.tts.SynthesizePieces(ctx, tok, req)
+	if err == nil {
+		k.mu.Lock()
+		k.pieces = append(k.pieces, ps)
+		for _, p := range ps {
+			k.returned = append(k.returned, p)
+			k.copies = append(k.copies, slices.Clone(p.Samples))
+		}
+		k.mu.Unlock()
+	}
+	return ps, err
 }
 
 // TestRunnerNeverWritesTheUserAudio: the runner sends the user's audio as
@@ -70,45 +93,78 @@ func TestRunnerNeverWritesTheUserAudio(t *testing.T) {
 			}}
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tts := &keepingTTS{}
-			res, err := voicetest.Run(t.Context(), tc.cfg(tts))
-			if err != nil || res.Turns == 0 {
-				t.Fatalf("run: %v, %d turns", err, res.Turns)
+		for _, pieces := range []bool{false, true} {
+			name := tc.name
+			if pieces {
+				name += "/pieces"
 			}
-			// What a reader of the Result does with the audio.
-			res.Recording.Mixed()
-			if _, err := res.Recording.MixedWAV(); err != nil {
-				t.Fatal(err)
-			}
-			if err := res.Save(t.TempDir()); err != nil {
-				t.Fatal(err)
-			}
-			if len(tts.returned) == 0 {
-				t.Fatal("the TTS was never called")
-			}
-			for i, c := range tts.returned {
-				if !slices.Equal(c.Samples, tts.copies[i]) {
-					t.Errorf("the audio of the TTS's call %d was written into during the run", i)
+			t.Run(name, func(t *testing.T) {
+				ptts := &keepingPiecesTTS{}
+				tts := &ptts.keepingTTS
+				var voice voicetest.TTS = tts
+				if pieces {
+					voice = ptts
 				}
-			}
-			if tc.name == "scripted" {
-				// The Result keeps the user's audio as the TTS returned it.
+				res, err := voicetest.Run(t.Context(), tc.cfg(voice))
+				if err != nil || res.Turns == 0 {
+					t.Fatalf("run: %v, %d turns", err, res.Turns)
+				}
+				// What a reader of the Result does with the audio.
+				res.Recording.Mixed()
+				if _, err := res.Recording.MixedWAV(); err != nil {
+					t.Fatal(err)
+				}
+				if err := res.Save(t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+				if len(tts.returned) == 0 {
+					t.Fatal("the TTS was never called")
+				}
+				for i, c := range tts.returned {
+					if !slices.Equal(c.Samples, tts.copies[i]) {
+						t.Errorf("the audio of the TTS's call %d was written into during the run", i)
+					}
+				}
+				// The runner takes the pieces exactly when nothing changes the
+				// speech on its way (no effects, no background).
+				if plain := tc.name != "effects" && tc.name != "background"; pieces && (len(ptts.pieces) > 0) != plain {
+					t.Errorf("the runner asked for pieces %d times; want them only without effects or background", len(ptts.pieces))
+				}
+				if tc.name != "scripted" {
+					return
+				}
 				var users []pcm.Chunk
 				for _, s := range res.Recording.Segments {
 					if s.Role == voicetest.RoleUser {
 						users = append(users, s.Audio())
 					}
 				}
-				if len(users) != len(tts.returned) {
-					t.Fatalf("%d user segments, %d TTS calls", len(users), len(tts.returned))
+				if !pieces {
+					// The Result keeps the user's audio as the TTS returned it.
+					if len(users) != len(tts.returned) {
+						t.Fatalf("%d user segments, %d TTS calls", len(users), len(tts.returned))
+					}
+					for i, u := range users {
+						if len(u.Samples) == 0 || &u.Samples[0] != &tts.returned[i].Samples[0] {
+							t.Errorf("user segment %d is not the TTS's audio itself", i)
+						}
+					}
+					return
+				}
+				// The Result's user audio is the pieces laid out.
+				if len(users) != len(ptts.pieces) {
+					t.Fatalf("%d user segments, %d TTS calls", len(users), len(ptts.pieces))
 				}
 				for i, u := range users {
-					if len(u.Samples) == 0 || &u.Samples[0] != &tts.returned[i].Samples[0] {
-						t.Errorf("user segment %d is not the TTS's audio itself", i)
+					var want []int16
+					for _, p := range ptts.pieces[i] {
+						want = append(want, p.Samples...)
+					}
+					if !slices.Equal(u.Samples, want) {
+						t.Errorf("user segment %d (%d samples) is not the TTS's pieces laid out (%d)", i, len(u.Samples), len(want))
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
