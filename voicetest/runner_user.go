@@ -246,7 +246,7 @@ func (s userSpeech) upTo(sent time.Duration) segmentAudio {
 // change the TTS's speech on its way (no effects, no background, the
 // session's rate), the pieces of a pieceTTS as they are.
 func (r *runner) userSpeech(ctx context.Context, u Utterance) (userSpeech, error) {
-	if pt, ok := r.cfg.UserVoice.(pieceTTS); ok && u.Audio.IsEmpty() && u.Effects == nil && r.cfg.Effects == nil && r.background() == nil {
+	if pt, ok := r.cfg.UserVoice.(pieceTTS); ok && u.Audio.IsEmpty() && u.Effects == nil && r.cfg.Effects == nil && !r.cfg.Background.active() {
 		speech, err := r.userPieces(ctx, u, pt)
 		if err != nil || speech.pieces != nil {
 			return speech, err
