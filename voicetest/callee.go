@@ -245,6 +245,26 @@ type promptConn interface {
 	PromptSends(inproc.Token)
 }
 
+// promptEnder is implemented by a Conn of this module whose EndUtterance,
+// too, never blocks and runs no user code (the fixtures fakes': they plan
+// their reply under their lock; not the handler adapter's, whose
+// EndUtterance calls the STT). The runner calls it on its own goroutine,
+// as it calls a promptConn's sends (endUtterance). See internal/inproc:
+// no Conn of another module can implement it.
+type promptEnder interface {
+	PromptEndUtterance(inproc.Token)
+}
+
+// endUtterance calls the adapter's EndUtterance as call does; for a
+// promptEnder on the runner's goroutine, with no goroutine hand-off.
+func (r *runner) endUtterance(ctx context.Context) error {
+	c := r.line("EndUtterance")
+	if r.promptEnd {
+		return callPrompt(ctx, c, r.conn.EndUtterance)
+	}
+	return r.call(ctx, c, r.conn.EndUtterance)
+}
+
 // promptConnector is implemented by an Agent of this module whose Connect
 // never blocks and runs no user code (the handler adapter's: it makes the
 // conversation's state in process). The runner calls its Connect on its

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -28,6 +29,16 @@ func (t *toneTTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest) (
 	}
 	// As before the cache, a cancelled ctx does not stop it.
 	return t.tones.Synthesize(context.WithoutCancel(ctx), req)
+}
+
+// SynthesizePieces is fixtures.ToneTTS's: the runner takes the words'
+// shared audio as they are (see voicetest's pieceTTS).
+func (t *toneTTS) SynthesizePieces(ctx context.Context, tok inproc.Token, req voicetest.SpeechRequest) ([]pcm.Chunk, error) {
+	t.calls.Add(1)
+	if req.Rate <= 0 {
+		return nil, errors.New("toneTTS: no rate")
+	}
+	return t.tones.SynthesizePieces(context.WithoutCancel(ctx), tok, req)
 }
 
 // lengthSTT is a test-double STT that reports how much audio it heard.

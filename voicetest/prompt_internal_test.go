@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/voicetest-go/voicetest/internal/inproc"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -82,4 +83,77 @@ func TestPromptConnectPanicIsAnError(t *testing.T) {
 	if st := string(pe.PanicStack()); !strings.Contains(st, "voicetest.callPrompt") || strings.Contains(st, "voicetest.callLeaving") {
 		t.Errorf("the panic's stack does not show the inline call:\n%s", st)
 	}
+}
+
+// A promptEnder's EndUtterance runs on the runner's goroutine (issue 21):
+// a panic in it is still the scenario's error, with its stack. A
+// promptConn that is not a promptEnder (the handler's: its EndUtterance
+// calls the STT) has its EndUtterance called through call.
+type panickyEndConn struct {
+	panickyPromptConn
+	hung chan struct{} // EndUtterance waits on it, when set
+}
+
+func (c *panickyEndConn) Capabilities() Capabilities {
+	return Capabilities{Adapter: "prompt-end-test", Audio: true}
+}
+
+func (c *panickyEndConn) EndUtterance(ctx context.Context) error {
+	if c.hung != nil {
+		<-c.hung
+		return nil
+	}
+	panic("end boom")
+}
+
+type promptEndConn struct{ *panickyEndConn }
+
+func (promptEndConn) PromptEndUtterance(inproc.Token) {}
+
+type panickyEndAgent struct {
+	prompt bool
+	hung   chan struct{}
+}
+
+func (a panickyEndAgent) Connect(context.Context, Session) (Conn, error) {
+	c := &panickyEndConn{panickyPromptConn: panickyPromptConn{done: make(chan struct{})}, hung: a.hung}
+	if a.prompt {
+		return promptEndConn{c}, nil
+	}
+	return c, nil
+}
+
+func TestPromptEndUtterance(t *testing.T) {
+	t.Parallel()
+	tts := silentTTS{}
+	for _, prompt := range []bool{true, false} {
+		res, err := Run(context.Background(), Config{Agent: panickyEndAgent{prompt: prompt}, UserVoice: tts, Pacing: PaceFast, Script: []Step{UserSays("hello")}})
+		if res == nil {
+			t.Fatalf("no result: %v", err)
+		}
+		var pe *panicError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), "the prompt-end-test adapter's EndUtterance panicked: end boom") {
+			t.Fatalf("prompt %v: err %v, want the EndUtterance panic as the scenario's error", prompt, err)
+		}
+		inline := strings.Contains(string(pe.PanicStack()), "voicetest.callPrompt") && !strings.Contains(string(pe.PanicStack()), "voicetest.callLeaving")
+		if inline != prompt {
+			t.Errorf("prompt %v: EndUtterance ran inline: %v; its stack:\n%s", prompt, inline, pe.PanicStack())
+		}
+	}
+	// Not a promptEnder: a hung EndUtterance is a TimeoutError naming it.
+	hung := make(chan struct{})
+	defer close(hung)
+	_, err := Run(context.Background(), Config{Agent: panickyEndAgent{hung: hung}, UserVoice: tts, Pacing: PaceFast,
+		Timeouts: Timeouts{FirstChunk: 50 * time.Millisecond}, Script: []Step{UserSays("hello")}})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Phase != PhaseSend || !strings.Contains(te.Callee, "EndUtterance") {
+		t.Errorf("err %v, want a TimeoutError of phase %q naming EndUtterance", err, PhaseSend)
+	}
+}
+
+// silentTTS says everything as 100 ms of silence.
+type silentTTS struct{}
+
+func (silentTTS) Synthesize(ctx context.Context, req SpeechRequest) (pcm.Chunk, error) {
+	return pcm.Silence(req.Rate, 100*time.Millisecond), nil
 }

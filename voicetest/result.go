@@ -167,7 +167,8 @@ type Segment struct {
 // only here: each call for an agent segment returns a new buffer (call it
 // once and keep the result, rather than in a loop). A user segment
 // returns the audio that was sent, shared with the Result: do not modify
-// it.
+// it (or a new buffer, when a TTS of this module gave the speech as
+// shared pieces, which the runner keeps as they are).
 func (s Segment) Audio() pcm.Chunk { return s.audio.chunk() }
 
 // HasAudio reports whether Audio is not empty, without laying the audio

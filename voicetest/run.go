@@ -287,6 +287,7 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 	}
 	r.conn = conn
 	_, r.prompt = conn.(promptConn)
+	_, r.promptEnd = conn.(promptEnder)
 	r.caps = conn.Capabilities()
 	if !r.caps.SessionClock {
 		// The agent keeps its own time: so does the runner.

@@ -116,6 +116,7 @@ type runner struct {
 	beforeFetch func()
 	direct      *direct // receives from a queuedConn instead of receive
 	prompt      bool    // the Conn is a promptConn (send)
+	promptEnd   bool    // the Conn is a promptEnder (endUtterance)
 	// pump's real-time bound on a wait (armWait): timer signals wake
 	// when due, waitDue after realBase (0: not armed)
 	timer    *time.Timer

@@ -78,28 +78,27 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 	r.st.turn++
 	turn := r.st.turn
 	var start, end time.Duration
-	var audio pcm.Chunk
+	var audio segmentAudio
 	switch {
 	case r.caps.Audio:
-		var err error
-		audio, err = r.userAudio(ctx, u)
+		speech, err := r.userSpeech(ctx, u)
 		if err != nil {
 			return err
 		}
 		start = r.now()
 		r.addEvent(Event{At: start, Type: EventUserStartSpeaking, Turn: turn, Role: RoleUser})
-		sent, err := r.sendAudio(ctx, audio)
+		sent, err := r.sendFrames(ctx, speech.frames(), speech.duration())
 		if err != nil {
 			return err
 		}
 		// An agent that hung up heard only what was sent.
-		audio = audio.Slice(0, sent)
+		audio = speech.upTo(sent)
 		// The user stopped speaking when the last frame went out; latency
 		// counts from there, not from when the adapter's end-of-utterance
 		// message (a commit, a mark) has been written, which a fast agent
 		// may answer before.
 		end = r.now()
-		if err := r.call(ctx, r.line("EndUtterance"), r.conn.EndUtterance); err != nil && !r.hungUpAfter(ctx, err) {
+		if err := r.endUtterance(ctx); err != nil && !r.hungUpAfter(ctx, err) {
 			return r.sendErr("ending the user's utterance", err)
 		}
 	case r.caps.Text:
@@ -152,7 +151,7 @@ func (r *runner) say(ctx context.Context, u Utterance) error {
 		m.NothingHeard = !m.AudioOnly && m.Text == ""
 	}
 	r.st.transcript = append(r.st.transcript, m)
-	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, AudioOnly: m.AudioOnly, audio: segmentAudio{whole: audio}})
+	r.segs = append(r.segs, Segment{Role: RoleUser, Turn: turn, Start: start, End: end, Text: m.Text, AudioOnly: m.AudioOnly, audio: audio})
 	return nil
 }
 
@@ -180,6 +179,110 @@ func (r *runner) sendErr(what string, err error) error {
 		return fmt.Errorf("%s: the %s connection closed without a hang-up (turn %d): %w", what, r.adapter(), r.st.turn, err)
 	}
 	return fmt.Errorf("%s to the %s adapter (turn %d): %w", what, r.adapter(), r.st.turn, err)
+}
+
+// pieceTTS is implemented by a TTS of this module whose speech is made
+// of shared, immutable pieces (fixtures.ToneTTS: each word's audio, the
+// same samples for every word of that pitch). SynthesizePieces returns
+// Synthesize's speech as those pieces, in order, which no one may modify:
+// the runner sends them and keeps them in the Result as they are, instead
+// of a copy laid out one after another (issue 21). See internal/inproc:
+// no TTS of another module can implement it.
+type pieceTTS interface {
+	SynthesizePieces(ctx context.Context, tok inproc.Token, req SpeechRequest) ([]pcm.Chunk, error)
+}
+
+// userSpeech is the user's audio for one utterance: one chunk (whole), or
+// a pieceTTS's pieces (rate, n samples in all), each a whole number of
+// FrameDuration frames but the last, so that their frames are the frames
+// of the pieces laid out.
+type userSpeech struct {
+	whole  pcm.Chunk
+	pieces []pcm.Chunk
+	rate   int
+	n      int
+}
+
+// frames returns the speech in FrameDuration frames (Chunk.Frames of the
+// whole speech).
+func (s userSpeech) frames() []pcm.Chunk {
+	if s.pieces == nil {
+		return s.whole.Frames(FrameDuration)
+	}
+	per := max(pcm.SamplesFor(s.rate, FrameDuration), 1)
+	out := make([]pcm.Chunk, 0, (s.n+per-1)/per)
+	for _, p := range s.pieces {
+		for i := 0; i < len(p.Samples); i += per {
+			out = append(out, pcm.Chunk{Rate: s.rate, Samples: p.Samples[i:min(i+per, len(p.Samples))]})
+		}
+	}
+	return out
+}
+
+func (s userSpeech) duration() time.Duration {
+	if s.pieces == nil {
+		return s.whole.Duration()
+	}
+	return pcm.DurationOf(s.n, s.rate)
+}
+
+// upTo returns the speech's first sent (whole.Slice(0, sent)) as a
+// segment's audio: the pieces, unless whole, are kept as they are.
+func (s userSpeech) upTo(sent time.Duration) segmentAudio {
+	if s.pieces == nil {
+		return segmentAudio{whole: s.whole.Slice(0, sent)}
+	}
+	n := min(max(pcm.SamplesFor(s.rate, sent), 0), s.n)
+	placed := make([]piece, 0, len(s.pieces))
+	off := 0
+	for _, p := range s.pieces {
+		placed = append(placed, piece{at: pcm.DurationOf(off, s.rate), c: p})
+		off += len(p.Samples)
+	}
+	return placedAudio(s.rate, n, 0, placed)
+}
+
+// userSpeech returns the audio of u (userAudio), or, when nothing would
+// change the TTS's speech on its way (no effects, no background, the
+// session's rate), the pieces of a pieceTTS as they are.
+func (r *runner) userSpeech(ctx context.Context, u Utterance) (userSpeech, error) {
+	if pt, ok := r.cfg.UserVoice.(pieceTTS); ok && u.Audio.IsEmpty() && u.Effects == nil && r.cfg.Effects == nil && !r.cfg.Background.active() {
+		speech, err := r.userPieces(ctx, u, pt)
+		if err != nil || speech.pieces != nil {
+			return speech, err
+		}
+	}
+	c, err := r.userAudio(ctx, u)
+	return userSpeech{whole: c}, err
+}
+
+// userPieces asks pt for the pieces of u's speech; a zero userSpeech (no
+// pieces) when they do not fit together into frames, for userAudio.
+func (r *runner) userPieces(ctx context.Context, u Utterance, pt pieceTTS) (userSpeech, error) {
+	voice := u.Voice
+	if voice == "" {
+		voice = r.cfg.Voice
+	}
+	var pieces []pcm.Chunk
+	err := r.call(ctx, r.engine("Config.UserVoice", PhaseSynthesize), func(ctx context.Context) (err error) {
+		pieces, err = pt.SynthesizePieces(ctx, inproc.Token{}, SpeechRequest{Text: u.Text, Voice: voice, Speed: u.Speed, Instructions: u.Instructions, Rate: r.cfg.Rate})
+		return err
+	})
+	if err != nil {
+		return userSpeech{}, fmt.Errorf("synthesising the user's text %s with Config.UserVoice: %w", quote(u.Text), err)
+	}
+	per := max(pcm.SamplesFor(r.cfg.Rate, FrameDuration), 1)
+	n := 0
+	for i, p := range pieces {
+		if p.Rate != r.cfg.Rate || (i < len(pieces)-1 && len(p.Samples)%per != 0) {
+			return userSpeech{}, nil // laid out by userAudio
+		}
+		n += len(p.Samples)
+	}
+	if n == 0 {
+		return userSpeech{}, fmt.Errorf("Config.UserVoice returned no audio for %s", quote(u.Text))
+	}
+	return userSpeech{pieces: pieces, rate: r.cfg.Rate, n: n}, nil
 }
 
 // userAudio returns the audio of u: its own, or its Text through
@@ -270,14 +373,18 @@ func (r *runner) ahead() (aheadConn, bool) {
 // events between frames. It returns how much was sent: all of c, unless
 // the agent hung up.
 func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, error) {
-	defer r.holdBackground()() // c carries the background scene itself
+	return r.sendFrames(ctx, c.Frames(FrameDuration), c.Duration())
+}
+
+// sendFrames is sendAudio of audio d long, in frames.
+func (r *runner) sendFrames(ctx context.Context, frames []pcm.Chunk, d time.Duration) (time.Duration, error) {
+	defer r.holdBackground()() // the frames carry the background scene themselves
 	// An adapter that stops accepting audio must not hang the scenario:
 	// the utterance must be sent within its length and FirstChunk.
-	sctx, send, cancel := r.utterance(ctx, c.Duration())
+	sctx, send, cancel := r.utterance(ctx, d)
 	defer cancel()
 	start := r.now()
 	var sent time.Duration
-	frames := c.Frames(FrameDuration)
 	ahead, canAhead := r.ahead()
 	for i := 0; i < len(frames); {
 		f := frames[i]
@@ -317,7 +424,7 @@ func (r *runner) sendAudio(ctx context.Context, c pcm.Chunk) (time.Duration, err
 			}
 			var te *TimeoutError
 			if errors.As(err, &te) && te.Phase == PhaseSend && te.Turn == send.turn && te.Callee == send.who() {
-				te.Hint = fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, c.Duration())
+				te.Hint = fmt.Sprintf("the %s adapter stopped accepting audio after %v of %v", r.adapter(), sent, d)
 				return sent, te
 			}
 			return sent, r.sendErr("sending user audio", err)
