@@ -125,10 +125,28 @@ func BenchmarkGeminiRecvAudio(b *testing.B) {
 // realtimeInput audio messages, activityEnd) and the reply (20 ms of
 // audio, its transcription, generationComplete and turnComplete) drained
 // to AgentTurnEnd; the server answers at once.
+//
+// Its user audio is 600 ms of tone, all of which the 24 → 16 kHz resampler
+// filters; the other protocols' TurnMinimalPeer benchmarks send
+// adaptertest.BenchTurnFrames, half tone and half silence, whose silence
+// the resampler skips (BenchmarkGeminiTurnHalfSilent is this turn with
+// those frames).
 func BenchmarkGeminiTurnMinimalPeer(b *testing.B) {
+	benchGeminiTurn(b, adaptertest.Tone(24000, 440, 600*time.Millisecond, 9000).Frames(20*time.Millisecond))
+}
+
+// BenchmarkGeminiTurnHalfSilent is BenchmarkGeminiTurnMinimalPeer with the
+// other protocols' user audio (adaptertest.BenchTurnFrames: 300 ms of tone
+// and 300 ms of silence at 24 kHz), for comparing like with like.
+func BenchmarkGeminiTurnHalfSilent(b *testing.B) {
+	benchGeminiTurn(b, adaptertest.BenchTurnFrames(24000))
+}
+
+// benchGeminiTurn measures turns of frames (at 24 kHz) against minimalLive.
+func benchGeminiTurn(b *testing.B, frames []pcm.Chunk) {
+	b.Helper()
 	url, _ := minimalLive(b)
 	conn := benchGeminiConn(b, url, 24000)
-	frames := adaptertest.Tone(24000, 440, 600*time.Millisecond, 9000).Frames(20 * time.Millisecond)
 	out0 := conn.(voicetest.WireStatsReporter).WireStats().FramesOut
 	adaptertest.BenchTurns(b, conn, func(ctx context.Context) error {
 		return adaptertest.SendUtterance(ctx, conn, frames)
