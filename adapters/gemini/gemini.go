@@ -42,7 +42,9 @@
 // queued while a message is being written (Fast pacing, or a backlog) go
 // together. A failed send is reported by the next SendAudio or
 // EndUtterance; activityEnd (and text) go after all the audio queued
-// before them.
+// before them: what the sender has not taken by then goes first, as one
+// message sent by that call (so a Fast-paced utterance costs no hand-off
+// to the sender and back).
 //
 // What the adapter does with the server's messages:
 //
@@ -398,7 +400,8 @@ type conn struct {
 	spare   []byte        // the buffer of the batch last sent, reused
 	busy    bool          // the sender is writing a batch
 	sendErr error         // why a batch could not be sent; later sends report it
-	moved   chan struct{} // closed and replaced when the sender takes or finishes a batch
+	moved   chan struct{} // closed and replaced when the sender takes or finishes a batch, if waited for
+	waiting bool          // someone waits on moved
 	kick    chan struct{} // holds a token when audio was queued since the sender last looked
 	msg     []byte        // the audio sender's message buffer, reused
 
@@ -453,6 +456,7 @@ func (c *conn) queueAudio(ctx context.Context, samples []int16) error {
 		room := (maxAudioBatch - len(c.queued)) / 2
 		if room == 0 {
 			moved := c.moved
+			c.waiting = true
 			c.amu.Unlock()
 			if err := c.waitMoved(ctx, moved); err != nil {
 				return err
@@ -471,16 +475,30 @@ func (c *conn) queueAudio(ctx context.Context, samples []int16) error {
 	return nil
 }
 
-// drainAudio waits until the audio sender has sent everything queued, and
-// reports why it could not, if it could not.
+// drainAudio returns once everything queued has been sent, and reports
+// why it could not be, if it could not. Audio the sender has not taken
+// yet (it has not run since it was queued: Fast pacing) is sent here, on
+// the caller's goroutine, as the sender would have sent it; a batch the
+// sender is writing is waited for.
 func (c *conn) drainAudio(ctx context.Context) error {
 	for {
 		c.amu.Lock()
 		err, done, moved := c.sendErr, len(c.queued) == 0 && !c.busy, c.moved
-		c.amu.Unlock()
 		if err != nil || done {
+			c.amu.Unlock()
 			return err
 		}
+		if !c.busy {
+			if err := ctx.Err(); err != nil {
+				c.amu.Unlock()
+				return err
+			}
+			c.sendBatchLocked()
+			c.amu.Unlock()
+			continue
+		}
+		c.waiting = true
+		c.amu.Unlock()
 		if err := c.waitMoved(ctx, moved); err != nil {
 			return err
 		}
@@ -503,11 +521,13 @@ func (c *conn) waitMoved(ctx context.Context, moved chan struct{}) error {
 	}
 }
 
-// movedLocked wakes those waiting for the audio sender. Call with amu
-// held.
+// movedLocked wakes those waiting for the audio sender, if any. Call with
+// amu held.
 func (c *conn) movedLocked() {
-	close(c.moved)
-	c.moved = make(chan struct{})
+	if c.waiting {
+		close(c.moved)
+		c.moved, c.waiting = make(chan struct{}), false
+	}
 }
 
 // audioLoop is the audio sender: each time audio is queued it takes all
@@ -524,27 +544,36 @@ func (c *conn) audioLoop() {
 			return
 		}
 		c.amu.Lock()
-		if len(c.queued) == 0 {
+		if len(c.queued) == 0 || c.busy {
 			c.amu.Unlock()
 			continue
 		}
-		batch := c.queued
-		c.queued, c.busy = c.spare[:0], true
-		c.movedLocked()
-		c.amu.Unlock()
-		c.msg = appendAudioMessage(c.msg[:0], batch)
-		err := c.ws.WriteAudio(ctx, websocket.MessageText, c.msg)
-		if cap(c.msg) > 4*maxAudioBatch {
-			c.msg = nil // do not hold on to a huge message's memory
-		}
-		c.amu.Lock()
-		c.spare, c.busy = batch, false
-		if err != nil && c.sendErr == nil {
-			c.sendErr = err
-		}
-		c.movedLocked()
+		c.sendBatchLocked()
 		c.amu.Unlock()
 	}
+}
+
+// sendBatchLocked takes everything queued (there is some, and no batch is
+// being written) and sends it as one realtimeInput audio message. It is
+// called with amu held, releases it while it writes, and returns with it
+// held again. A failed write is kept in sendErr for the next SendAudio or
+// EndUtterance to report.
+func (c *conn) sendBatchLocked() {
+	batch := c.queued
+	c.queued, c.busy = c.spare[:0], true
+	c.movedLocked()
+	c.amu.Unlock()
+	c.msg = appendAudioMessage(c.msg[:0], batch)
+	err := c.ws.WriteAudio(c.ws.Context(), websocket.MessageText, c.msg)
+	if cap(c.msg) > 4*maxAudioBatch {
+		c.msg = nil // do not hold on to a huge message's memory
+	}
+	c.amu.Lock()
+	c.spare, c.busy = batch, false
+	if err != nil && c.sendErr == nil {
+		c.sendErr = err
+	}
+	c.movedLocked()
 }
 
 // startLocked opens the user's activity if none is open. Call with sendMu
