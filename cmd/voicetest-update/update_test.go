@@ -70,7 +70,6 @@ func TestFarewell(t *testing.T) {
 		golden(t, answer(t, "goodbye"))
 	})
 }
-
 `
 
 // sampleKey is the cache key of the sample's answer to prompt (see
