@@ -7,7 +7,7 @@
 // bytesPerWord (of the double's speech), files hello.pcm, specials.pcm,
 // barge.pcm (fake speech the double decodes).
 
-import { page, run, params, fetchPCM, installFakeMic, sleep } from './browser.mjs';
+import { page, run, params, fetchPCM, installFakeMic } from './browser.mjs';
 
 const r = page('@elevenlabs/client');
 const mic = installFakeMic(Number(params.get('rate')));
@@ -21,12 +21,15 @@ run(r, async () => {
   let lastAudio = 0;
   let audioAfterInterrupt = 0;
   // quiet resolves once the whole of the agent's last reply has come (the
-  // double speaks bytesPerWord a word), none has come for 300 ms, and the
-  // SDK is listening: the reply has been received and played.
+  // double speaks bytesPerWord a word), none has come for 150 ms, and the
+  // SDK is listening: the reply has been received and played. (The SDK
+  // goes back to listening when its player reports its buffer empty; the
+  // 150 ms let a report that crossed the reply's last audio be seen for
+  // what it is: the playback of that audio takes longer.)
   const bytesPerWord = Number(params.get('bytesPerWord'));
   let replyEnd = 0;
   const quiet = (what) => r.until(what, () => (r.counts.audio_bytes ?? 0) >= replyEnd &&
-    mode === 'listening' && Date.now() - lastAudio > 300, 30000);
+    mode === 'listening' && Date.now() - lastAudio > 150, 30000);
   const tick = setInterval(() => r.wake(), 100);
   let interrupted = false;
   const conv = await Conversation.startSession({
@@ -82,11 +85,11 @@ run(r, async () => {
   await quiet('the reply to play');
   r.log('tool turn done');
 
-  // A long reply, interrupted by the user's speech while it plays.
+  // A long reply, interrupted by the user's speech as soon as it plays
+  // (the double streams it for seconds).
   const speakingBefore = r.counts['mode:speaking'] ?? 0;
   await mic.say(specials, rate);
   await r.until('the long reply to play', () => (r.counts['mode:speaking'] ?? 0) > speakingBefore, 20000);
-  await sleep(800);
   await mic.say(barge, rate);
   await r.seen('interruption', 1, 20000);
   await r.seen('message:agent', 4, 20000);
@@ -95,17 +98,18 @@ run(r, async () => {
   r.set('audio_after_interrupt', audioAfterInterrupt);
   r.log('barge-in done');
 
-  // A text turn, the other client messages, feedback on the last reply.
-  conv.sendUserMessage('When do you close?');
-  await r.seen('message:agent', 5, 20000);
-  conv.sendContextualUpdate('The guest is on the terrace.');
-  conv.sendUserActivity();
+  // Feedback on the last reply, the other client messages, then a text
+  // turn: the double takes the client's messages in order, so the text
+  // turn's reply shows that it has them all.
   r.check(conv.canSendFeedback, 'canSendFeedback is false while connected');
   conv.sendFeedback(true);
+  conv.sendContextualUpdate('The guest is on the terrace.');
+  conv.sendUserActivity();
+  conv.sendUserMessage('When do you close?');
+  await r.seen('message:agent', 5, 20000);
   await r.seen('in:ping', 1, 20000);
   await r.seen('out:pong', 1);
   r.set('mic_calls', mic.calls);
-  await sleep(300); // let the last messages reach the double
   clearInterval(tick);
   await conv.endSession();
   await r.until('onDisconnect', () => r.values.disconnect !== undefined, 5000);
