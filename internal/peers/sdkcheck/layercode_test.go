@@ -47,7 +47,10 @@ func proxyTo(t *testing.T, target string) http.Handler {
 // speaker.
 func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	inTurn(t, rankLayerCode)
-	const endSilence = 600 * time.Millisecond
+	const (
+		endSilence = 600 * time.Millisecond
+		longReply  = "Tonight we have soup, fish, a pie, three salads, two pastas, a risotto, a curry, four kinds of bread, cheese from the hills, a stew, a tart, grilled lamb, roast chicken, a plate of vegetables from the garden and a very long list of desserts, wines and teas for you to choose from."
+	)
 	const rate = 16000
 	files := pageSpeech(t, rate)
 	hear := func(c pcm.Chunk) string {
@@ -65,7 +68,13 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 			// the transcripts).
 			return layercodepeer.Reply{Text: "Table seven.", Data: json.RawMessage(`{"table":7}`)}
 		case 2:
-			return layercodepeer.Reply{Text: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you."}
+			// The user speaks over this reply as soon as it plays: its
+			// length costs nothing when the barge-in comes, and is how
+			// late the user's speech may reach the double (53 words,
+			// 8 s: at load 30 the SDK's recorder was seen to deliver
+			// speech 7 s late, after a 3 s reply had played out and been
+			// acknowledged, which is then no barge-in).
+			return layercodepeer.Reply{Text: longReply}
 		case 3:
 			// The barge-in's reply does not depend on its words: its
 			// audio overlaps the agent's playback, when a loaded machine
@@ -101,7 +110,7 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 		}
 	}
 	wantTexts := []string{"Hello.", "Table seven.",
-		"Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you.",
+		longReply,
 		"Sure.", "Sure, When do you close?."}
 	if strings.Join(texts, "|") != strings.Join(wantTexts, "|") {
 		t.Errorf("response.text the SDK got:\n%q\nwant\n%q", texts, wantTexts)
