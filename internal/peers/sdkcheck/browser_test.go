@@ -24,14 +24,17 @@ const browserTimeout = 3 * time.Minute
 
 // The user's lines the browser pages speak. The pages wait for each to be
 // said in real time, so they are short: helloLine and specialsLine are
-// checked word for word where the double transcribes them, bargeLine is
-// only some speech over the agent's (its words are scripted or not
-// checked: overlapping the agent's playback, it is when a loaded machine
-// is most likely to drop some of it).
+// checked word for word where the double transcribes them; bargeLine,
+// said over the agent's speech, is only some speech there (its words are
+// scripted or not checked: overlapping the agent's playback, it is when a
+// loaded machine is most likely to drop some of it), and is checked word
+// for word in LayerCode's push-to-talk turn. bargeLine is not shorter:
+// said as "eight" (0.5 s), at load 35 ElevenLabs' double once heard
+// nothing of it, and the barge-in never came.
 const (
 	helloLine    = "a table for two"
 	specialsLine = "the specials"
-	bargeLine    = "eight"
+	bargeLine    = "make it eight"
 )
 
 // pageSpeech returns the user's lines the browser pages speak, as raw

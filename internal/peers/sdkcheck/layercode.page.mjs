@@ -114,7 +114,7 @@ run(r, async () => {
   // the first sound on, so the speech that follows is sent whole.
   await r.until('the push-to-talk WebSocket to open', () => 'ptt:conversation' in r.values, 20000);
   await ptt.client.triggerUserTurnStarted();
-  await mic.say(hello, rate);
+  await mic.say(barge, rate); // a short line, checked word for word
   // Let the recorder deliver the last of the speech before the button is
   // let go, as a person does: the SDK sends what it records only while
   // the button is down, in chunks of 1638 samples (205 ms at its 8 kHz),

@@ -154,7 +154,7 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 		t.Errorf("only %d client.audio messages", c.AudioMessages)
 	}
 	p := ended(t, ptt.WaitCall, 0, over)
-	if len(p.Errors) > 0 || len(p.Heard) != 1 || p.Heard[0] != helloLine || !strings.Contains(strings.Join(p.Types, " "), "trigger.turn.start trigger.turn.end") {
+	if len(p.Errors) > 0 || len(p.Heard) != 1 || p.Heard[0] != bargeLine || !strings.Contains(strings.Join(p.Types, " "), "trigger.turn.start trigger.turn.end") {
 		t.Errorf("push to talk: errors %q, heard %q, types %q", p.Errors, p.Heard, p.Types)
 	}
 }
