@@ -30,11 +30,6 @@
 // fake speech (fixtures.FakeTTS) that the SDK records as it would a real
 // microphone, and that the doubles decode (fixtures.FakeSTT).
 //
-// The tests run -parallel at a time (two on a 2-core machine), longest
-// first, so that the Node scripts fill the slot the shorter browser test
-// leaves (TestMain and inTurn in main_test.go): the pages and scripts
-// wait on the conversation in real time, and little else.
-//
 // The tests skip with the install command when Node.js, Chromium or the
 // packages are absent, and fail instead when VOICETEST_SDKCHECK_REQUIRED=1,
 // as in CI: .ci/run installs the packages with npm ci.

@@ -26,7 +26,7 @@ import (
 // selection, echo cancellation) and the WebRTC connection type, which the
 // double does not serve.
 func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
-	inTurn(t, rankElevenLabs)
+	t.Parallel()
 	const rate = 16000
 	files := pageSpeech(t, rate)
 	s := elevenpeer.New(t, elevenpeer.Config{
@@ -147,7 +147,7 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 // 250 ms now and then. The gap here is a second; the script reports how
 // long after the metadata the next message came (after_metadata_ms).
 func TestElevenLabsDoubleWithClientSDKTextOnly(t *testing.T) {
-	inTurn(t, rankElevenLabsText)
+	t.Parallel()
 	s := elevenpeer.New(t, elevenpeer.Config{
 		FirstMessage:      "Hello there.",
 		FirstMessageDelay: time.Second,

@@ -46,7 +46,7 @@ func proxyTo(t *testing.T, target string) http.Handler {
 // SDK's VAD fails to load), vad_events with it, and a real microphone and
 // speaker.
 func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
-	inTurn(t, rankLayerCode)
+	t.Parallel()
 	const (
 		endSilence = 600 * time.Millisecond
 		longReply  = "Tonight we have soup, fish, a pie, three salads, two pastas, a risotto, a curry, four kinds of bread, cheese from the hills, a stew, a tart, grilled lamb, roast chicken, a plate of vegetables from the garden and a very long list of desserts, wines and teas for you to choose from."

@@ -16,7 +16,7 @@ import (
 // other format, speech as server-sent events, and transcriptions plain,
 // verbose_json with word and segment timestamps, and streamed.
 func TestFakeOpenAIWithOpenAISDK(t *testing.T) {
-	inTurn(t, rankOpenAI)
+	t.Parallel()
 	s := fakeopenai.New(t)
 	s.HandleChat(func(req fakeopenai.ChatRequest) (fakeopenai.ChatReply, error) {
 		last := req.Messages[len(req.Messages)-1]

@@ -39,7 +39,7 @@ func fakeSpeech(t *testing.T, text string, rate int) (string, []int16) {
 // (response.cancel and truncate). Every event the double sends must pass
 // the SDK's schemas: the SDK reports a parse failure as an error.
 func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
-	inTurn(t, rankRealtime)
+	t.Parallel()
 	const said = "a table for two"
 	speech, _ := fakeSpeech(t, said, realtimepeer.Rate)
 	s := realtimepeer.New(t, realtimepeer.Config{
