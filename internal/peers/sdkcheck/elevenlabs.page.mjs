@@ -21,15 +21,12 @@ run(r, async () => {
   let lastAudio = 0;
   let audioAfterInterrupt = 0;
   // quiet resolves once the whole of the agent's last reply has come (the
-  // double speaks bytesPerWord a word), none has come for 150 ms, and the
-  // SDK is listening: the reply has been received and played. (The SDK
-  // goes back to listening when its player reports its buffer empty; the
-  // 150 ms let a report that crossed the reply's last audio be seen for
-  // what it is: the playback of that audio takes longer.)
+  // double speaks bytesPerWord a word), none has come for 300 ms, and the
+  // SDK is listening: the reply has been received and played.
   const bytesPerWord = Number(params.get('bytesPerWord'));
   let replyEnd = 0;
   const quiet = (what) => r.until(what, () => (r.counts.audio_bytes ?? 0) >= replyEnd &&
-    mode === 'listening' && Date.now() - lastAudio > 150, 30000);
+    mode === 'listening' && Date.now() - lastAudio > 300, 30000);
   const tick = setInterval(() => r.wake(), 100);
   let interrupted = false;
   const conv = await Conversation.startSession({
@@ -86,10 +83,12 @@ run(r, async () => {
   r.log('tool turn done');
 
   // A long reply, interrupted by the user's speech as soon as it plays
-  // (the double streams it for seconds).
-  const speakingBefore = r.counts['mode:speaking'] ?? 0;
+  // (the double streams it for seconds). Its agent_response, which the
+  // double sends with its first audio, shows the user's turn over: speech
+  // before it would belong to that turn (a stale mode change once let the
+  // barge-in join "the specials").
   await mic.say(specials, rate);
-  await r.until('the long reply to play', () => (r.counts['mode:speaking'] ?? 0) > speakingBefore, 20000);
+  await r.until('the long reply to play', () => (r.counts['message:agent'] ?? 0) >= 3 && mode === 'speaking', 20000);
   await mic.say(barge, rate);
   await r.seen('interruption', 1, 20000);
   await r.seen('message:agent', 4, 20000);

@@ -89,9 +89,10 @@ run(r, async () => {
 
   // The user speaks over the long reply as soon as the SDK plays it: the
   // double has sent all of it, and takes voiced audio while the reply is
-  // unacknowledged for a barge-in.
+  // unacknowledged for a barge-in. Its response.text shows the user's
+  // turn over: speech before it would belong to that turn.
   await mic.say(specials, rate);
-  await r.until('the long reply to play', () => speaking(), 20000);
+  await r.until('the long reply to play', () => (r.counts['response.text'] ?? 0) >= 3 && speaking(), 20000);
   await mic.say(barge, rate);
   await r.seen('turn.end/assistant', 3, 20000); // the reply to the barge-in
   r.log('barge-in done');
