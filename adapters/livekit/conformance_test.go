@@ -78,6 +78,7 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 // TestNodeAgent's conversation, which holds the gate alone.
 func TestConformance(t *testing.T) {
 	t.Parallel()
+	t.Cleanup(heapChecked.open) // when the heap check did not run
 	conformance.Run(t, subject())
 }
 
@@ -157,8 +158,10 @@ func subject() conformance.Subject {
 			if p.MeasuresHeap {
 				// BoundedMemory/Queue: the suite measures the whole
 				// process's heap around it, so no other conversation
-				// runs meanwhile.
+				// runs meanwhile. It runs first (MemoryFirst); the
+				// others wait for its end (heapChecked).
 				alone.exclusive(t)
+				t.Cleanup(heapChecked.open)
 			} else {
 				alone.share(t)
 			}
@@ -196,6 +199,7 @@ func subject() conformance.Subject {
 				Attributes: map[string]string{"lk.transcription_final": "true", "lk.segment_id": "SG_bad"}}}),
 			message(packet(&lkproto.DataPacket{Value: &lkproto.DataPacket_SipDtmf{SipDtmf: &lkproto.SipDTMF{Code: 99, Digit: "x"}}})),
 		},
-		Pacing: voicetest.PaceFast,
+		Pacing:      voicetest.PaceFast,
+		MemoryFirst: true,
 	}
 }

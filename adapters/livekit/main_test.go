@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"flag"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,13 +25,42 @@ import (
 var server = lkserver.NewShared(lkserver.Config{})
 
 // alone is the package's gate between its parallel conversations. The
-// Go-double conversations (see beside) and each check of TestConformance
-// (see subject) hold it shared; two things hold it alone: TestNodeAgent's
-// conversation (the framework's Silero VAD needs the CPU in real time:
-// beside another conversation on a loaded 2-core machine it answered 8 s
-// late and missed the barge-in) and the conformance suite's heap check
-// (BoundedMemory/Queue measures the whole process's heap).
+// Go-double conversations (see beside), TestNodeAgent's conversation and
+// each check of TestConformance (see subject) hold it shared; the
+// conformance suite's heap check (BoundedMemory/Queue measures the whole
+// process's heap) holds it alone. That check runs first in the suite
+// (conformance.Subject.MemoryFirst), and the other conversations wait
+// for it (heapChecked) before they take the gate, so that it neither
+// waits for them nor they for it.
 var alone = newGate()
+
+// heapChecked is closed once TestConformance's heap check is over (or
+// will not run): the other conversations start after it (see beside), so
+// that it does not wait at the gate for those under way. It is closed
+// once; with -count above 1 the later heap checks wait for the
+// conversations under way instead, as a check asking the gate alone does.
+var heapChecked = newLatch()
+
+// doubles holds back the Go-double conversations (beside) beyond two at a
+// time: all of the package's parallel tests start at once (see
+// parallel), so that TestNodeAgent and TestConformance, the longest,
+// start first thing, but two of these conversations beside them are as
+// much as the 2-core machine runs in real time without garbling audio.
+var doubles = make(chan struct{}, 2)
+
+// latch is a channel closed once.
+type latch struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func newLatch() *latch { return &latch{ch: make(chan struct{})} }
+
+// open closes l; later calls do nothing.
+func (l *latch) open() { l.once.Do(func() { close(l.ch) }) }
+
+// wait returns once l is open.
+func (l *latch) wait() { <-l.ch }
 
 // gate is a shared/exclusive lock held by tests until they end, which
 // lets a waiting exclusive holder in first: while one waits, no new
@@ -91,24 +121,49 @@ func (g *gate) exclusive(t testing.TB) {
 // beside marks t, a parallel test, as a conversation that runs beside
 // TestConformance: its goroutines are left out of the suite's leak checks
 // (adaptertest.Exempt; the package's leak check at the end still sees
-// them), and it holds alone shared. Call it right after t.Parallel,
-// before t starts any goroutine.
+// them), and once the suite's heap check is over (heapChecked) and fewer
+// than two others run (doubles) it holds alone shared. Call it right
+// after t.Parallel, before t starts any
+// goroutine.
 func beside(t *testing.T) {
 	t.Helper()
 	adaptertest.Exempt(t)
+	heapChecked.wait()
+	doubles <- struct{}{}
+	t.Cleanup(func() { <-doubles })
 	alone.share(t)
 }
+
+// parallel is the package's default -test.parallel, above its count of
+// parallel tests: they are conversations that mostly wait on real time
+// (TestConformance's checks one after another, TestNodeAgent, the
+// Go-double conversations), and side by side they take less wall time
+// than two at a time, GOMAXPROCS's default on a 2-core machine. Which of
+// them run at once is the package's gate's business (alone, doubles),
+// not the order in which the testing package resumes them.
+const parallel = 16
 
 // TestMain silences the SDK's package logger (pion's connection states at
 // info level, on stderr), stops the shared server after the tests, and
 // fails the package's tests if they leave a goroutine running or a
-// socket open.
+// socket open. Unless -test.parallel is given, it runs up to parallel
+// parallel tests at once.
 //
 // When TestNodeAgent is to run, TestMain starts its Node.js worker ahead
 // of the tests (see earlyNode), so that its start-up overlaps them.
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
 	flag.Parse()
+	setParallel := true
+	flag.Visit(func(f *flag.Flag) { setParallel = setParallel && f.Name != "test.parallel" })
+	if setParallel {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
+			panic(err)
+		}
+	}
+	if !willRun("TestConformance") {
+		heapChecked.open()
+	}
 	if willRun("TestNodeAgent") {
 		nodeEarly.start()
 	}

@@ -199,7 +199,8 @@ func TestNodeAgent(t *testing.T) {
 	t.Parallel()
 	adaptertest.Exempt(t)
 	a, model := nodeAgent(t, "when do you open", "check my booking", "tell me a story", "stop please")
-	alone.exclusive(t)
+	heapChecked.wait()
+	alone.share(t)
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
 		UserVoice: speech.Flite(),
