@@ -135,7 +135,8 @@ func beside(t *testing.T) {
 }
 
 // parallel is the package's default -test.parallel, above its count of
-// parallel tests: they are conversations that mostly wait on real time
+// parallel tests (keep it so: heapChecked relies on TestConformance
+// running from the start): they are conversations that mostly wait on real time
 // (TestConformance's checks one after another, TestNodeAgent, the
 // Go-double conversations), and side by side they take less wall time
 // than two at a time, GOMAXPROCS's default on a 2-core machine. Which of
@@ -161,7 +162,11 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	if !willRun("TestConformance") {
+	if !setParallel || !willRun("TestConformance") {
+		// With a -test.parallel of the caller's, TestConformance may
+		// wait for a slot that the conversations waiting for its heap
+		// check hold: they do not wait, and the check waits for them at
+		// the gate instead.
 		heapChecked.open()
 	}
 	if willRun("TestNodeAgent") {
