@@ -18,7 +18,7 @@ import (
 // transcript, timeline and verdict, with no server and no agent.
 func TestLiveKitCassette(t *testing.T) {
 	t.Parallel()
-	beside(t)
+	besideQuiet(t, true) // its replay's timeline must match the recording's
 	srv := lkserver.New(t, lkserver.Config{})
 	w := lkagent.New(t, lkagent.Config{URL: srv.URL, APIKey: lkserver.DefaultKey, APISecret: lkserver.DefaultSecret, AgentName: "frontdesk",
 		HangUpAfter: 2, Turns: []lkagent.Turn{{Reply: "Sure, {heard}"}, {Reply: "Goodbye."}}})

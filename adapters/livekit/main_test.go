@@ -34,6 +34,16 @@ var server = lkserver.NewShared(lkserver.Config{})
 // waits for them nor they for it.
 var alone = newGate()
 
+// quiet keeps the Go-double conversations (beside, which holds it
+// shared) off the barge-in of TestNodeAgent's conversation, which holds
+// it alone for that part, and off TestLiveKitCassette's (besideQuiet):
+// the framework's Silero VAD must hear the barge-in while the story
+// plays, in real time (at load 30-50 it missed it, or the story stopped
+// after a word, with conversations beside it); the cassette's replay
+// must keep its recording's timing.
+// TestConformance's checks, one at a time, do not take it.
+var quiet = newGate()
+
 // heapChecked is closed once TestConformance's heap check is over (or
 // will not run): the other conversations start after it (see beside), so
 // that it does not wait at the gate for those under way. It is closed
@@ -100,8 +110,8 @@ func (g *gate) share(t testing.TB) {
 	})
 }
 
-// exclusive holds g alone until t ends.
-func (g *gate) exclusive(t testing.TB) {
+// exclusive holds g alone until t ends, or until release is called.
+func (g *gate) exclusive(t testing.TB) (release func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.waiting++
@@ -110,28 +120,48 @@ func (g *gate) exclusive(t testing.TB) {
 	}
 	g.waiting--
 	g.excl = true
-	t.Cleanup(func() {
-		g.mu.Lock()
-		g.excl = false
-		g.mu.Unlock()
-		g.cond.Broadcast()
-	})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.excl = false
+			g.mu.Unlock()
+			g.cond.Broadcast()
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // beside marks t, a parallel test, as a conversation that runs beside
 // TestConformance: its goroutines are left out of the suite's leak checks
 // (adaptertest.Exempt; the package's leak check at the end still sees
 // them), and once the suite's heap check is over (heapChecked) and fewer
-// than two others run (doubles) it holds alone shared. Call it right
+// than two others run (doubles) it holds alone and quiet shared. Call it right
 // after t.Parallel, before t starts any
 // goroutine.
 func beside(t *testing.T) {
+	t.Helper()
+	besideQuiet(t, false)
+}
+
+// besideQuiet is beside for a conversation whose timing is checked to a
+// few hundred milliseconds (TestLiveKitCassette's replay against its
+// recording): with exclusive set it holds quiet alone, so that no other
+// Go-double conversation, nor TestNodeAgent's barge-in, runs meanwhile;
+// TestConformance's checks still do, one at a time.
+func besideQuiet(t *testing.T, exclusive bool) {
 	t.Helper()
 	adaptertest.Exempt(t)
 	heapChecked.wait()
 	doubles <- struct{}{}
 	t.Cleanup(func() { <-doubles })
 	alone.share(t)
+	if exclusive {
+		quiet.exclusive(t)
+	} else {
+		quiet.share(t)
+	}
 }
 
 // parallel is the package's default -test.parallel, above its count of

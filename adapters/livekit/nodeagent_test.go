@@ -187,14 +187,16 @@ func (e *earlyNode) close() {
 // agent states and session events (tool calls and results, the
 // interrupted message) reach the runner.
 //
-// It is a parallel test, and its conversation runs beside the others
-// (TestConformance's checks, the Go-double conversations, two at a time:
-// doubles), holding the package's gate shared: only the conformance heap
-// check, which runs first, keeps it waiting (heapChecked). Its worker's
-// start-up (Ready, begun by TestMain) overlaps that check. Earlier its
-// conversation held the gate alone (suite-lk2: at load 20-30 another
-// conversation beside it starved the framework's Silero VAD); that cost
-// the package its whole length in wall time on top of TestConformance's.
+// It is a parallel test, and its conversation runs beside the others,
+// holding the package's gate shared: only the conformance heap check,
+// which runs first, keeps it waiting (heapChecked), and its worker's
+// start-up (Ready, begun by TestMain) overlaps that check. From the story
+// on to the answer to the barge-in it holds quiet alone: the Go-double
+// conversations wait (those under way end first), so that the framework's
+// Silero VAD hears the barge-in in real time beside nothing but
+// TestConformance's checks, one at a time. (Until suite-lk5 the whole
+// conversation held the gate alone, which cost the package its length
+// in wall time on top of TestConformance's.)
 func TestNodeAgent(t *testing.T) {
 	t.Parallel()
 	adaptertest.Exempt(t)
@@ -204,6 +206,7 @@ func TestNodeAgent(t *testing.T) {
 	heapChecked.wait()
 	alone.share(t)
 	t.Logf("the worker was ready %v into the test, the conversation began at %v", ready.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	release := func() {} // quiet's hold, from the story on
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
 		UserVoice: speech.Flite(),
@@ -214,6 +217,10 @@ func TestNodeAgent(t *testing.T) {
 			voicetest.AgentTurn(),
 			voicetest.UserSays("check my booking"),
 			voicetest.AgentTurn(),
+			voicetest.Do("hold the Go-double conversations back", func(context.Context, *voicetest.Control) error {
+				release = quiet.exclusive(t)
+				return nil
+			}),
 			voicetest.UserSays("tell me a story"),
 			voicetest.Interrupt("stop please", voicetest.AfterWords(4)),
 			voicetest.AgentTurn(),
@@ -233,6 +240,10 @@ func TestNodeAgent(t *testing.T) {
 					}
 				}
 				return nil // the check after the run reports it
+			}),
+			voicetest.Do("let them go", func(context.Context, *voicetest.Control) error {
+				release()
+				return nil
 			}),
 		},
 	})
