@@ -57,8 +57,8 @@ var heapChecked = newLatch()
 // start first thing, but one of these conversations beside them is as
 // much as a loaded 2-core machine runs in real time (two at a time, at
 // load 25-38, failed TestScenarioMultiTurn, -BargeIn and
-// TestLegacyTranscriptions in 2 runs of 2, which one at a time, as
-// before, did not).
+// TestLegacyTranscriptions in 2 runs of 2; the base binary, one at a
+// time, passed its run between them).
 var doubles = make(chan struct{}, 1)
 
 // latch is a channel closed once.
@@ -141,8 +141,7 @@ func (g *gate) exclusive(t testing.TB) (release func()) {
 // (adaptertest.Exempt; the package's leak check at the end still sees
 // them), and once the suite's heap check is over (heapChecked) and no
 // other runs (doubles) it holds alone and quiet shared. Call it right
-// after t.Parallel, before t starts any
-// goroutine.
+// after t.Parallel, before t starts any goroutine.
 func beside(t *testing.T) {
 	t.Helper()
 	besideQuiet(t, false)
@@ -169,12 +168,13 @@ func besideQuiet(t *testing.T, exclusive bool) {
 
 // parallel is the package's default -test.parallel, above its count of
 // parallel tests (keep it so: heapChecked relies on TestConformance
-// running from the start): they are conversations that mostly wait on real time
-// (TestConformance's checks one after another, TestNodeAgent, the
-// Go-double conversations), and side by side they take less wall time
-// than two at a time, GOMAXPROCS's default on a 2-core machine. Which of
-// them run at once is the package's gate's business (alone, doubles),
-// not the order in which the testing package resumes them.
+// running from the start). They are conversations that mostly wait on
+// real time (TestConformance's checks one after another, TestNodeAgent,
+// the Go-double conversations), and side by side they take less wall
+// time than two at a time, GOMAXPROCS's default on a 2-core machine.
+// Which of them run at once is the business of the package's gates
+// (alone, quiet, doubles), not of the order in which the testing package
+// resumes them.
 const parallel = 16
 
 // TestMain silences the SDK's package logger (pion's connection states at
