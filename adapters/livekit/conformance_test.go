@@ -75,8 +75,8 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 // conversations leave theirs out (beside, adaptertest.Exempt). Each check
 // holds the package's gate shared (see subject), and its heap check holds
 // it alone: it measures the whole process's heap, so no other
-// conversation runs meanwhile; nor does one of its checks run during
-// TestNodeAgent's conversation, which holds the gate alone.
+// conversation runs meanwhile. That check runs first (MemoryFirst), and
+// the other conversations start once it is over (heapChecked).
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	t.Cleanup(heapChecked.open) // when the heap check did not run
