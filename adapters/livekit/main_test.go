@@ -51,6 +51,10 @@ var quiet = newGate()
 // conversations under way instead, as a check asking the gate alone does.
 var heapChecked = newLatch()
 
+// nodeDone is closed once TestNodeAgent has ended (or will not run):
+// TestLiveKitCassette records its call after it (see there).
+var nodeDone = newLatch()
+
 // doubles holds back the Go-double conversations (beside) beyond one at a
 // time: all of the package's parallel tests start at once (see
 // parallel), so that TestNodeAgent and TestConformance, the longest,
@@ -204,6 +208,9 @@ func TestMain(m *testing.M) {
 	}
 	if willRun("TestNodeAgent") {
 		nodeEarly.start()
+	}
+	if !setParallel || !willRun("TestNodeAgent") {
+		nodeDone.open() // as heapChecked
 	}
 	leakcheck.Main(m, leakcheck.AfterRun(func() {
 		nodeEarly.close()

@@ -199,6 +199,7 @@ func (e *earlyNode) close() {
 // in wall time on top of TestConformance's.)
 func TestNodeAgent(t *testing.T) {
 	t.Parallel()
+	t.Cleanup(nodeDone.open)
 	adaptertest.Exempt(t)
 	t0 := time.Now()
 	a, model := nodeAgent(t, "when do you open", "check my booking", "tell me a story", "stop please")
