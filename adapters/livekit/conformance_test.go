@@ -2,6 +2,7 @@ package livekit_test
 
 import (
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,10 +75,11 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 // conversations leave theirs out (beside, adaptertest.Exempt). Each check
 // holds the package's gate shared (see subject), and its heap check holds
 // it alone: it measures the whole process's heap, so no other
-// conversation runs meanwhile; nor does one of its checks run during
-// TestNodeAgent's conversation, which holds the gate alone.
+// conversation runs meanwhile. That check runs first (MemoryFirst), and
+// the other conversations start once it is over (heapChecked).
 func TestConformance(t *testing.T) {
 	t.Parallel()
+	t.Cleanup(heapChecked.open) // when the heap check did not run
 	conformance.Run(t, subject())
 }
 
@@ -106,6 +108,7 @@ func FuzzAgentMessage(f *testing.F) {
 // subject describes the adapter, the server and the agent double to the
 // suite.
 func subject() conformance.Subject {
+	var started atomic.Int32 // peers started before this one
 	return conformance.Subject{
 		Adapter:   "livekit",
 		Handshake: true, // the agent joins and subscribes
@@ -157,8 +160,13 @@ func subject() conformance.Subject {
 			if p.MeasuresHeap {
 				// BoundedMemory/Queue: the suite measures the whole
 				// process's heap around it, so no other conversation
-				// runs meanwhile.
+				// runs meanwhile. It runs first (MemoryFirst); the
+				// others wait for its end (heapChecked).
+				if n := started.Load(); n > 0 {
+					t.Errorf("the heap check's peer came after %d others: the conversations waiting for it (heapChecked) waited for the suite's other checks too; want it first (conformance.Subject.MemoryFirst)", n)
+				}
 				alone.exclusive(t)
+				t.Cleanup(heapChecked.open)
 			} else {
 				alone.share(t)
 			}
@@ -170,7 +178,20 @@ func subject() conformance.Subject {
 				// queue while nobody reads.
 				cfg.SendGap = 5 * time.Millisecond
 			}
-			lkagent.New(t, cfg)
+			started.Add(1)
+			w := lkagent.New(t, cfg)
+			if len(cfg.Send) > 50 {
+				// The flood's backlog in the double's data channels is in
+				// this process's heap: bounded, whatever the CPU left to
+				// send it (lkagent.MaxBuffered).
+				t.Cleanup(func() {
+					for _, j := range w.Jobs() {
+						if j.PeakBuffered > lkagent.MaxBuffered+64<<10 {
+							t.Errorf("the agent double held %d KiB of its flood unsent, above lkagent.MaxBuffered (%d KiB) and a message", j.PeakBuffered>>10, lkagent.MaxBuffered>>10)
+						}
+					}
+				})
+			}
 			a := livekit.New(srv.URL, key, secret, name)
 			if p.Stall == conformance.StallDial {
 				a.URL = adaptertest.BlackHole(t)
@@ -196,6 +217,7 @@ func subject() conformance.Subject {
 				Attributes: map[string]string{"lk.transcription_final": "true", "lk.segment_id": "SG_bad"}}}),
 			message(packet(&lkproto.DataPacket{Value: &lkproto.DataPacket_SipDtmf{SipDtmf: &lkproto.SipDTMF{Code: 99, Digit: "x"}}})),
 		},
-		Pacing: voicetest.PaceFast,
+		Pacing:      voicetest.PaceFast,
+		MemoryFirst: true,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"flag"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,13 +25,59 @@ import (
 var server = lkserver.NewShared(lkserver.Config{})
 
 // alone is the package's gate between its parallel conversations. The
-// Go-double conversations (see beside) and each check of TestConformance
-// (see subject) hold it shared; two things hold it alone: TestNodeAgent's
-// conversation (the framework's Silero VAD needs the CPU in real time:
-// beside another conversation on a loaded 2-core machine it answered 8 s
-// late and missed the barge-in) and the conformance suite's heap check
-// (BoundedMemory/Queue measures the whole process's heap).
+// Go-double conversations (see beside), TestNodeAgent's conversation and
+// each check of TestConformance (see subject) hold it shared; the
+// conformance suite's heap check (BoundedMemory/Queue measures the whole
+// process's heap) holds it alone. That check runs first in the suite
+// (conformance.Subject.MemoryFirst), and the other conversations wait
+// for it (heapChecked) before they take the gate, so that it neither
+// waits for them nor they for it.
 var alone = newGate()
+
+// quiet keeps the Go-double conversations (beside, which holds it
+// shared) off the barge-in of TestNodeAgent's conversation, which holds
+// it alone for that part, and off TestLiveKitCassette's (besideQuiet):
+// the framework's Silero VAD must hear the barge-in while the story
+// plays, in real time (at load 30-50 it missed it, or the story stopped
+// after a word, with conversations beside it); the cassette's replay
+// must keep its recording's timing.
+// TestConformance's checks, one at a time, do not take it.
+var quiet = newGate()
+
+// heapChecked is closed once TestConformance's heap check is over (or
+// will not run): the other conversations start after it (see beside), so
+// that it does not wait at the gate for those under way. It is closed
+// once; with -count above 1 the later heap checks wait for the
+// conversations under way instead, as a check asking the gate alone does.
+var heapChecked = newLatch()
+
+// nodeDone is closed once TestNodeAgent has ended (or will not run):
+// TestLiveKitCassette records its call after it (see there).
+var nodeDone = newLatch()
+
+// doubles holds back the Go-double conversations (beside) beyond one at a
+// time: all of the package's parallel tests start at once (see
+// parallel), so that TestNodeAgent and TestConformance, the longest,
+// start first thing, but one of these conversations beside them is as
+// much as a loaded 2-core machine runs in real time (two at a time, at
+// load 25-38, failed TestScenarioMultiTurn, -BargeIn and
+// TestLegacyTranscriptions in 2 runs of 2; the base binary, one at a
+// time, passed its run between them).
+var doubles = make(chan struct{}, 1)
+
+// latch is a channel closed once.
+type latch struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func newLatch() *latch { return &latch{ch: make(chan struct{})} }
+
+// open closes l; later calls do nothing.
+func (l *latch) open() { l.once.Do(func() { close(l.ch) }) }
+
+// wait returns once l is open.
+func (l *latch) wait() { <-l.ch }
 
 // gate is a shared/exclusive lock held by tests until they end, which
 // lets a waiting exclusive holder in first: while one waits, no new
@@ -70,8 +117,8 @@ func (g *gate) share(t testing.TB) {
 	})
 }
 
-// exclusive holds g alone until t ends.
-func (g *gate) exclusive(t testing.TB) {
+// exclusive holds g alone until t ends, or until release is called.
+func (g *gate) exclusive(t testing.TB) (release func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.waiting++
@@ -80,37 +127,90 @@ func (g *gate) exclusive(t testing.TB) {
 	}
 	g.waiting--
 	g.excl = true
-	t.Cleanup(func() {
-		g.mu.Lock()
-		g.excl = false
-		g.mu.Unlock()
-		g.cond.Broadcast()
-	})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.excl = false
+			g.mu.Unlock()
+			g.cond.Broadcast()
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // beside marks t, a parallel test, as a conversation that runs beside
 // TestConformance: its goroutines are left out of the suite's leak checks
 // (adaptertest.Exempt; the package's leak check at the end still sees
-// them), and it holds alone shared. Call it right after t.Parallel,
-// before t starts any goroutine.
+// them), and once the suite's heap check is over (heapChecked) and no
+// other runs (doubles) it holds alone and quiet shared. Call it right
+// after t.Parallel, before t starts any goroutine.
 func beside(t *testing.T) {
 	t.Helper()
-	adaptertest.Exempt(t)
-	alone.share(t)
+	besideQuiet(t, false)
 }
+
+// besideQuiet is beside for a conversation whose timing is checked to a
+// few hundred milliseconds (TestLiveKitCassette's replay against its
+// recording): with exclusive set it holds quiet alone, so that no other
+// Go-double conversation, nor TestNodeAgent's barge-in, runs meanwhile;
+// TestConformance's checks still do, one at a time.
+func besideQuiet(t *testing.T, exclusive bool) {
+	t.Helper()
+	adaptertest.Exempt(t)
+	heapChecked.wait()
+	doubles <- struct{}{}
+	t.Cleanup(func() { <-doubles })
+	alone.share(t)
+	if exclusive {
+		quiet.exclusive(t)
+	} else {
+		quiet.share(t)
+	}
+}
+
+// parallel is the package's default -test.parallel, above its count of
+// parallel tests (keep it so: heapChecked relies on TestConformance
+// running from the start). They are conversations that mostly wait on
+// real time (TestConformance's checks one after another, TestNodeAgent,
+// the Go-double conversations), and side by side they take less wall
+// time than two at a time, GOMAXPROCS's default on a 2-core machine.
+// Which of them run at once is the business of the package's gates
+// (alone, quiet, doubles), not of the order in which the testing package
+// resumes them.
+const parallel = 16
 
 // TestMain silences the SDK's package logger (pion's connection states at
 // info level, on stderr), stops the shared server after the tests, and
 // fails the package's tests if they leave a goroutine running or a
-// socket open.
+// socket open. Unless -test.parallel is given, it runs up to parallel
+// parallel tests at once.
 //
 // When TestNodeAgent is to run, TestMain starts its Node.js worker ahead
 // of the tests (see earlyNode), so that its start-up overlaps them.
 func TestMain(m *testing.M) {
 	lksdk.SetLogger(protologger.GetDiscardLogger())
 	flag.Parse()
+	setParallel := true
+	flag.Visit(func(f *flag.Flag) { setParallel = setParallel && f.Name != "test.parallel" })
+	if setParallel {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
+			panic(err)
+		}
+	}
+	if !setParallel || !willRun("TestConformance") {
+		// With a -test.parallel of the caller's, TestConformance may
+		// wait for a slot that the conversations waiting for its heap
+		// check hold: they do not wait, and the check waits for them at
+		// the gate instead.
+		heapChecked.open()
+	}
 	if willRun("TestNodeAgent") {
 		nodeEarly.start()
+	}
+	if !setParallel || !willRun("TestNodeAgent") {
+		nodeDone.open() // as heapChecked
 	}
 	leakcheck.Main(m, leakcheck.AfterRun(func() {
 		nodeEarly.close()

@@ -209,6 +209,12 @@ type Subject struct {
 	// DefaultDialer at the bubble's network), which the real-time
 	// conversation would then use.
 	Alongside bool
+	// MemoryFirst (without InMemory) runs BoundedMemory first, before
+	// Capabilities, rather than after Timeouts: a package that runs other
+	// conversations beside the suite, and keeps them off the heap check
+	// (Peer.MeasuresHeap), can then hold them back for the first seconds
+	// only, not wait for those under way in the middle of the suite.
+	MemoryFirst bool
 
 	// net is the in-memory network of the check being run (InMemory).
 	net *adaptertest.MemNet
@@ -227,6 +233,7 @@ const sentinel = "sentinel-7e21"
 // comment), and RealTimeConversation runs the conversation on the real
 // clock over loopback TCP; with s.Alongside as well, it runs at the same
 // time as the virtual-time cases, and BoundedMemory runs last, alone.
+// With s.MemoryFirst (and without s.InMemory) BoundedMemory runs first.
 func Run(t *testing.T, s Subject) {
 	if s.Rate == 0 {
 		s.Rate = pcm.DefaultRate
@@ -235,6 +242,11 @@ func Run(t *testing.T, s Subject) {
 		s.Pacing = voicetest.PaceFast
 	}
 	s.net = nil
+	memory := func() { t.Run("BoundedMemory", func(t *testing.T) { testBoundedMemory(t, s) }) }
+	memoryFirst := s.MemoryFirst && !s.InMemory
+	if memoryFirst {
+		memory()
+	}
 	realTime := func() {
 		t.Run("RealTimeConversation", func(t *testing.T) { testRealTimeConversation(t, s) })
 	}
@@ -254,14 +266,14 @@ func Run(t *testing.T, s Subject) {
 	s.sub(t, "HangUp", testHangUp)
 	s.sub(t, "MalformedFrames", testMalformed)
 	t.Run("Timeouts", func(t *testing.T) { testTimeouts(t, s) })
-	if !along {
-		t.Run("BoundedMemory", func(t *testing.T) { testBoundedMemory(t, s) })
+	if !along && !memoryFirst {
+		memory()
 	}
 	t.Run("Secrets", func(t *testing.T) { testSecrets(t, s) })
 	s.sub(t, "Capture", testCapture)
 	if along {
 		alongside.Wait() // the heap is measured with nothing else running
-		t.Run("BoundedMemory", func(t *testing.T) { testBoundedMemory(t, s) })
+		memory()
 	}
 }
 

@@ -56,7 +56,7 @@ export default defineAgent({
     });
     await session.start({ agent, room: ctx.room });
     await ctx.connect();
-    session.say('Hello, this is the front desk. How can I help?');
+    session.say('Front desk, hello.');
   },
 });
 
