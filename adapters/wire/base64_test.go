@@ -70,36 +70,3 @@ func BenchmarkAppendBase64(b *testing.B) {
 		})
 	}
 }
-
-// TestBase64BlocksMatchStd checks the vector encoder alone (on a CPU
-// with AVX-512 VBMI; elsewhere it encodes nothing and the test says so):
-// for every length up to 400 it must encode the longest prefix of whole
-// 48-byte blocks that leaves 16 bytes to load, exactly as the standard
-// encoder does, and write nothing past that prefix's encoding.
-func TestBase64BlocksMatchStd(t *testing.T) {
-	rng := rand.New(rand.NewPCG(48, 64))
-	for n := range 401 {
-		src := make([]byte, n)
-		for i := range src {
-			src[i] = byte(rng.Uint32())
-		}
-		dst := bytes.Repeat([]byte{'#'}, base64.StdEncoding.EncodedLen(n)+64)
-		got := base64Blocks(dst, src)
-		if got == 0 && n >= 64 {
-			if n == 64 {
-				t.Log("no vector encoder on this CPU (or -tags purego)")
-			}
-			continue
-		}
-		if want := max(0, (n-16)/48*48); got != want {
-			t.Fatalf("%d bytes: encoded %d, want %d", n, got, want)
-		}
-		enc := got / 3 * 4
-		if want := base64.StdEncoding.EncodeToString(src[:got]); string(dst[:enc]) != want {
-			t.Fatalf("%d bytes: %q, want %q", n, dst[:enc], want)
-		}
-		if rest := bytes.Trim(dst[enc:], "#"); len(rest) > 0 {
-			t.Fatalf("%d bytes: wrote past the encoded prefix", n)
-		}
-	}
-}
