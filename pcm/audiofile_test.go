@@ -302,20 +302,29 @@ func TestReadAudioFileErrors(t *testing.T) {
 			t.Errorf("WAV without ffmpeg: %v", err)
 		}
 	})
-	ffmpeg := needFFmpeg(t)
+}
+
+// TestReadAudioFileFFmpegErrors: ffmpeg's failures, a cancelled context and
+// the size bound. It runs in parallel (TestReadAudioFileErrors, which sets
+// PATH, is sequential: Go starts parallel tests only once every sequential
+// one has finished); each ffmpeg start is mostly waiting on the process.
+func TestReadAudioFileFFmpegErrors(t *testing.T) {
+	t.Parallel()
+	needFFmpeg(t)
+	mp3 := filepath.Join(t.TempDir(), "call.mp3")
+	if err := os.WriteFile(mp3, []byte("ID3 not really an mp3"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ReadAudioFile(t.Context(), mp3); err == nil || !strings.Contains(err.Error(), "with ffmpeg failed") {
 		t.Errorf("not audio: err = %v", err)
 	}
-	src := filepath.Join(dir, "src.wav")
-	stereoTestWAV(t, src)
-	flac := filepath.Join(dir, "a.flac")
-	ffmpegT(t, ffmpeg, "-i", src, "-c:a", "flac", flac)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := ReadAudioFile(ctx, flac); !errors.Is(err, context.Canceled) {
+	if _, err := ReadAudioFile(ctx, mp3); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v, want context.Canceled", err)
 	}
-	if _, err := decodeWithFFmpeg(t.Context(), flac, "a test", 1000); err == nil || !strings.Contains(err.Error(), "more than 1000 bytes") {
+	// 2.4 s of 8 kHz stereo: 76800 bytes of 32-bit float mono.
+	if _, err := decodeWithFFmpeg(t.Context(), "testdata/ref/call_8k_stereo_mulaw.wav", "a test", 1000); err == nil || !strings.Contains(err.Error(), "more than 1000 bytes") {
 		t.Errorf("over the bound: err = %v", err)
 	}
 }

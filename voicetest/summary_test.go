@@ -5,39 +5,30 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestSuiteSummary runs a tiny test binary whose TestMain calls
-// voicetest.Main (internal/summarytest) and checks the summary it prints
-// after its tests: with -test.v, with -voicetest.summary, and not at all
-// without either.
+// TestSuiteSummary runs this test binary again as a suite whose TestMain
+// calls voicetest.Main (TestMain, with VOICETEST_SUMMARY_CHILD=1), running
+// only the TestSummaryChild tests, and checks the summary it prints after
+// its tests: with -test.v, with -voicetest.summary, and not at all without
+// either. (It built a test binary of its own, internal/summarytest, with
+// the go command: 2–3 s of CPU for the same suite.)
 func TestSuiteSummary(t *testing.T) {
 	t.Parallel()
-	goTool, err := exec.LookPath("go")
+	bin, err := os.Executable()
 	if err != nil {
-		t.Skip("the go command is not on PATH (Debian package golang-go); it builds the test binary")
-	}
-	if testing.Short() {
-		t.Skip("builds a test binary")
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "summarytest.test")
-	// -ldflags=-w: no DWARF debug information, which nothing here reads;
-	// linking without it takes about a third less CPU.
-	build := exec.CommandContext(ctx, goTool, "test", "-c", "-ldflags=-w", "-o", bin, "./internal/summarytest")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the test binary: %v\n%s", err, out)
-	}
 	tmp := t.TempDir() // artifacts of the failing scenario go here
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = append(os.Environ(), "VOICETEST_SUMMARY_CHILD=1", "TMPDIR="+tmp, "VOICETEST_SUMMARY=")
+		cmd := exec.CommandContext(ctx, bin, append([]string{"-test.run=^TestSummaryChild"}, args...)...)
+		cmd.Env = append(os.Environ(), summaryChildEnv+"=1", "TMPDIR="+tmp, "VOICETEST_SUMMARY=")
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -54,8 +45,8 @@ func TestSuiteSummary(t *testing.T) {
 		"  response latency over 5 turns: p50 300ms, p90 700ms, p95 700ms, p99 700ms, max 700ms, mean 340ms\n",
 		"  first audio after the user stopped, over 5 turns: p50 300ms, p95 700ms, max 700ms\n",
 		// Each reply follows the user's words by its latency.
-		"  talk-over: 0 (0 by the user, 0 by the agent), 0ms in all; dead air 1700ms; 0 unfilled gaps; longest pause 700ms (TestFailsVerdict, turn 1)\n",
-		"  FAIL TestFailsVerdict (\"rude agent\"): ",
+		"  talk-over: 0 (0 by the user, 0 by the agent), 0ms in all; dead air 1700ms; 0 unfilled gaps; longest pause 700ms (TestSummaryChildFailsVerdict, turn 1)\n",
+		"  FAIL TestSummaryChildFailsVerdict (\"rude agent\"): ",
 		"criterion \"the agent is polite\" failed: it said no\n",
 	}
 	for _, args := range [][]string{{"-test.v"}, {"-voicetest.summary"}} {
@@ -66,7 +57,7 @@ func TestSuiteSummary(t *testing.T) {
 			}
 		}
 		// The summary comes after the tests.
-		if i, j := strings.Index(out, "--- FAIL: TestFailsVerdict"), strings.Index(out, "voicetest summary:"); i < 0 || j < i {
+		if i, j := strings.Index(out, "--- FAIL: TestSummaryChildFailsVerdict"), strings.Index(out, "voicetest summary:"); i < 0 || j < i {
 			t.Errorf("with %v the summary is not after the tests:\n%s", args, out)
 		}
 	}

@@ -107,7 +107,11 @@ func TestComposableReportsItsParts(t *testing.T) {
 // part is at least that and the latency at least their sum. The user's
 // audio is sent fast (PaceFast): the parts are timed from the end of the
 // utterance, so its real-time playback would only add wall time.
+//
+// It runs in parallel (no process-wide state; the parts' bounds are lower
+// bounds, which other work on the machine cannot break).
 func TestComposablePartsOnTheRealClock(t *testing.T) {
+	t.Parallel()
 	srv := fakeopenai.New(t)
 	srv.HandleTranscription(func(fakeopenai.TranscriptionRequest) (string, error) {
 		time.Sleep(150 * time.Millisecond)

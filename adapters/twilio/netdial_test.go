@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
@@ -16,11 +17,15 @@ import (
 
 // TestNetDialReplacesTheTCPDial shows wire.WSOptions.NetDial at work: the
 // agent's URL names a loopback port where nothing listens, and the call
-// still reaches the bot, through the connection NetDial opens (here a TCP dial of
-// the bot's real address; examples/restaurant hands out one end of a
-// net.Pipe instead, to run a whole call on virtual time).
-func TestNetDialReplacesTheTCPDial(t *testing.T) {
-	bot := twiliobot.New(t, twiliobot.Config{Greeting: 100 * time.Millisecond, HangUpAfter: 1, ReplyDuration: 200 * time.Millisecond})
+// still reaches the bot, through the connection NetDial opens (here a dial
+// of the bot's address on an in-memory network, in a testing/synctest
+// bubble; examples/restaurant hands out one end of a net.Pipe, to the
+// same end).
+func TestNetDialReplacesTheTCPDial(t *testing.T) { synctest.Test(t, testNetDialReplacesTheTCPDial) }
+
+func testNetDialReplacesTheTCPDial(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	bot := twiliobot.New(t, twiliobot.Config{Listener: n.Listen(), Greeting: 100 * time.Millisecond, HangUpAfter: 1, ReplyDuration: 200 * time.Millisecond})
 	addr := strings.TrimPrefix(strings.TrimSuffix(bot.URL, "/media"), "ws://")
 	a := twilio.New("ws://127.0.0.2:9/media")
 	a.Pacing = twilio.Fast
@@ -30,7 +35,7 @@ func TestNetDialReplacesTheTCPDial(t *testing.T) {
 	a.NetDial = func(ctx context.Context, network, address string) (net.Conn, error) {
 		dials.Add(1)
 		asked.Store(address)
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
+		return n.Dial(ctx, network, addr)
 	}
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent: a, UserVoice: adaptertest.ToneTTS{}, Pacing: voicetest.PaceFast,

@@ -463,52 +463,60 @@ func TestTwilioOversizedFrame(t *testing.T) {
 	}
 }
 
+// TestTwilioTimeouts runs each case in a testing/synctest bubble, on
+// virtual time (memBot): the deadlines, pings and the bot's delays are the
+// bubble's clock's.
 func TestTwilioTimeouts(t *testing.T) {
 	t.Run("recv deadline leaves the conn usable", func(t *testing.T) {
-		bot := twiliobot.New(t, twiliobot.Config{ReplyDuration: 100 * time.Millisecond})
-		a := twilio.New(bot.URL)
-		a.Pacing = twilio.Fast
-		conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Recv from a quiet bot: %v, want DeadlineExceeded", err)
-		}
-		speak(t, t.Context(), conn, 24000, twilio.Fast)
-		adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsMark("reply-1"))
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memBot(t, twiliobot.Config{ReplyDuration: 100 * time.Millisecond})
+			a.Pacing = twilio.Fast
+			conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			if _, err := conn.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Recv from a quiet bot: %v, want DeadlineExceeded", err)
+			}
+			speak(t, t.Context(), conn, 24000, twilio.Fast)
+			adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsMark("reply-1"))
+		})
 	})
 	t.Run("stalled bot is declared dead by keepalive", func(t *testing.T) {
-		bot := twiliobot.New(t, twiliobot.Config{Fault: twiliobot.Stall})
-		a := twilio.New(bot.URL)
-		a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
-		conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		_, err := conn.Recv(ctx)
-		if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "keepalive") || !strings.Contains(err.Error(), "PongTimeout") {
-			t.Fatalf("Recv from a stalled bot: %v, want a keepalive transport error naming PongTimeout", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memBot(t, twiliobot.Config{Fault: twiliobot.Stall})
+			a.PingInterval, a.PongTimeout, a.CloseTimeout = 20*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+			conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			_, err := conn.Recv(ctx)
+			if !errors.Is(err, voicetest.ErrTransportClosed) || !strings.Contains(err.Error(), "keepalive") || !strings.Contains(err.Error(), "PongTimeout") {
+				t.Fatalf("Recv from a stalled bot: %v, want a keepalive transport error naming PongTimeout", err)
+			}
+		})
 	})
 	t.Run("slow bot that answers pings is not killed", func(t *testing.T) {
-		bot := twiliobot.New(t, twiliobot.Config{ReplyDelay: 600 * time.Millisecond, ReplyDuration: 100 * time.Millisecond})
-		a := twilio.New(bot.URL)
-		a.Pacing = twilio.Fast
-		a.PingInterval, a.PongTimeout = 20*time.Millisecond, 100*time.Millisecond
-		conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
-		speak(t, t.Context(), conn, 24000, twilio.Fast)
-		adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsMark("reply-1"))
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memBot(t, twiliobot.Config{ReplyDelay: 600 * time.Millisecond, ReplyDuration: 100 * time.Millisecond})
+			a.Pacing = twilio.Fast
+			a.PingInterval, a.PongTimeout = 20*time.Millisecond, 100*time.Millisecond
+			conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
+			speak(t, t.Context(), conn, 24000, twilio.Fast)
+			adaptertest.RecvUntil(t, t.Context(), conn, adaptertest.IsMark("reply-1"))
+		})
 	})
 	t.Run("aborted connection is a transport error, not a hang-up", func(t *testing.T) {
-		bot := twiliobot.New(t, twiliobot.Config{Fault: twiliobot.Abort})
-		conn := dialTwilio(t, twilio.New(bot.URL), adaptertest.Session(t, 24000))
-		ev, err := conn.Recv(t.Context())
-		if !errors.Is(err, voicetest.ErrTransportClosed) {
-			t.Fatalf("Recv: %+v, %v; want ErrTransportClosed", ev, err)
-		}
-		var tce *voicetest.TransportClosedError
-		if !errors.As(err, &tce) || tce.Err == nil {
-			t.Errorf("transport error %v gives no cause", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, a := memBot(t, twiliobot.Config{Fault: twiliobot.Abort})
+			conn := dialTwilio(t, a, adaptertest.Session(t, 24000))
+			ev, err := conn.Recv(t.Context())
+			if !errors.Is(err, voicetest.ErrTransportClosed) {
+				t.Fatalf("Recv: %+v, %v; want ErrTransportClosed", ev, err)
+			}
+			var tce *voicetest.TransportClosedError
+			if !errors.As(err, &tce) || tce.Err == nil {
+				t.Errorf("transport error %v gives no cause", err)
+			}
+		})
 	})
 }
 

@@ -31,6 +31,7 @@ func rms(c pcm.Chunk) float64 {
 }
 
 func TestFliteSynthesize(t *testing.T) {
+	t.Parallel() // engines run as processes; no process-wide state
 	SkipIfNotInstalled(t, "flite")
 	f := Flite()
 	normal, err := f.Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Good morning, how can I help you?"})
@@ -162,6 +163,7 @@ func TestPocketsphinxRefusesNarrowbandAndBadInput(t *testing.T) {
 }
 
 func TestPocketsphinxTranscribes(t *testing.T) {
+	t.Parallel() // engines run as processes; no process-wide state
 	SkipIfNotInstalled(t, "flite")
 	SkipIfNotInstalled(t, "pocketsphinx")
 	// 24 kHz input (as the runner uses) is resampled to 16 kHz first.

@@ -76,6 +76,7 @@ func TestFlitePocketsphinxRoundTrip(t *testing.T) {
 // committed entries, so fixtures that no longer match the engines (a new
 // flite or pocketsphinx release) are noticed.
 func TestCommittedCacheMatchesEngines(t *testing.T) {
+	t.Parallel() // engines run as processes; no process-wide state
 	speech.SkipIfNotInstalled(t, "flite")
 	speech.SkipIfNotInstalled(t, "pocketsphinx")
 	c, err := cache.Open(cache.DefaultDir, cache.WithMode(cache.Replay))

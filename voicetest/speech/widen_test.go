@@ -56,6 +56,7 @@ func TestNarrowband(t *testing.T) {
 // are transcribed out of the box, with the phrases given once to the
 // engine (WithPhrases).
 func TestPocketsphinxTelephone(t *testing.T) {
+	t.Parallel() // engines run as processes; no process-wide state
 	SkipIfNotInstalled(t, "flite")
 	SkipIfNotInstalled(t, "pocketsphinx")
 	phrases := []string{"a table for two", "a table for four", "please", "tomorrow at eight", "yes that's right", "no", "the name is garcia"}

@@ -1,4 +1,4 @@
-package summarytest
+package voicetest_test
 
 import (
 	"context"
@@ -10,16 +10,21 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
-func TestMain(m *testing.M) { voicetest.Main(m) }
+// summaryChildEnv, set to 1, makes this test binary the child suite of
+// TestSuiteSummary (see TestMain).
+const summaryChildEnv = "VOICETEST_SUMMARY_CHILD"
 
-func child(t *testing.T) {
+// summaryChild skips the TestSummaryChild tests unless TestSuiteSummary
+// runs them in a subprocess.
+func summaryChild(t *testing.T) {
 	t.Helper()
-	if os.Getenv("VOICETEST_SUMMARY_CHILD") != "1" {
-		t.Skip("run by voicetest's TestSuiteSummary in a subprocess (VOICETEST_SUMMARY_CHILD=1)")
+	if os.Getenv(summaryChildEnv) != "1" {
+		t.Skip("run by TestSuiteSummary in a subprocess (" + summaryChildEnv + "=1)")
 	}
 }
 
-func cfg(replies ...fixtures.Reply) voicetest.Config {
+// summaryChildConfig is a scenario of one user turn per reply.
+func summaryChildConfig(replies ...fixtures.Reply) voicetest.Config {
 	var script []voicetest.Step
 	for range replies {
 		script = append(script, voicetest.UserSays("hello"), voicetest.AgentTurn())
@@ -33,27 +38,27 @@ func cfg(replies ...fixtures.Reply) voicetest.Config {
 	}
 }
 
-func TestPasses(t *testing.T) {
-	child(t)
-	voicetest.Scenario(t, cfg(
+func TestSummaryChildPasses(t *testing.T) {
+	summaryChild(t)
+	voicetest.Scenario(t, summaryChildConfig(
 		fixtures.Reply{Text: "one", Latency: 300 * time.Millisecond},
 		fixtures.Reply{Text: "two", Latency: 500 * time.Millisecond},
 	))
 }
 
-func TestParallel(t *testing.T) {
-	child(t)
+func TestSummaryChildParallel(t *testing.T) {
+	summaryChild(t)
 	for _, name := range []string{"a", "b"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			voicetest.Scenario(t, cfg(fixtures.Reply{Text: "hi", Latency: 100 * time.Millisecond}))
+			voicetest.Scenario(t, summaryChildConfig(fixtures.Reply{Text: "hi", Latency: 100 * time.Millisecond}))
 		})
 	}
 }
 
-func TestFailsVerdict(t *testing.T) {
-	child(t)
-	c := cfg(fixtures.Reply{Text: "no", Latency: 700 * time.Millisecond})
+func TestSummaryChildFailsVerdict(t *testing.T) {
+	summaryChild(t)
+	c := summaryChildConfig(fixtures.Reply{Text: "no", Latency: 700 * time.Millisecond})
 	c.Name = "rude agent"
 	c.Judge = voicetest.JudgeFunc(func(ctx context.Context, req voicetest.JudgeRequest) (voicetest.Judgment, error) {
 		return voicetest.Judgment{Decided: true, Criteria: []voicetest.CriterionResult{
