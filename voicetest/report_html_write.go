@@ -34,6 +34,16 @@ import (
 //     are (TestReportConstantsCannotEndTheirElements checks that neither
 //     holds the end tag of its element).
 
+// writeNonEmpty writes open, s escaped and close when s is not empty:
+// the template's {{if .X}}open{{.X}}close{{end}}.
+func writeNonEmpty(w *bytes.Buffer, open, s, close string) {
+	if s != "" {
+		w.WriteString(open)
+		writeEscaped(w, s)
+		w.WriteString(close)
+	}
+}
+
 // writeEscaped writes s escaped for HTML element text or a quoted
 // attribute value: the five characters that matter (& < > " ') and '+'
 // (html/template escapes it too) become character references and NUL
@@ -181,21 +191,13 @@ func writeHTMLReport(w *bytes.Buffer, d *htmlReport) {
 	w.WriteString("</span>\n    <h1>")
 	writeEscaped(w, d.Name)
 	w.WriteString("</h1>\n  </div>\n  ")
-	if d.Description != "" {
-		w.WriteString("<p class=\"description\">")
-		writeEscaped(w, d.Description)
-		w.WriteString("</p>")
-	}
+	writeNonEmpty(w, "<p class=\"description\">", d.Description, "</p>")
 	w.WriteString("\n  <dl class=\"facts\">\n    <div><dt>Duration</dt><dd>")
 	writeEscaped(w, d.Duration)
 	w.WriteString("</dd></div>\n    <div><dt>User turns</dt><dd>")
 	writeInt(w, d.Turns)
 	w.WriteString("</dd></div>\n    ")
-	if d.Adapter != "" {
-		w.WriteString("<div><dt>Adapter</dt><dd>")
-		writeEscaped(w, d.Adapter)
-		w.WriteString("</dd></div>")
-	}
+	writeNonEmpty(w, "<div><dt>Adapter</dt><dd>", d.Adapter, "</dd></div>")
 	w.WriteString("\n    ")
 	if d.Rate != 0 {
 		w.WriteString("<div><dt>Sample rate</dt><dd>")
@@ -203,39 +205,19 @@ func writeHTMLReport(w *bytes.Buffer, d *htmlReport) {
 		w.WriteString(" Hz</dd></div>")
 	}
 	w.WriteString("\n    ")
-	if d.Runs != "" {
-		w.WriteString("<div><dt>Runs</dt><dd>")
-		writeEscaped(w, d.Runs)
-		w.WriteString("</dd></div>")
-	}
+	writeNonEmpty(w, "<div><dt>Runs</dt><dd>", d.Runs, "</dd></div>")
 	w.WriteString("\n  </dl>\n</header>\n<main>\n")
 	if d.Err != "" || d.Reasoning != "" || d.Ended != "" || len(d.Skipped) > 0 {
 		w.WriteString("\n<section class=\"card outcome\">\n  <h2>Outcome</h2>\n  ")
-		if d.Err != "" {
-			w.WriteString("<pre class=\"error\">")
-			writeEscaped(w, d.Err)
-			w.WriteString("</pre>")
-		}
+		writeNonEmpty(w, "<pre class=\"error\">", d.Err, "</pre>")
 		w.WriteString("\n  ")
-		if d.Reasoning != "" {
-			w.WriteString("<p><strong>Reasoning:</strong> ")
-			writeEscaped(w, d.Reasoning)
-			w.WriteString("</p>")
-		}
+		writeNonEmpty(w, "<p><strong>Reasoning:</strong> ", d.Reasoning, "</p>")
 		w.WriteString("\n  ")
-		if d.Ended != "" {
-			w.WriteString("<p><strong>Ended early:</strong> ")
-			writeEscaped(w, d.Ended)
-			w.WriteString("</p>")
-		}
+		writeNonEmpty(w, "<p><strong>Ended early:</strong> ", d.Ended, "</p>")
 		w.WriteString("\n  ")
 		if len(d.Skipped) > 0 {
 			w.WriteString("<p><strong>Not run")
-			if d.SkipReason != "" {
-				w.WriteString(" (")
-				writeEscaped(w, d.SkipReason)
-				w.WriteString(")")
-			}
+			writeNonEmpty(w, " (", d.SkipReason, ")")
 			w.WriteString(":</strong> ")
 			writeList(w, d.Skipped)
 			w.WriteString("</p>")
@@ -249,11 +231,7 @@ func writeHTMLReport(w *bytes.Buffer, d *htmlReport) {
 		w.WriteString("\"></audio></div>\n  ")
 	}
 	w.WriteString("\n  ")
-	if d.MixedNote != "" {
-		w.WriteString("<p class=\"note\">")
-		writeEscaped(w, d.MixedNote)
-		w.WriteString("</p>")
-	}
+	writeNonEmpty(w, "<p class=\"note\">", d.MixedNote, "</p>")
 	w.WriteString("\n</section>\n\n<div class=\"grid\">\n<section class=\"card\">\n  <h2>Latency</h2>\n  ")
 	if d.HaveLatency {
 		w.WriteString("\n  <dl class=\"stats\">\n    <div><dt>p50</dt><dd>")
@@ -286,11 +264,7 @@ func writeHTMLReport(w *bytes.Buffer, d *htmlReport) {
 		w.WriteString("\n    </tbody>\n  </table>\n  ")
 	} else {
 		w.WriteString("\n  <p class=\"note\">No response latency was measured")
-		if d.TTFB != "" {
-			w.WriteString(" (first agent audio at ")
-			writeEscaped(w, d.TTFB)
-			w.WriteString(")")
-		}
+		writeNonEmpty(w, " (first agent audio at ", d.TTFB, ")")
 		w.WriteString(".</p>\n  ")
 	}
 	w.WriteString("\n  ")
@@ -300,11 +274,7 @@ func writeHTMLReport(w *bytes.Buffer, d *htmlReport) {
 		w.WriteString("</p>")
 	}
 	w.WriteString("\n</section>\n\n<section class=\"card\">\n  <h2>Verdict</h2>\n  ")
-	if d.VerdictReasoning != "" {
-		w.WriteString("<p>")
-		writeEscaped(w, d.VerdictReasoning)
-		w.WriteString("</p>")
-	}
+	writeNonEmpty(w, "<p>", d.VerdictReasoning, "</p>")
 	w.WriteString("\n  ")
 	if len(d.Criteria) > 0 {
 		w.WriteString("\n  <table class=\"criteria\">\n    <thead><tr><th>Criterion</th><th>Result</th><th>Reasoning</th></tr></thead>\n    <tbody>\n    ")
@@ -394,11 +364,7 @@ func writeHTMLReport(w *bytes.Buffer, d *htmlReport) {
 		w.WriteString(" – ")
 		writeEscaped(w, r.End)
 		w.WriteString("</span>")
-		if r.Latency != "" {
-			w.WriteString(" <span class=\"lat\">latency ")
-			writeEscaped(w, r.Latency)
-			w.WriteString("</span>")
-		}
+		writeNonEmpty(w, " <span class=\"lat\">latency ", r.Latency, "</span>")
 		if r.Interrupted {
 			w.WriteString(" <span class=\"flag\">interrupted</span>")
 		}
@@ -414,11 +380,7 @@ func writeHTMLReport(w *bytes.Buffer, d *htmlReport) {
 			w.WriteString("\"></audio>")
 		}
 		w.WriteString("\n      ")
-		if r.AudioNote != "" {
-			w.WriteString("<p class=\"note\">")
-			writeEscaped(w, r.AudioNote)
-			w.WriteString("</p>")
-		}
+		writeNonEmpty(w, "<p class=\"note\">", r.AudioNote, "</p>")
 		w.WriteString("\n    </li>\n  ")
 	}
 	if len(d.Rows) == 0 {
