@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,15 +45,15 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 	speech, _ := fakeSpeech(t, said, realtimepeer.Rate)
 	s := realtimepeer.New(t, realtimepeer.Config{
 		APIKey:   "sk-sdkcheck",
-		Greeting: "Hello.",
+		Greeting: "Hello, how can I help?",
 		Turns: []realtimepeer.Turn{
 			// The replies are spoken in real time (ChunkDelay): those
-			// not interrupted are a word (400 ms) long.
-			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "Booked."},
+			// not interrupted are short.
+			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "I heard {heard}."},
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a long list of desserts for you."},
 			{Reply: "Sure."},
 			{Reply: "We have cake, ice cream, fruit, cheese, tarts and a very long list of other sweet things."},
-			{Reply: "Done."},
+			{Reply: "Committed: {heard}."},
 		},
 		ChunkDelay: 100 * time.Millisecond,
 	})
@@ -70,8 +71,8 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 	// What the SDK heard and did.
 	var ends []string
 	r.value(t, "agent_end", &ends)
-	if len(ends) < 5 || ends[0] != "Hello." || ends[2] != "Booked." {
-		t.Errorf("the SDK's agent_end texts = %q; want the greeting, then the tool call's and the answer after it", ends)
+	if len(ends) < 5 || ends[0] != "Hello, how can I help?" || !strings.Contains(ends[2], "I heard "+said+".") {
+		t.Errorf("the SDK's agent_end texts = %q; want the greeting, then a reply that heard %q", ends, said)
 	}
 	var args []map[string]int
 	r.value(t, "tool_args", &args)
@@ -83,21 +84,16 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 		Content    []struct{ Type, Transcript string }
 	}
 	r.value(t, "final_history", &history)
-	// The user's audio items: the turn the server detected, the barge-in,
-	// and the SDK's own commit, each transcribed (the SDK retrieves the
-	// item).
 	var userTranscripts []string
 	for _, it := range history {
 		if it.Role == "user" {
 			for _, c := range it.Content {
-				if c.Type == "input_audio" {
-					userTranscripts = append(userTranscripts, c.Transcript)
-				}
+				userTranscripts = append(userTranscripts, c.Transcript)
 			}
 		}
 	}
-	if !slices.Equal(userTranscripts, []string{said, said, said}) {
-		t.Errorf("the SDK's history has user audio transcripts %q, want %q three times (retrieved after transcription)", userTranscripts, said)
+	if !slices.Contains(userTranscripts, said) {
+		t.Errorf("the SDK's history has user transcripts %q, want %q (retrieved after transcription)", userTranscripts, said)
 	}
 	for _, ev := range []string{"session.created", "session.updated", "input_audio_buffer.speech_started", "input_audio_buffer.committed",
 		"conversation.item.input_audio_transcription.completed", "conversation.item.retrieved", "response.content_part.added",
@@ -124,7 +120,7 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 	if len(ss.Deleted) != 1 {
 		t.Errorf("deleted items %q, want the one the SDK's history edit removed", ss.Deleted)
 	}
-	if len(ss.Commits) != 3 || ends[len(ends)-1] != "Done." {
+	if len(ss.Commits) != 3 || !strings.Contains(ends[len(ends)-1], "Committed: "+said) {
 		t.Errorf("%d commits (want 2 by the server's turn detection, 1 by the SDK); last reply %q", len(ss.Commits), ends[len(ends)-1])
 	}
 }
