@@ -265,15 +265,17 @@ func zeroLatency(evs []goldenEvent) {
 	}
 }
 
-// sameMessages and sameEvents are diff's comparison without its
-// explanation: the common case, a match, needs none.
-// TestSameEventsCoversEveryField keeps them in step with the fields.
+// sameMessages and sameEvents are diff's verdict without its alignment:
+// the common case, a match, needs none. They compare with messageFields
+// and eventFields, on a buffer on the stack (no allocation);
+// TestSameEventsCoversEveryField keeps those in step with the fields.
 func (c *goldenComparer) sameMessages(g, a []goldenMessage) bool {
 	if len(g) != len(a) {
 		return false
 	}
+	var buf [goldenMessageLeaves]string
 	for i := range g {
-		if g[i].Role != a[i].Role || !c.sameSpeech(g[i].Text, a[i].Text) {
+		if len(c.messageFields(&g[i], &a[i], buf[:0])) > 0 {
 			return false
 		}
 	}
@@ -284,13 +286,9 @@ func (c *goldenComparer) sameEvents(g, a []goldenEvent) bool {
 	if len(g) != len(a) {
 		return false
 	}
+	var buf [goldenEventLeaves]string
 	for i := range g {
-		x, y := &g[i], &a[i]
-		if x.Type != y.Type || x.Turn != y.Turn || x.Tool != y.Tool || x.IsError != y.IsError || x.Duration != y.Duration ||
-			x.ArgsRaw != y.ArgsRaw || x.ResultRaw != y.ResultRaw || x.DataRaw != y.DataRaw ||
-			!c.sameTiming(x.Gap, y.Gap) || !c.sameSpeech(x.Text, y.Text) ||
-			!c.sameJSON(x.Args, y.Args) || !c.sameJSON(x.Result, y.Result) || !c.sameJSON(x.Data, y.Data) ||
-			(x.Latency == nil) != (y.Latency == nil) || (x.Latency != nil && !c.sameTiming(*x.Latency, *y.Latency)) {
+		if len(c.eventFields(&g[i], &a[i], buf[:0])) > 0 {
 			return false
 		}
 	}
