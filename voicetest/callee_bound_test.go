@@ -262,7 +262,9 @@ func TestNeverReturningCheckUnderScenario(t *testing.T) {
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNeverReturningCheckUnderScenario$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "VOICETEST_STRAY_CHILD=1")
+	// The child's scenario fails, so it keeps its artifacts: in a
+	// directory of this test's, gone when it ends.
+	cmd.Env = append(os.Environ(), "VOICETEST_STRAY_CHILD=1", "TMPDIR="+t.TempDir())
 	out, _ := cmd.CombinedOutput()
 	for _, want := range []string{
 		`timeout in phase "check" after 1s (turn 1) waiting for Check`,

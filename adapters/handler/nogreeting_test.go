@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -122,9 +124,39 @@ type quietTB struct {
 }
 
 func (q *quietTB) Helper()           {}
-func (q *quietTB) Error(args ...any) { q.errs = append(q.errs, fmt.Sprint(args...)) }
+func (q *quietTB) Error(args ...any) { q.record(fmt.Sprint(args...)) }
 func (q *quietTB) Errorf(format string, args ...any) {
-	q.errs = append(q.errs, fmt.Sprintf(format, args...))
+	q.record(fmt.Sprintf(format, args...))
+}
+
+// record keeps an error and has the test remove the artifacts it names.
+func (q *quietTB) record(msg string) {
+	q.errs = append(q.errs, msg)
+	removeArtifactsLater(q.T, msg)
+}
+
+// removeArtifactsLater has t remove, once it ends, each artifacts
+// directory a failed scenario's report names: Scenario keeps a failed
+// run's files in the temporary directory for the developer to open, and
+// a test that fails a scenario on purpose must not leave them behind
+// (leakcheck.Main reports what the tests leave there).
+func removeArtifactsLater(t testing.TB, report string) {
+	for line := range strings.Lines(report) {
+		rest, ok := strings.CutPrefix(line, "artifacts: ")
+		if !ok {
+			continue
+		}
+		dir, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), "voicetest-") {
+			t.Errorf("the report names artifacts at %q, want a voicetest-* directory in %s", dir, os.TempDir())
+			continue
+		}
+		t.Cleanup(func() {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -31,12 +31,24 @@
 //
 // Sockets are counted on Linux only, from /proc/self/fd; elsewhere only
 // goroutines are checked.
+//
+// Main also gives the tests a temporary directory of their own: TMPDIR
+// (os.TempDir, and what child processes inherit) names a fresh directory
+// while they run. Once they have passed, anything left in it (a file of
+// os.CreateTemp or a directory of os.MkdirTemp that no test removed; a
+// child process's scratch files) is reported by name and the binary
+// fails; otherwise the directory is removed. When the tests failed, the
+// directory is kept and its path printed, since a failure's files (a
+// failed scenario's artifacts) may be what explains it. t.TempDir
+// directories are removed by the testing package before the check.
 package leakcheck
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -125,11 +137,23 @@ func Main(m *testing.M, opts ...Option) {
 func run(m runner, o *options) int {
 	before := snapshot()
 	sockBefore, sockErr := openSockets()
+	tmp, restore, tmpErr := privateTempDir()
+	if tmpErr != nil && tmpErr != errNested {
+		fmt.Fprintf(o.out, "leakcheck: the tests use the shared temporary directory: %v\n", tmpErr)
+	}
 	code := m.Run()
 	for _, f := range o.after {
 		f()
 	}
+	restore()
 	if code != 0 || fuzzing() {
+		if tmpErr == nil {
+			if left, _ := leftovers(tmp); len(left) > 0 {
+				fmt.Fprintf(o.out, "leakcheck: the tests' temporary files are kept in %s\n", tmp)
+			} else {
+				os.RemoveAll(tmp)
+			}
+		}
 		return code
 	}
 	if leaked := waitGoroutines(before, o); len(leaked) > 0 {
@@ -144,10 +168,92 @@ func run(m runner, o *options) int {
 			code = 1
 		}
 	}
+	if tmpErr == nil {
+		left, err := leftovers(tmp)
+		switch {
+		case err != nil:
+			fmt.Fprintf(o.out, "leakcheck: listing the tests' temporary directory: %v\n", err)
+			code = 1
+		case len(left) > 0:
+			fmt.Fprintf(o.out, "leakcheck: %d file(s) left in the tests' temporary directory %s after they passed (kept there); use t.TempDir, or remove what os.CreateTemp and os.MkdirTemp made:\n%s\n", len(left), tmp, strings.Join(left, "\n"))
+			code = 1
+		default:
+			os.RemoveAll(tmp)
+		}
+	}
 	if code != 0 {
 		fmt.Fprintln(o.out, "FAIL: leak check")
 	}
 	return code
+}
+
+// errNested is privateTempDir's answer in a test binary run by a test
+// that Main runs: the parent's directory serves.
+var errNested = errors.New("the temporary directory of the test binary that started this one serves")
+
+// nestedEnv names, in the environment of the tests (and so of the
+// processes they start), the temporary directory Main gave them. A test
+// binary that a test runs again (a child that is killed on purpose, or
+// checked from outside) finds it set to its TMPDIR and uses that
+// directory as it is: what the child leaves is the parent's leftover.
+const nestedEnv = "LEAKCHECK_TMPDIR"
+
+// privateTempDir makes a fresh directory under os.TempDir and points
+// TMPDIR at it; restore points TMPDIR back at what it was. Within a
+// binary that Main already runs (see nestedEnv) it makes none and
+// reports an error that says so.
+func privateTempDir() (dir string, restore func(), err error) {
+	old, had := os.LookupEnv("TMPDIR")
+	if nested := os.Getenv(nestedEnv); nested != "" && had && nested == old {
+		return "", func() {}, errNested
+	}
+	dir, err = os.MkdirTemp("", "leakcheck-"+filepath.Base(os.Args[0])+"-")
+	if err != nil {
+		return "", func() {}, err
+	}
+	// Others may pass through it but not list it, as they may pass
+	// through the shared /tmp: a test that runs a child process as
+	// another user (to check permission errors) reaches its t.TempDir.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.Remove(dir)
+		return "", func() {}, err
+	}
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		os.Remove(dir)
+		return "", func() {}, err
+	}
+	oldNested, hadNested := os.LookupEnv(nestedEnv)
+	os.Setenv(nestedEnv, dir)
+	return dir, func() {
+		if hadNested {
+			os.Setenv(nestedEnv, oldNested)
+		} else {
+			os.Unsetenv(nestedEnv)
+		}
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}, nil
+}
+
+// leftovers lists what dir holds, one name a line (a directory's name
+// with a trailing slash), sorted.
+func leftovers(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		names = append(names, n)
+	}
+	return names, nil
 }
 
 // fuzzing reports whether the binary is fuzzing or is a fuzz worker.

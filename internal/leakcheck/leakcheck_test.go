@@ -2,8 +2,12 @@ package leakcheck
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -225,5 +229,106 @@ func TestProcAddr(t *testing.T) {
 		if got := procAddr(in); got != want {
 			t.Errorf("procAddr(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Main gives the tests a temporary directory of their own (TMPDIR while
+// they run, restored after) and removes it once they passed clean.
+func TestMainGivesTheTestsTheirOwnTempDir(t *testing.T) {
+	// Whatever run does with TMPDIR stays inside this test's directory.
+	t.Setenv("TMPDIR", t.TempDir())
+	outer := os.TempDir()
+	var inside string
+	var out bytes.Buffer
+	code := run(fakeM{run: func() int {
+		inside = os.TempDir()
+		f, err := os.CreateTemp("", "removed-")
+		if err != nil {
+			t.Error(err)
+			return 1
+		}
+		f.Close()
+		os.Remove(f.Name())
+		return 0
+	}}, newOptions([]Option{withOutput(&out)}))
+	if code != 0 || out.Len() != 0 {
+		t.Fatalf("clean run: code %d, output %q", code, out.String())
+	}
+	if inside == outer || filepath.Dir(inside) != outer {
+		t.Errorf("TMPDIR while the tests ran = %q, want a fresh directory in %q", inside, outer)
+	}
+	if got := os.TempDir(); got != outer {
+		t.Errorf("TMPDIR after the run = %q, want %q back", got, outer)
+	}
+	if _, err := os.Stat(inside); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the tests' directory %s after a clean run: %v, want it removed", inside, err)
+	}
+}
+
+// What a passing run leaves in its temporary directory is reported by
+// name and fails the binary; a failing run's files are kept and the
+// directory named, without a failure of its own.
+func TestMainReportsLeftoverTempFiles(t *testing.T) {
+	for _, exit := range []int{0, 3} {
+		// Each run's directory, kept, goes with this test's own.
+		outer := t.TempDir()
+		t.Setenv("TMPDIR", outer)
+		var dir string
+		var out bytes.Buffer
+		code := run(fakeM{run: func() int {
+			d, err := os.MkdirTemp("", "artifacts-")
+			if err != nil {
+				t.Error(err)
+			}
+			f, err := os.CreateTemp("", "left-")
+			if err != nil {
+				t.Error(err)
+			}
+			f.Close()
+			dir = filepath.Dir(d)
+			if filepath.Dir(dir) != outer {
+				t.Errorf("MkdirTemp made %s, want it in a directory of run's own in %s", d, outer)
+			}
+			return exit
+		}}, newOptions([]Option{withOutput(&out), WaitFor(time.Millisecond)}))
+		report := out.String()
+		if exit == 0 {
+			if code != 1 {
+				t.Errorf("passing run with leftovers: code %d, want 1", code)
+			}
+			for _, want := range []string{"2 file(s) left in the tests' temporary directory " + dir, "\nartifacts-", "/\nleft-", "FAIL: leak check"} {
+				if !strings.Contains(report, want) {
+					t.Errorf("report lacks %q:\n%s", want, report)
+				}
+			}
+		} else if code != exit || report != "leakcheck: the tests' temporary files are kept in "+dir+"\n" {
+			t.Errorf("failing run: code %d, output %q; want %d and the directory named", code, report, exit)
+		}
+		if left, err := leftovers(dir); err != nil || len(left) != 2 {
+			t.Errorf("the directory %s holds %q (%v), want the two leftovers kept", dir, left, err)
+		}
+	}
+}
+
+// A test binary run again by a test that Main runs uses its parent's
+// directory as it is: what it leaves there is the parent's to report.
+func TestMainInAChildUsesItsParentsTempDir(t *testing.T) {
+	parent := t.TempDir()
+	t.Setenv("TMPDIR", parent)
+	t.Setenv(nestedEnv, parent)
+	var inside string
+	var out bytes.Buffer
+	code := run(fakeM{run: func() int {
+		inside = os.TempDir()
+		if _, err := os.MkdirTemp("", "child-"); err != nil {
+			t.Error(err)
+		}
+		return 0
+	}}, newOptions([]Option{withOutput(&out)}))
+	if code != 0 || out.Len() != 0 || inside != parent {
+		t.Errorf("child run: code %d, output %q, TMPDIR %q; want 0, nothing, the parent's %q", code, out.String(), inside, parent)
+	}
+	if left, err := leftovers(parent); err != nil || len(left) != 1 || !strings.HasPrefix(left[0], "child-") {
+		t.Errorf("the parent's directory holds %q (%v), want the child's leftover, for the parent to report", left, err)
 	}
 }
