@@ -22,9 +22,9 @@ type VirtualTimer interface {
 
 // hooks lets Scenario observe a run.
 type hooks struct {
-	// connected is called with every Conn as soon as it is open.
-	connected func(Conn)
-	logf      func(format string, args ...any)
+	// opened, if set, gets every Conn as soon as it is open.
+	opened *[]Conn
+	logf   func(format string, args ...any)
 	// virtual offers the agent a virtual Clock (Session.Clock): the run
 	// is outside a synctest bubble and the agent runs in process.
 	virtual bool
@@ -282,8 +282,8 @@ func (r *runner) connect(ctx context.Context, h hooks) error {
 	if conn == nil {
 		return errors.New("connecting to the agent: Agent.Connect returned a nil Conn and no error")
 	}
-	if h.connected != nil {
-		h.connected(conn)
+	if h.opened != nil {
+		*h.opened = append(*h.opened, conn)
 	}
 	r.conn = conn
 	_, r.prompt = conn.(promptConn)
