@@ -720,7 +720,11 @@ func testElevenLabsExtraMessages(t *testing.T) {
 	if final, _ := adaptertest.TurnText(r.Events, voicetest.UserTranscript); final != "raw hello" {
 		t.Errorf("user transcript %q", final)
 	}
-	c, err := peer.Wait(ctx, 0, func(c elevenpeer.Conversation) bool { return c.ContextualUpdates == 1 && c.Activity == 1 })
+	// Bounded (on virtual time, so at no wall cost): a message the peer
+	// never counts fails here rather than at the binary's timeout.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := peer.Wait(wctx, 0, func(c elevenpeer.Conversation) bool { return c.ContextualUpdates == 1 && c.Activity == 1 })
 	if err != nil {
 		t.Fatal(err)
 	}
