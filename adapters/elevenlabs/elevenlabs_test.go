@@ -217,12 +217,15 @@ func testElevenLabsBargeIn(t *testing.T) {
 	}
 }
 
-func TestElevenLabsToolCalls(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{
+// Tool calls both ways, on virtual time (memEleven): the 300 ms of quiet
+// that ends the turn costs no wall time.
+func TestElevenLabsToolCalls(t *testing.T) { synctest.Test(t, testElevenLabsToolCalls) }
+
+func testElevenLabsToolCalls(t *testing.T) {
+	peer, a := memEleven(t, elevenpeer.Config{
 		Turns: []elevenpeer.Turn{{UserTranscript: "book it", ToolCall: &elevenpeer.ToolCall{Name: "book", Parameters: `{"party":2}`}, Reply: "Booked"}},
 		Send:  []string{`{"type":"agent_tool_response","agent_tool_response":{"tool_name":"end_call","tool_call_id":"t9","tool_type":"system","is_error":false}}`},
 	})
-	a := elevenAgent(peer)
 	a.OnToolCall = func(ctx context.Context, call voicetest.ToolCall) (json.RawMessage, error) {
 		if call.Name != "book" {
 			return nil, fmt.Errorf("unknown tool %s", call.Name)
@@ -323,9 +326,12 @@ func TestElevenLabsMalformedFrames(t *testing.T) {
 	}
 }
 
-func TestElevenLabsOddAudio(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{FirstMessage: "hi", Fault: elevenpeer.OddAudio})
-	conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 16000))
+// Odd-length audio events are refused, on virtual time (memEleven).
+func TestElevenLabsOddAudio(t *testing.T) { synctest.Test(t, testElevenLabsOddAudio) }
+
+func testElevenLabsOddAudio(t *testing.T) {
+	_, a := memEleven(t, elevenpeer.Config{FirstMessage: "hi", Fault: elevenpeer.OddAudio})
+	conn := dialEleven(t, a, adaptertest.Session(t, 16000))
 	for errs := 0; errs < 4; { // 400 ms in 100 ms events
 		ev, err := conn.Recv(t.Context())
 		switch {
@@ -536,9 +542,13 @@ func TestElevenLabsCaptureHasNoSecrets(t *testing.T) {
 	}
 }
 
-func TestElevenLabsCapabilities(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{})
-	conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 24000))
+// Capabilities and a text turn, on virtual time (memEleven): the 300 ms
+// of quiet that ends the turn costs no wall time.
+func TestElevenLabsCapabilities(t *testing.T) { synctest.Test(t, testElevenLabsCapabilities) }
+
+func testElevenLabsCapabilities(t *testing.T) {
+	peer, a := memEleven(t, elevenpeer.Config{})
+	conn := dialEleven(t, a, adaptertest.Session(t, 24000))
 	f := voicetest.AudioFormat{Encoding: "pcm16", Rate: 16000}
 	want := voicetest.Capabilities{Adapter: "elevenlabs", Audio: true, Text: true, InputFormat: f, OutputFormat: f,
 		StreamingTranscripts: true, TranscriptAhead: true, NativeVAD: true, ToolEvents: true}
@@ -689,10 +699,14 @@ func ExampleNew() {
 	// hung up (3.6s of agent audio in all)
 }
 
-func TestElevenLabsExtraMessages(t *testing.T) {
-	peer := elevenpeer.New(t, elevenpeer.Config{})
+// Contextual updates, user activity and raw events, on virtual time
+// (memEleven).
+func TestElevenLabsExtraMessages(t *testing.T) { synctest.Test(t, testElevenLabsExtraMessages) }
+
+func testElevenLabsExtraMessages(t *testing.T) {
+	peer, a := memEleven(t, elevenpeer.Config{})
 	ctx := t.Context()
-	conn := dialEleven(t, elevenAgent(peer), adaptertest.Session(t, 16000)).(elevenlabs.Conn)
+	conn := dialEleven(t, a, adaptertest.Session(t, 16000)).(elevenlabs.Conn)
 	if err := conn.SendContextualUpdate(ctx, "The caller is on the VIP list."); err != nil {
 		t.Fatal(err)
 	}
@@ -706,7 +720,11 @@ func TestElevenLabsExtraMessages(t *testing.T) {
 	if final, _ := adaptertest.TurnText(r.Events, voicetest.UserTranscript); final != "raw hello" {
 		t.Errorf("user transcript %q", final)
 	}
-	c, err := peer.Wait(ctx, 0, func(c elevenpeer.Conversation) bool { return c.ContextualUpdates == 1 && c.Activity == 1 })
+	// Bounded (on virtual time, so at no wall cost): a message the peer
+	// never counts fails here rather than at the binary's timeout.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := peer.Wait(wctx, 0, func(c elevenpeer.Conversation) bool { return c.ContextualUpdates == 1 && c.Activity == 1 })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -565,10 +565,14 @@ func TestLayerCodeUnsupported(t *testing.T) {
 	}
 }
 
-func TestLayerCodePushToTalk(t *testing.T) {
+// TestLayerCodePushToTalk runs on virtual time (memPeer in a bubble): its
+// paced tone and the 300 ms of quiet that ends the reply cost no wall time.
+func TestLayerCodePushToTalk(t *testing.T) { synctest.Test(t, testLayerCodePushToTalk) }
+
+func testLayerCodePushToTalk(t *testing.T) {
 	const rate = 24000
-	peer := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk"})
-	conn := lcDial(t, lcAgent(peer), adaptertest.Session(t, rate))
+	peer, a := memPeer(t, adaptertest.NewMemNet(t), layercodepeer.Config{Trigger: "push_to_talk"})
+	conn := lcDial(t, a, adaptertest.Session(t, rate))
 	if conn.Capabilities().NativeVAD {
 		t.Errorf("push to talk: NativeVAD true, want false (EndUtterance marks the turn)")
 	}

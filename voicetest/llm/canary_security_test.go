@@ -89,12 +89,13 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 		if strings.Contains(r.Messages[0].Content, "judge") {
 			return fakeopenai.ChatReply{Content: "pass"}, nil
 		}
-		return fakeopenai.ChatReply{Content: "A table for two at seven please"}, nil
+		return fakeopenai.ChatReply{Content: "For two."}, nil
 	})
 	// The echo agent plays the user's speech back, so the agent says the
-	// user's line.
+	// user's line. The line is short: the echo plays it back on the real
+	// clock (fakeopenai's speech lasts 0.2 s + 60 ms a character).
 	srv.HandleTranscription(func(fakeopenai.TranscriptionRequest) (string, error) {
-		return "A table for two at seven please", nil
+		return "For two.", nil
 	})
 	cacheDir := filepath.Join(t.TempDir(), "cache")
 	var log lockedLog
@@ -163,7 +164,7 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 			t.Errorf("no request to %s: the canary did not pass through every provider (got %v)", p, paths)
 		}
 	}
-	if got := res.Transcript[len(res.Transcript)-1].Text; !strings.Contains(got, "table for two") {
+	if got := res.Transcript[len(res.Transcript)-1].Text; !strings.Contains(got, "For two") {
 		t.Errorf("the echoed speech transcribed as %q", got)
 	}
 
@@ -206,7 +207,7 @@ func TestCanaryKeyNeverLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(srv.Requests())
-	if _, err := replayTTS.Synthesize(t.Context(), voicetest.SpeechRequest{Text: "A table for two at seven please", Rate: 24000}); err != nil {
+	if _, err := replayTTS.Synthesize(t.Context(), voicetest.SpeechRequest{Text: "For two.", Rate: 24000}); err != nil {
 		t.Errorf("replaying the TTS entry with another key: %v", err)
 	}
 	if len(srv.Requests()) != before {

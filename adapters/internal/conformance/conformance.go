@@ -15,10 +15,10 @@
 // with the peer in the test's process over an adaptertest.MemNet: the
 // checks' real-time waits (a paced reply, a barge-in 400 ms in, a dial
 // timeout) then cost no wall time, and no machine load moves an event.
-// One check, the conversation, runs once more over loopback TCP on the
-// real clock (RealTimeConversation), so that the real socket and clock
-// stay tested; with Subject.Alongside it runs at the same time as the
-// virtual-time checks.
+// One exchange of the conversation (a user turn and its reply) runs once
+// more over loopback TCP on the real clock (RealTimeConversation), so
+// that the real socket and clock stay tested; with Subject.Alongside it
+// runs at the same time as the virtual-time checks.
 package conformance
 
 import (
@@ -194,8 +194,9 @@ type Subject struct {
 	Rate int
 	// InMemory reports that Start honours Peer.Net. Run then runs every
 	// check on virtual time, each in its own testing/synctest bubble with
-	// the peer on an in-memory network, and the conversation once more
-	// over loopback TCP on the real clock (RealTimeConversation). Without
+	// the peer on an in-memory network, and one exchange of the
+	// conversation once more over loopback TCP on the real clock
+	// (RealTimeConversation). Without
 	// it every check runs over loopback TCP on the real clock.
 	InMemory bool
 	// Alongside (with InMemory) runs RealTimeConversation at the same time
@@ -424,36 +425,38 @@ func testConversation(t *testing.T, s Subject) {
 	conversation(t, s, Peer{}, "A table for two.", "At seven.", "Thank you.")
 }
 
-// testRealTimeConversation is testConversation over loopback TCP on the
+// testRealTimeConversation is the conversation over loopback TCP on the
 // real clock, as short as its checks allow: each second of it is a second
 // of wall time (on a phone line or a WebRTC track the user's audio plays
-// in real time, whatever the runner's pacing). The first utterance still
-// has a word gap (150 ms of silence inside one utterance, which a line
-// that sent its audio late would stretch into an end of speech), the
-// others are one word each, and the peer is asked for brief replies
-// (Peer.Brief): no check depends on their length. Virtual-time
-// Conversation keeps the full sentences.
+// in real time, whatever the runner's pacing). One exchange: the user's
+// utterance has a word gap (150 ms of silence inside one utterance, which
+// a line that sent its audio late would stretch into an end of speech),
+// the peer detects its end of speech on the real clock, answers briefly
+// (Peer.Brief: no check depends on the reply's length), and the runner
+// ends the agent's turn on the real clock. Turn after turn is
+// Conversation's (three turns, on virtual time where the Subject is
+// InMemory).
 func testRealTimeConversation(t *testing.T, s Subject) {
-	conversation(t, s, Peer{Brief: true}, "For two.", "Seven.", "Bye.")
+	conversation(t, s, Peer{Brief: true}, "For two.")
 }
 
-// conversation runs the three turns of testConversation, the user saying
-// u1, u2 and u3, against a peer behaving as p, and checks them.
-func conversation(t *testing.T, s Subject, p Peer, u1, u2, u3 string) {
+// conversation runs one user turn per utterance, each answered by an
+// agent turn, against a peer behaving as p, and checks them: every turn
+// answered with audio (and its transcript where the adapter streams
+// them), as many user turns as utterances.
+func conversation(t *testing.T, s Subject, p Peer, utterances ...string) {
+	var script []voicetest.Step
+	for _, u := range utterances {
+		script = append(script, voicetest.UserSays(u), voicetest.AgentTurn())
+	}
 	res, err := s.run(t, p, voicetest.Config{
 		Golden: voicetest.GoldenOptions{Disable: true},
-		Script: []voicetest.Step{
-			voicetest.UserSays(u1),
-			voicetest.AgentTurn(),
-			voicetest.UserSays(u2),
-			voicetest.AgentTurn(),
-			voicetest.UserSays(u3),
-			voicetest.AgentTurn(),
-		},
+		Script: script,
 	})
 	if err != nil {
 		t.Fatalf("conversation failed: %v\n%s", err, timeline(res))
 	}
+	want := len(utterances)
 	var agentTurns int
 	for _, m := range res.Transcript {
 		if m.Role != voicetest.RoleAgent {
@@ -464,14 +467,14 @@ func conversation(t *testing.T, s Subject, p Peer, u1, u2, u3 string) {
 			t.Errorf("agent turn %d has no transcript, though the adapter streams them", agentTurns)
 		}
 	}
-	if agentTurns < 3 {
-		t.Errorf("%d agent turns in the transcript, want 3:\n%s", agentTurns, res.TranscriptText())
+	if agentTurns < want {
+		t.Errorf("%d agent turns in the transcript, want %d:\n%s", agentTurns, want, res.TranscriptText())
 	}
-	if n := count(res, voicetest.EventAgentStartSpeaking); n < 3 {
-		t.Errorf("%d agent_start_speaking events, want one per turn:\n%s", n, res.TimelineText())
+	if n := count(res, voicetest.EventAgentStartSpeaking); n < want {
+		t.Errorf("%d agent_start_speaking events, want one per turn (%d):\n%s", n, want, res.TimelineText())
 	}
-	if res.Turns != 3 {
-		t.Errorf("%d user turns, want 3", res.Turns)
+	if res.Turns != want {
+		t.Errorf("%d user turns, want %d", res.Turns, want)
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -22,7 +24,9 @@ import (
 // arrives, unless the frame itself ended the call (a hang-up or a closed
 // transport, which some protocols' messages mean). The seed corpus is the
 // Subject's Malformed frames, a frame of its audio and an echo, so `go
-// test` runs them every time; `go test -fuzz` explores from there.
+// test` runs them every time; `go test -fuzz` explores from there. A
+// Subject that is InMemory has each frame checked on virtual time, in a
+// testing/synctest bubble with the peer on an in-memory network.
 //
 // Every adapter runs it beside Run, as FuzzXxx in its own package, so
 // that each inbound parser of every adapter has a fuzz target.
@@ -38,15 +42,31 @@ func Fuzz(f *testing.F, s Subject) {
 	e := s.Echo("hello")
 	f.Add(e.Data, e.Binary)
 	f.Fuzz(func(t *testing.T, data []byte, binary bool) {
-		conn := s.connect(t, Peer{Send: []Frame{{Data: data, Binary: binary}, s.Echo(sentinel)}})
-		// A frame that is itself valid may make the agent speak or wait;
-		// the bound only ends the read, it is not a timing assertion.
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		if err := Drain(t, ctx, conn, s.Rate, s.Adapter, func(ev voicetest.AgentEvent) bool { return mentions(ev, sentinel) }); err != nil {
-			t.Fatalf("the sentinel after the fuzzed frame never arrived: %v", err)
+		if !s.InMemory {
+			fuzzOne(t, s, data, binary)
+			return
 		}
+		// On virtual time, the peer in process (as Run's checks): a
+		// frame that makes the agent speak or wait costs no wall time.
+		synctest.Test(t, func(t *testing.T) {
+			s := s
+			s.net = adaptertest.NewMemNet(t)
+			fuzzOne(t, s, data, binary)
+		})
 	})
+}
+
+// fuzzOne is Fuzz's check of one frame: the peer sends it and then the
+// sentinel's echo, and the adapter must deliver the sentinel.
+func fuzzOne(t *testing.T, s Subject, data []byte, binary bool) {
+	conn := s.connect(t, Peer{Send: []Frame{{Data: data, Binary: binary}, s.Echo(sentinel)}})
+	// A frame that is itself valid may make the agent speak or wait;
+	// the bound only ends the read, it is not a timing assertion.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := Drain(t, ctx, conn, s.Rate, s.Adapter, func(ev voicetest.AgentEvent) bool { return mentions(ev, sentinel) }); err != nil {
+		t.Fatalf("the sentinel after the fuzzed frame never arrived: %v", err)
+	}
 }
 
 // Drain reads conn until until(ev) holds, the agent hangs up or the
