@@ -399,6 +399,10 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	}
 	skipWithout(t, "flite", "flite")
 	skipWithout(t, "pocketsphinx_continuous", "pocketsphinx")
+	// The model speech.Pocketsphinx decodes with by default.
+	if _, err := os.Stat("/usr/share/pocketsphinx/model/en-us"); err != nil {
+		t.Skipf("pocketsphinx's US English model not found (install the Debian package pocketsphinx-en-us): %v", err)
+	}
 	t.Parallel()
 	s := newSample(t)
 	dir := s.dir
