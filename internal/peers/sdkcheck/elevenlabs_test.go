@@ -54,6 +54,15 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		// then is a barge-in.
 		ChunkDelay: 80 * time.Millisecond,
 	})
+	// A failed run logs the user audio that reached the double and writes
+	// it to the test's artifacts (go test -artifacts keeps them).
+	defer func() {
+		if t.Failed() {
+			for i, c := range s.Conversations() {
+				keepAudio(t, "elevenlabs-call-"+strconv.Itoa(i+1), "all the user audio of the call", pcm.Chunk{Rate: 16000, Samples: c.Audio})
+			}
+		}
+	}()
 	bytesPerWord := 2 * pcm.SamplesFor(16000, fixtures.WordDuration) // pcm_16000, the double's default
 	r := runBrowser(t, "elevenlabs.html", url.Values{"url": {s.SignedURL()}, "rate": {strconv.Itoa(rate)}, "bytesPerWord": {strconv.Itoa(bytesPerWord)}}, files, nil)
 	r.checkFailures(t)
@@ -85,6 +94,18 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 	r.value(t, "interruptions", &interruptions)
 	if len(interruptions) != 1 || len(msgs) < 7 || interruptions[0] != msgs[5].EventID || msgs[6].EventID != msgs[5].EventID {
 		t.Errorf("interruption ids %v; want one, the id of the interrupting user turn and of its reply (messages %+v)", interruptions, msgs)
+	}
+	// The correction of the interrupted reply: its event id, its whole
+	// text, and the words said of it before the barge-in, a prefix of it.
+	var corrections []struct {
+		Original  string `json:"original_agent_response"`
+		Corrected string `json:"corrected_agent_response"`
+		EventID   int64  `json:"event_id"`
+	}
+	r.value(t, "corrections", &corrections)
+	if len(corrections) != 1 || len(msgs) < 5 || corrections[0].EventID != msgs[4].EventID || corrections[0].Original != msgs[4].Message ||
+		!strings.HasSuffix(corrections[0].Corrected, "...") || !strings.HasPrefix(corrections[0].Original, strings.TrimSuffix(corrections[0].Corrected, "...")) {
+		t.Errorf("agent_response_correction events %+v; want one, for the interrupted reply (messages %+v)", corrections, msgs)
 	}
 	var after int
 	r.value(t, "audio_after_interrupt", &after)

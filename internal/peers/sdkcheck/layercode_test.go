@@ -1,7 +1,6 @@
 package sdkcheck_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httputil"
@@ -12,9 +11,6 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
-	"github.com/voicetest-go/voicetest/pcm"
-	"github.com/voicetest-go/voicetest/voicetest"
-	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
 // proxyTo forwards requests to target, as a customer backend's authorize
@@ -49,13 +45,11 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	t.Parallel()
 	const rate = 16000
 	files := pageSpeech(t, rate)
-	hear := func(c pcm.Chunk) string {
-		tr, err := fixtures.FakeSTT().Transcribe(context.Background(), voicetest.TranscriptionRequest{Audio: c})
-		if err != nil {
-			return "(inaudible)"
-		}
-		return tr.Text
-	}
+	// The doubles' ears keep what reached them: a failed run logs it and
+	// writes it to the test's artifacts (go test -artifacts keeps them).
+	var autoEar, pttEar ear
+	defer autoEar.report(t, "auto")
+	defer pttEar.report(t, "ptt")
 	replies := func(n int, heard string) layercodepeer.Reply {
 		switch n {
 		case 1:
@@ -74,8 +68,8 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	// An utterance ends after 800 ms of silence: the browser's real-time
 	// audio may drop out for a moment on a loaded machine, and a pause
 	// within an utterance must not end it.
-	auto := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello, how can I help?", Transcribe: hear, Replies: replies, EndSilence: 800 * time.Millisecond})
-	ptt := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk", Transcribe: hear, Replies: replies, EndSilence: 800 * time.Millisecond})
+	auto := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello, how can I help?", Transcribe: autoEar.hear, Replies: replies, EndSilence: 800 * time.Millisecond})
+	ptt := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk", Transcribe: pttEar.hear, Replies: replies, EndSilence: 800 * time.Millisecond})
 	r := runBrowser(t, "layercode.html", url.Values{"ws": {auto.WebSocketURL}, "wsptt": {ptt.WebSocketURL}, "rate": {strconv.Itoa(rate)}}, files,
 		map[string]http.Handler{
 			"POST /api/authorize":     proxyTo(t, auto.AuthorizeURL),
