@@ -76,7 +76,9 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 			// that speech arrives intact.
 			return layercodepeer.Reply{Text: "Sure."}
 		}
-		return layercodepeer.Reply{Text: "Sure, " + heard + "."}
+		// The text turn: a one-word reply (the page waits for it to
+		// play); the double's record shows the text it got.
+		return layercodepeer.Reply{Text: "Ten."}
 	}
 	// An utterance ends after 800 ms of silence (four of the SDK's
 	// 205 ms chunks; the speech's own pauses are 150 ms): the browser's
@@ -105,7 +107,7 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	}
 	wantTexts := []string{"Hello.", "Table seven.",
 		longReply,
-		"Sure.", "Sure, When do you close?."}
+		"Sure.", "Ten."}
 	if strings.Join(texts, "|") != strings.Join(wantTexts, "|") {
 		t.Errorf("response.text the SDK got:\n%q\nwant\n%q", texts, wantTexts)
 	}
@@ -132,6 +134,9 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	c := ended(t, auto.WaitCall, 0, over)
 	if len(c.Errors) > 0 {
 		t.Errorf("the double rejected what the SDK sent: %q", c.Errors)
+	}
+	if len(c.Heard) != 4 || c.Heard[3] != "When do you close?" {
+		t.Errorf("the double heard %q; want the three spoken lines, then the text turn's text", c.Heard)
 	}
 	if c.Metadata["guest"] != "Sam" || c.Body["sdk_version"] == nil {
 		t.Errorf("authorize body %v", c.Body)
