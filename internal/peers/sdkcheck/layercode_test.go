@@ -86,7 +86,14 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	// machine delays the recorder's chunks but puts no silence into them
 	// (the 800 ms of session 9, kept for the browser's drop-outs, are
 	// not needed: those drop-outs were 10 ms, within a symbol).
-	auto := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello.", Transcribe: autoEar.hear, Replies: replies, EndSilence: endSilence})
+	//
+	// The replies' audio goes out as it plays (RealTimeAudio), as a
+	// streaming TTS sends it: the double takes the SDK's replay_finished
+	// for the reply only once it has sent all of it. Sent at once, at
+	// load 38 the SDK's player ran dry 0.3 s into the long reply, its
+	// replay_finished ended the reply, and the user's barge-in was a new
+	// turn that the text turn then overtook (0 interruptions).
+	auto := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello.", Transcribe: autoEar.hear, Replies: replies, EndSilence: endSilence, RealTimeAudio: true})
 	ptt := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk", Transcribe: pttEar.hear, Replies: replies, EndSilence: endSilence})
 	r := runBrowser(t, "layercode.html", url.Values{"ws": {auto.WebSocketURL}, "wsptt": {ptt.WebSocketURL}, "rate": {strconv.Itoa(rate)}}, files,
 		map[string]http.Handler{
