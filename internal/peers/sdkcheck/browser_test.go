@@ -22,12 +22,28 @@ import (
 // a loaded machine included.
 const browserTimeout = 3 * time.Minute
 
+// The user's lines the browser pages speak. The pages wait for each to be
+// said in real time, so they are short: helloLine and specialsLine are
+// checked word for word where the double transcribes them; bargeLine,
+// said over the agent's speech, is only some speech there (its words are
+// scripted or not checked: overlapping the agent's playback, it is when a
+// loaded machine is most likely to drop some of it). None is shorter than
+// in session 8: said as "eight" (0.5 s), at load 35 ElevenLabs' double
+// once heard nothing of bargeLine, and the barge-in never came; said as
+// "the specials", specialsLine came garbled in 4 of 21 LayerCode runs at
+// load 12-45 (the longer line, never in 90).
+const (
+	helloLine    = "a table for two"
+	specialsLine = "what are the specials"
+	bargeLine    = "make it eight"
+)
+
 // pageSpeech returns the user's lines the browser pages speak, as raw
 // PCM16 fake speech at rate: hello.pcm, specials.pcm and barge.pcm.
 func pageSpeech(t *testing.T, rate int) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	for name, text := range map[string]string{"hello": "a table for two", "specials": "what are the specials", "barge": "make it eight"} {
+	for name, text := range map[string]string{"hello": helloLine, "specials": specialsLine, "barge": bargeLine} {
 		_, samples := fakeSpeech(t, text, rate)
 		files[name+".pcm"] = pcm.EncodePCM16(nil, samples)
 	}

@@ -26,9 +26,13 @@
 //     activity detection, whose model loads from assets.layercode.com.
 //
 // The browser pages replace navigator.mediaDevices.getUserMedia with a
-// microphone the page speaks into (browser.mjs): a Web Audio graph playing
-// fake speech (fixtures.FakeTTS) that the SDK records as it would a real
-// microphone, and that the doubles decode (fixtures.FakeSTT).
+// microphone the page speaks into (browser.mjs): fake speech
+// (fixtures.FakeTTS) that the SDK records with its own worklets as it
+// would a real microphone, and that the doubles decode (fixtures.FakeSTT).
+// The SDK's source node of the microphone's stream is a node of the SDK's
+// own AudioContext that the speech plays into: Chromium's hop of a
+// MediaStream from one AudioContext to another drops a 10 ms frame now
+// and then on a loaded machine, which the fake speech does not survive.
 //
 // The tests skip with the install command when Node.js, Chromium or the
 // packages are absent, and fail instead when VOICETEST_SDKCHECK_REQUIRED=1,

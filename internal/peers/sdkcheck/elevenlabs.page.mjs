@@ -7,7 +7,7 @@
 // bytesPerWord (of the double's speech), files hello.pcm, specials.pcm,
 // barge.pcm (fake speech the double decodes).
 
-import { page, run, params, fetchPCM, installFakeMic, sleep } from './browser.mjs';
+import { page, run, params, fetchPCM, installFakeMic } from './browser.mjs';
 
 const r = page('@elevenlabs/client');
 const mic = installFakeMic(Number(params.get('rate')));
@@ -82,11 +82,13 @@ run(r, async () => {
   await quiet('the reply to play');
   r.log('tool turn done');
 
-  // A long reply, interrupted by the user's speech while it plays.
-  const speakingBefore = r.counts['mode:speaking'] ?? 0;
+  // A long reply, interrupted by the user's speech as soon as it plays
+  // (the double streams it for seconds). Its agent_response, which the
+  // double sends with its first audio, shows the user's turn over: speech
+  // before it would belong to that turn (a stale mode change once let the
+  // barge-in join "the specials").
   await mic.say(specials, rate);
-  await r.until('the long reply to play', () => (r.counts['mode:speaking'] ?? 0) > speakingBefore, 20000);
-  await sleep(800);
+  await r.until('the long reply to play', () => (r.counts['message:agent'] ?? 0) >= 3 && mode === 'speaking', 20000);
   await mic.say(barge, rate);
   await r.seen('interruption', 1, 20000);
   await r.seen('message:agent', 4, 20000);
@@ -95,17 +97,18 @@ run(r, async () => {
   r.set('audio_after_interrupt', audioAfterInterrupt);
   r.log('barge-in done');
 
-  // A text turn, the other client messages, feedback on the last reply.
-  conv.sendUserMessage('When do you close?');
-  await r.seen('message:agent', 5, 20000);
-  conv.sendContextualUpdate('The guest is on the terrace.');
-  conv.sendUserActivity();
+  // Feedback on the last reply, the other client messages, then a text
+  // turn: the double takes the client's messages in order, so the text
+  // turn's reply shows that it has them all.
   r.check(conv.canSendFeedback, 'canSendFeedback is false while connected');
   conv.sendFeedback(true);
+  conv.sendContextualUpdate('The guest is on the terrace.');
+  conv.sendUserActivity();
+  conv.sendUserMessage('When do you close?');
+  await r.seen('message:agent', 5, 20000);
   await r.seen('in:ping', 1, 20000);
   await r.seen('out:pong', 1);
   r.set('mic_calls', mic.calls);
-  await sleep(300); // let the last messages reach the double
   clearInterval(tick);
   await conv.endSession();
   await r.until('onDisconnect', () => r.values.disconnect !== undefined, 5000);

@@ -18,8 +18,8 @@ import (
 // private agent through a signed URL and the convai subprotocol, the first
 // message played, a spoken turn with a client tool call, a barge-in over a
 // long reply (interruption, correction, and the reply to the interrupting
-// turn played), a text turn, contextual_update, user_activity, feedback on
-// the last reply, pings answered, and the end of the session.
+// turn played), feedback on the last reply, contextual_update,
+// user_activity, a text turn, pings answered, and the end of the session.
 //
 // The SDK records the page's fake microphone and plays through its own
 // worklets; what stays untested is a real microphone and speaker (device
@@ -33,16 +33,16 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		APIKey:    "xi-sdkcheck",
 		Signature: "sig-sdkcheck",
 		// The page waits for the first message and each reply to play in
-		// real time: those not interrupted are short.
-		FirstMessage: "Hello, welcome.",
+		// real time: those not interrupted are a word (400 ms) long.
+		FirstMessage: "Hello.",
 		Turns: []elevenpeer.Turn{
-			{ToolCall: &elevenpeer.ToolCall{Name: "lookup_table", Parameters: `{"party":2}`}, Reply: "I heard {heard}."},
+			{ToolCall: &elevenpeer.ToolCall{Name: "lookup_table", Parameters: `{"party":2}`}, Reply: "Booked."},
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from."},
 			// The barge-in's words are scripted: the turns before prove
 			// that speech arrives intact, and this one's audio overlaps
 			// the agent's playback, when a loaded machine is most likely
 			// to drop some of it.
-			{UserTranscript: "make it eight", Reply: "Sure, {heard}."},
+			{UserTranscript: "make it eight", Reply: "Sure."},
 			{Reply: "We close at ten."},
 		},
 		PingInterval: 500 * time.Millisecond,
@@ -54,6 +54,15 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		// then is a barge-in.
 		ChunkDelay: 80 * time.Millisecond,
 	})
+	// A failed run logs the user audio that reached the double and writes
+	// it to the test's artifacts (go test -artifacts keeps them).
+	defer func() {
+		if t.Failed() {
+			for i, c := range s.Conversations() {
+				keepAudio(t, "elevenlabs-call-"+strconv.Itoa(i+1), "all the user audio of the call", pcm.Chunk{Rate: 16000, Samples: c.Audio})
+			}
+		}
+	}()
 	bytesPerWord := 2 * pcm.SamplesFor(16000, fixtures.WordDuration) // pcm_16000, the double's default
 	r := runBrowser(t, "elevenlabs.html", url.Values{"url": {s.SignedURL()}, "rate": {strconv.Itoa(rate)}, "bytesPerWord": {strconv.Itoa(bytesPerWord)}}, files, nil)
 	r.checkFailures(t)
@@ -68,13 +77,13 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		said = append(said, m.Role+": "+m.Message)
 	}
 	want := []string{
-		"agent: Hello, welcome.",
-		"user: a table for two",
-		"agent: I heard a table for two.",
-		"user: what are the specials",
+		"agent: Hello.",
+		"user: " + helloLine,
+		"agent: Booked.",
+		"user: " + specialsLine,
 		"agent: Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you to choose from.",
 		"user: make it eight",
-		"agent: Sure, make it eight.",
+		"agent: Sure.",
 		"user: When do you close?",
 		"agent: We close at ten.",
 	}
@@ -85,6 +94,18 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 	r.value(t, "interruptions", &interruptions)
 	if len(interruptions) != 1 || len(msgs) < 7 || interruptions[0] != msgs[5].EventID || msgs[6].EventID != msgs[5].EventID {
 		t.Errorf("interruption ids %v; want one, the id of the interrupting user turn and of its reply (messages %+v)", interruptions, msgs)
+	}
+	// The correction of the interrupted reply: its event id, its whole
+	// text, and the words said of it before the barge-in, a prefix of it.
+	var corrections []struct {
+		Original  string `json:"original_agent_response"`
+		Corrected string `json:"corrected_agent_response"`
+		EventID   int64  `json:"event_id"`
+	}
+	r.value(t, "corrections", &corrections)
+	if len(corrections) != 1 || len(msgs) < 5 || corrections[0].EventID != msgs[4].EventID || corrections[0].Original != msgs[4].Message ||
+		!strings.HasSuffix(corrections[0].Corrected, "...") || !strings.HasPrefix(corrections[0].Original, strings.TrimSuffix(corrections[0].Corrected, "...")) {
+		t.Errorf("agent_response_correction events %+v; want one, for the interrupted reply (messages %+v)", corrections, msgs)
 	}
 	var after int
 	r.value(t, "audio_after_interrupt", &after)
@@ -123,8 +144,10 @@ func TestElevenLabsDoubleWithClientSDK(t *testing.T) {
 		t.Errorf("the double saw %d interruptions, %d user turns, texts %q, %d pongs, %d activity, contexts %q",
 			c.Interruptions, c.UserTurns, c.Texts, c.Pongs, c.Activity, c.Contexts)
 	}
-	if len(c.Feedback) != 1 || c.Feedback[0].Score != "like" || len(msgs) == 0 || c.Feedback[0].EventID != msgs[len(msgs)-1].EventID {
-		t.Errorf("feedback %+v, want a like of the last reply", c.Feedback)
+	// The page rates the reply to the barge-in, the last before the text
+	// turn.
+	if len(c.Feedback) != 1 || c.Feedback[0].Score != "like" || len(msgs) < 7 || c.Feedback[0].EventID != msgs[6].EventID {
+		t.Errorf("feedback %+v, want a like of the reply to the barge-in (messages %+v)", c.Feedback, msgs)
 	}
 	if c.Chunks < 50 {
 		t.Errorf("only %d user_audio_chunk messages", c.Chunks)

@@ -10,7 +10,7 @@
 // rate (of the speech files), files hello.pcm, specials.pcm, barge.pcm.
 
 import LayercodeClient from '/node_modules/@layercode/js-sdk/dist/layercode-js-sdk.esm.js';
-import { page, run, params, fetchPCM, installFakeMic, sleep } from './browser.mjs';
+import { page, run, params, fetchPCM, installFakeMic } from './browser.mjs';
 import { pcm16, rms } from './report.mjs';
 
 const r = page('@layercode/js-sdk');
@@ -87,17 +87,21 @@ run(r, async () => {
   await r.seen('turn.end/assistant', 2, 20000);
   r.log('spoken turn done');
 
+  // The user speaks over the long reply as soon as the SDK plays it: the
+  // double has sent all of it, and takes voiced audio while the reply is
+  // unacknowledged for a barge-in. Its response.text shows the user's
+  // turn over: speech before it would belong to that turn.
   await mic.say(specials, rate);
-  await r.until('the long reply to play', () => speaking(), 20000);
-  await sleep(600);
+  await r.until('the long reply to play', () => (r.counts['response.text'] ?? 0) >= 3 && speaking(), 20000);
   await mic.say(barge, rate);
   await r.seen('turn.end/assistant', 3, 20000); // the reply to the barge-in
   r.log('barge-in done');
 
+  // client.response.data goes first: the double takes the client's
+  // messages in order, so the text turn's reply shows that it has it.
+  await client.sendClientResponseData({ seat: 'window' });
   await client.sendClientResponseText('When do you close?');
   await r.seen('turn.end/assistant', 4, 20000);
-  await client.sendClientResponseData({ seat: 'window' });
-  await sleep(300);
   await client.disconnect();
   await r.seen('disconnect', 1, 5000);
 
@@ -105,7 +109,11 @@ run(r, async () => {
   r.log('disconnected');
   const ptt = await connect('ptt:', '/api/authorize-ptt', params.get('wsptt'));
   r.log('ptt: connected');
-  await sleep(500);
+  // connect() resolves with the recorder running but before the WebSocket
+  // opens, and the SDK drops a message sent before then: the button goes
+  // down once onConnect has come. The recorder keeps what it records from
+  // the first sound on, so the speech that follows is sent whole.
+  await r.until('the push-to-talk WebSocket to open', () => 'ptt:conversation' in r.values, 20000);
   await ptt.client.triggerUserTurnStarted();
   await mic.say(hello, rate);
   // Let the recorder deliver the last of the speech before the button is

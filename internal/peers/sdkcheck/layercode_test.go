@@ -1,7 +1,6 @@
 package sdkcheck_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httputil"
@@ -12,9 +11,6 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
-	"github.com/voicetest-go/voicetest/pcm"
-	"github.com/voicetest-go/voicetest/voicetest"
-	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
 
 // proxyTo forwards requests to target, as a customer backend's authorize
@@ -47,35 +43,58 @@ func proxyTo(t *testing.T, target string) http.Handler {
 // speaker.
 func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	t.Parallel()
+	const (
+		endSilence = 600 * time.Millisecond
+		longReply  = "Tonight we have soup, fish, a pie, three salads, two pastas, a risotto, a curry, four kinds of bread, cheese from the hills, a stew, a tart, grilled lamb, roast chicken, a plate of vegetables from the garden and a very long list of desserts, wines and teas for you to choose from."
+	)
 	const rate = 16000
 	files := pageSpeech(t, rate)
-	hear := func(c pcm.Chunk) string {
-		tr, err := fixtures.FakeSTT().Transcribe(context.Background(), voicetest.TranscriptionRequest{Audio: c})
-		if err != nil {
-			return "(inaudible)"
-		}
-		return tr.Text
-	}
+	// The doubles' ears keep what reached them: a failed run logs it and
+	// writes it to the test's artifacts (go test -artifacts keeps them).
+	var autoEar, pttEar ear
+	defer autoEar.report(t, "auto")
+	defer pttEar.report(t, "ptt")
 	replies := func(n int, heard string) layercodepeer.Reply {
 		switch n {
 		case 1:
-			return layercodepeer.Reply{Text: "I heard " + heard + ".", Data: json.RawMessage(`{"table":7}`)}
+			// The page waits for each reply that is not interrupted to
+			// play: they are short (what the user said is checked in
+			// the transcripts).
+			return layercodepeer.Reply{Text: "Table seven.", Data: json.RawMessage(`{"table":7}`)}
 		case 2:
-			return layercodepeer.Reply{Text: "Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you."}
+			// The user speaks over this reply as soon as it plays: its
+			// length costs nothing when the barge-in comes, and is how
+			// late the user's speech may reach the double (53 words,
+			// 8 s: at load 30 the SDK's recorder was seen to deliver
+			// speech 7 s late, after a 3 s reply had played out and been
+			// acknowledged, which is then no barge-in).
+			return layercodepeer.Reply{Text: longReply}
 		case 3:
 			// The barge-in's reply does not depend on its words: its
 			// audio overlaps the agent's playback, when a loaded machine
 			// is most likely to drop some of it; the turns before prove
 			// that speech arrives intact.
-			return layercodepeer.Reply{Text: "Sure, make it eight."}
+			return layercodepeer.Reply{Text: "Sure."}
 		}
-		return layercodepeer.Reply{Text: "Sure, " + heard + "."}
+		// The text turn: a one-word reply (the page waits for it to
+		// play); the double's record shows the text it got.
+		return layercodepeer.Reply{Text: "Ten."}
 	}
-	// An utterance ends after 800 ms of silence: the browser's real-time
-	// audio may drop out for a moment on a loaded machine, and a pause
-	// within an utterance must not end it.
-	auto := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello, how can I help?", Transcribe: hear, Replies: replies, EndSilence: 800 * time.Millisecond})
-	ptt := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk", Transcribe: hear, Replies: replies, EndSilence: 800 * time.Millisecond})
+	// An utterance ends after 600 ms of silence, three of the SDK's
+	// 205 ms chunks: the speech's own pauses are 150 ms, and the fake
+	// microphone plays into the SDK's own AudioContext, so a loaded
+	// machine delays the recorder's chunks but puts no silence into them
+	// (the 800 ms of session 9, kept for the browser's drop-outs, are
+	// not needed: those drop-outs were 10 ms, within a symbol).
+	//
+	// The replies' audio goes out as it plays (RealTimeAudio), as a
+	// streaming TTS sends it: the double takes the SDK's replay_finished
+	// for the reply only once it has sent all of it. Sent at once, at
+	// load 38 the SDK's player ran dry 0.3 s into the long reply, its
+	// replay_finished ended the reply, and the user's barge-in was a new
+	// turn that the text turn then overtook (0 interruptions).
+	auto := layercodepeer.New(t, layercodepeer.Config{Greeting: "Hello.", Transcribe: autoEar.hear, Replies: replies, EndSilence: endSilence, RealTimeAudio: true})
+	ptt := layercodepeer.New(t, layercodepeer.Config{Trigger: "push_to_talk", Transcribe: pttEar.hear, Replies: replies, EndSilence: endSilence})
 	r := runBrowser(t, "layercode.html", url.Values{"ws": {auto.WebSocketURL}, "wsptt": {ptt.WebSocketURL}, "rate": {strconv.Itoa(rate)}}, files,
 		map[string]http.Handler{
 			"POST /api/authorize":     proxyTo(t, auto.AuthorizeURL),
@@ -95,13 +114,13 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 			users = append(users, m.Content)
 		}
 	}
-	wantTexts := []string{"Hello, how can I help?", "I heard a table for two.",
-		"Tonight we have soup, fish, a pie, three salads, two pastas and a very long list of desserts for you.",
-		"Sure, make it eight.", "Sure, When do you close?."}
+	wantTexts := []string{"Hello.", "Table seven.",
+		longReply,
+		"Sure.", "Ten."}
 	if strings.Join(texts, "|") != strings.Join(wantTexts, "|") {
 		t.Errorf("response.text the SDK got:\n%q\nwant\n%q", texts, wantTexts)
 	}
-	if len(users) != 3 || users[0] != "a table for two" || users[1] != "what are the specials" {
+	if len(users) != 3 || users[0] != helloLine || users[1] != specialsLine {
 		t.Errorf("user transcripts the SDK got: %q", users)
 	}
 	var deltas []string
@@ -125,6 +144,9 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	if len(c.Errors) > 0 {
 		t.Errorf("the double rejected what the SDK sent: %q", c.Errors)
 	}
+	if len(c.Heard) != 4 || c.Heard[3] != "When do you close?" {
+		t.Errorf("the double heard %q; want the three spoken lines, then the text turn's text", c.Heard)
+	}
 	if c.Metadata["guest"] != "Sam" || c.Body["sdk_version"] == nil {
 		t.Errorf("authorize body %v", c.Body)
 	}
@@ -140,7 +162,7 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 		t.Errorf("only %d client.audio messages", c.AudioMessages)
 	}
 	p := ended(t, ptt.WaitCall, 0, over)
-	if len(p.Errors) > 0 || len(p.Heard) != 1 || p.Heard[0] != "a table for two" || !strings.Contains(strings.Join(p.Types, " "), "trigger.turn.start trigger.turn.end") {
+	if len(p.Errors) > 0 || len(p.Heard) != 1 || p.Heard[0] != helloLine || !strings.Contains(strings.Join(p.Types, " "), "trigger.turn.start trigger.turn.end") {
 		t.Errorf("push to talk: errors %q, heard %q, types %q", p.Errors, p.Heard, p.Types)
 	}
 }

@@ -183,6 +183,12 @@ async function main() {
 
   await r.until('the last retrieve answered', () =>
     (r.counts['event:conversation.item.retrieved'] ?? 0) >= 4);
+  // The committed item's transcript, retrieved by the SDK: what the
+  // double heard of the audio the SDK committed itself.
+  await r.until('the committed item\'s transcript', () => {
+    const audio = (r.values.history ?? []).filter((i) => i.role === 'user' && i.content?.some((c) => c.type === 'input_audio'));
+    return audio.length >= 3 && transcript(audio[audio.length - 1]) !== '';
+  });
   r.set('final_history', session.history);
   session.close();
 }
