@@ -90,3 +90,75 @@ func floatsEqual(a, b []float64) bool {
 	}
 	return true
 }
+
+// wsolaAt is wsola as it was before its fast path: every sample read
+// through the bounds-checking at. It is the oracle for wsola.
+func wsolaAt(x []float64, rate, n int) []float64 {
+	out := make([]float64, n)
+	if n == 0 || len(x) == 0 {
+		return out
+	}
+	N := max(SamplesFor(rate, wsolaFrame)&^1, 4)
+	hs := N / 2
+	tol := SamplesFor(rate, wsolaTolerance)
+	ha := float64(len(x)) / float64(n) * float64(hs)
+	win := make([]float64, N)
+	for i := range win {
+		win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/float64(N))
+	}
+	at := func(i int) float64 {
+		if i < 0 || i >= len(x) {
+			return 0
+		}
+		return x[i]
+	}
+	prev := 0
+	for k := 0; k*hs < n+hs; k++ {
+		pos := 0
+		if k > 0 {
+			nominal := int(math.Round(float64(k) * ha))
+			want := prev + hs
+			best, bestScore := nominal, math.Inf(-1)
+			for cand := nominal - tol; cand <= nominal+tol; cand++ {
+				if cand < 0 {
+					continue
+				}
+				var score float64
+				for i := 0; i < N; i += 2 {
+					score += at(cand-hs+i) * at(want-hs+i)
+				}
+				if score > bestScore {
+					best, bestScore = cand, score
+				}
+			}
+			pos = best
+		}
+		base := k*hs - hs
+		for i := range N {
+			j := base + i
+			if j >= 0 && j < n {
+				out[j] += win[i] * at(pos-hs+i)
+			}
+		}
+		prev = pos
+	}
+	return out
+}
+
+// TestWSOLAMatchesBoundsCheckedReads checks wsola, which reads frames that
+// lie inside its input directly, against wsolaAt, bit for bit: stretched
+// and squeezed, at two rates, and inputs shorter than a frame.
+func TestWSOLAMatchesBoundsCheckedReads(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []int{Rate8k, Rate16k} {
+		x := toFloat(speechLike(rate, time.Second, 5).Samples)
+		for _, in := range [][]float64{x, x[:SamplesFor(rate, 15*time.Millisecond)], x[:3]} {
+			for _, ratio := range []float64{0.5, 0.8, 1, 1.25, 2} {
+				n := int(math.Round(float64(len(in)) * ratio))
+				if got, want := wsola(in, rate, n), wsolaAt(in, rate, n); !floatsEqual(got, want) {
+					t.Errorf("%d Hz, %d samples to %d: wsola differs from the bounds-checked reads", rate, len(in), n)
+				}
+			}
+		}
+	}
+}
