@@ -75,8 +75,17 @@ func wsola(x []float64, rate, n int) []float64 {
 					continue
 				}
 				var score float64
-				for i := 0; i < N; i += 2 {
-					score += at(cand-hs+i) * at(want-hs+i)
+				if a, b := cand-hs, want-hs; a >= 0 && b >= 0 && a+N <= len(x) && b+N <= len(x) {
+					// Both frames inside x: the same sum without the bounds
+					// checks of at.
+					xa, xb := x[a:a+N], x[b:b+N]
+					for i := 0; i < N; i += 2 {
+						score += xa[i] * xb[i]
+					}
+				} else {
+					for i := 0; i < N; i += 2 {
+						score += at(cand-hs+i) * at(want-hs+i)
+					}
 				}
 				if score > bestScore {
 					best, bestScore = cand, score

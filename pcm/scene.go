@@ -274,28 +274,27 @@ type layerGen interface {
 }
 
 // newSceneGen builds the generator of s at rate from seed: each layer gets
-// its own random source, and each steady layer is measured over
-// sceneCalibration (rendered from an identical twin) so that its RMS is
-// its gain.
+// its own random source, and each steady layer is measured over its first
+// sceneCalibration so that its RMS is its gain. The samples measured are
+// kept and played first (a replayGen), not rendered a second time.
 func newSceneGen(s Scene, rate int, seed uint64) *sceneGen {
 	g := &sceneGen{}
 	var power float64
 	for i, l := range s.layers {
-		mk := func() layerGen {
-			rng := rand.New(rand.NewPCG(seed, rngStream^uint64(i+1)*0x9E3779B97F4A7C15))
-			return newLayerGen(l, s.talkers, rate, rng)
-		}
+		rng := rand.New(rand.NewPCG(seed, rngStream^uint64(i+1)*0x9E3779B97F4A7C15))
+		var layer layerGen = newLayerGen(l, s.talkers, rate, rng)
 		gain := math.Pow(10, l.gainDB/20)
 		if l.kind != layerEvents {
 			probe := make([]float64, SamplesFor(rate, sceneCalibration))
-			mk().fill(probe)
+			layer.fill(probe)
 			r := math.Sqrt(meanSquareFloat(probe))
 			if r > 0 {
 				gain /= r
 			}
 			power += math.Pow(10, l.gainDB/10)
+			layer = &replayGen{head: probe, src: layer}
 		}
-		g.layers = append(g.layers, mk())
+		g.layers = append(g.layers, layer)
 		g.gains = append(g.gains, gain)
 	}
 	g.steady = math.Sqrt(power)
@@ -306,6 +305,28 @@ func newSceneGen(s Scene, rate int, seed uint64) *sceneGen {
 	// reverberation built up, as a scene is when a call begins.
 	g.fill(make([]float64, SamplesFor(rate, scenePreRoll)))
 	return g
+}
+
+// replayGen plays a layer's first samples, rendered already, and then
+// the layer itself, which continues where they end. A layer gives the same
+// samples however its reads are cut, so this is the layer read afresh.
+type replayGen struct {
+	head []float64
+	src  layerGen
+}
+
+func (g *replayGen) fill(dst []float64) {
+	k := min(len(dst), len(g.head))
+	for i, v := range g.head[:k] {
+		dst[i] += v
+	}
+	g.head = g.head[k:]
+	if len(g.head) == 0 {
+		g.head = nil // let the rendered samples go
+	}
+	if k < len(dst) {
+		g.src.fill(dst[k:])
+	}
 }
 
 func meanSquareFloat(x []float64) float64 {
