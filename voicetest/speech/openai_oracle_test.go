@@ -431,7 +431,7 @@ func TestOpenAIErrorsAndRetriesMatchOpenAIGo(t *testing.T) {
 					opts = append(opts, WithMaxRetries(tc.retries))
 					oracleRetries = tc.retries
 				}
-				run := func(t *testing.T, call func(ctx context.Context) error) (error, time.Duration, int) {
+				run := func(t *testing.T, call func(ctx context.Context) error) (time.Duration, int, error) {
 					var err error
 					var waited time.Duration
 					synctest.Test(t, func(t *testing.T) {
@@ -439,7 +439,7 @@ func TestOpenAIErrorsAndRetriesMatchOpenAIGo(t *testing.T) {
 						err = call(t.Context())
 						waited = time.Since(start)
 					})
-					return err, waited, len(srv.take())
+					return waited, len(srv.take()), err
 				}
 				var oracleErr, ourErr error
 				var oracleWait, ourWait time.Duration
@@ -447,22 +447,22 @@ func TestOpenAIErrorsAndRetriesMatchOpenAIGo(t *testing.T) {
 				if kind == "speech" {
 					tts, err := NewOpenAITTS(opts...)
 					require.NoError(t, err)
-					oracleErr, oracleWait, oracleCalls = run(t, func(ctx context.Context) error {
+					oracleWait, oracleCalls, oracleErr = run(t, func(ctx context.Context) error {
 						_, err := oracleSynthesize(ctx, oracleClient(base, oracleRetries, keepalive.NewClient()), "m", "nova", voicetest.SpeechRequest{Text: "Hi."})
 						return err
 					})
-					ourErr, ourWait, ourCalls = run(t, func(ctx context.Context) error {
+					ourWait, ourCalls, ourErr = run(t, func(ctx context.Context) error {
 						_, err := tts.Synthesize(ctx, voicetest.SpeechRequest{Text: "Hi."})
 						return err
 					})
 				} else {
 					stt, err := NewOpenAISTT(opts...)
 					require.NoError(t, err)
-					oracleErr, oracleWait, oracleCalls = run(t, func(ctx context.Context) error {
+					oracleWait, oracleCalls, oracleErr = run(t, func(ctx context.Context) error {
 						_, err := oracleTranscribe(ctx, oracleClient(base, oracleRetries, keepalive.NewClient()), "m", audio, "", "")
 						return err
 					})
-					ourErr, ourWait, ourCalls = run(t, func(ctx context.Context) error {
+					ourWait, ourCalls, ourErr = run(t, func(ctx context.Context) error {
 						_, err := stt.Transcribe(ctx, voicetest.TranscriptionRequest{Audio: audio})
 						return err
 					})
