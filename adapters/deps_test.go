@@ -20,9 +20,13 @@ const module = "github.com/voicetest-go/voicetest"
 // must compile without any wire library or SDK.
 var inProcess = []string{module + "/adapters/handler", module + "/adapters/composable"}
 
+// openaiGo is the OpenAI SDK's module. No package of the module imports
+// it (violations); tests use it as an oracle.
+const openaiGo = "github.com/openai/openai-go/v3"
+
 // notInProcess are modules that an in-process adapter must not pull in,
 // besides every protocol's SDK: the WebSocket library and the OpenAI SDK.
-var notInProcess = []string{"github.com/coder/websocket", "github.com/openai/openai-go/v3"}
+var notInProcess = []string{"github.com/coder/websocket", openaiGo}
 
 // pkgNode is one package of the build graph.
 type pkgNode struct {
@@ -179,6 +183,21 @@ func violations(g map[string]pkgNode) []string {
 			}
 		}
 	}
+	// No package of the module reaches openai-go: the model clients
+	// (voicetest/llm, voicetest/speech's OpenAI engines) send their
+	// requests themselves, openai-go is their tests' oracle only.
+	for p, n := range g {
+		if n.module != module {
+			continue
+		}
+		for q := range closure(g, p) {
+			for _, imp := range g[q].imports {
+				if g[imp].module == openaiGo && g[q].module != openaiGo {
+					bad = append(bad, fmt.Sprintf("%s reaches %s (imported by %s): no package of the module links openai-go; send the request as voicetest/llm and voicetest/speech do (voicetest/internal/openaihttp) and keep openai-go to tests, as their oracle", p, imp, q))
+				}
+			}
+		}
+	}
 	// In-process adapters compile without any wire library or SDK.
 	for _, p := range inProcess {
 		if _, ok := g[p]; !ok {
@@ -202,7 +221,8 @@ func violations(g map[string]pkgNode) []string {
 // TestDependencyRule checks the rule on the module as it is: no protocol
 // package imports another, only adapters/<protocol> imports a protocol's
 // SDK, the in-process adapters pull in neither coder/websocket nor
-// openai-go, and no template engine is linked (checkNoTemplateEngine).
+// openai-go, no package of the module reaches openai-go at all, and no
+// template engine is linked (checkNoTemplateEngine).
 func TestDependencyRule(t *testing.T) {
 	g := loadGraph(t)
 	for _, v := range violations(g) {
@@ -245,17 +265,19 @@ func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
 }
 
 // noOpenAITests are the packages whose test binaries must not link
-// openai-go: the wire protocols' (none of them, nor their tests' peers,
-// needs it) and the runner's. A test that wants an engine of
-// voicetest/speech (which holds the OpenAI engines too) or voicetest/llm
-// goes where openai-go is linked anyway: the live tests live in this
-// package, the secret canaries in voicetest/llm. Linking openai-go costs
-// a test binary about 30 MB and three seconds of CPU at every
-// `go test ./...`.
+// openai-go. No package of the module imports it (TestDependencyRule), so
+// only a test can link it: voicetest/llm's and voicetest/speech's, which
+// use it as the oracle of their own requests. Every other test binary
+// that reaches the model clients (composable, livekit, personas, the
+// cassettes, voicetest-update, the restaurant example, the live tests
+// here) is listed: linking openai-go costs a test binary tens of MB and
+// seconds of link at every `go test ./...`, and a newcomer's first
+// `go test ./examples/...` its ~2 minutes of cold compile.
 var noOpenAITests = []string{
-	"adapters/elevenlabs", "adapters/gemini", "adapters/handler", "adapters/layercode", "adapters/pipecat",
-	"adapters/realtime", "adapters/twilio", "adapters/twiliophone", "adapters/vapi", "adapters/webrtc",
-	"adapters/wire", "adapters/wscodec", "voicetest",
+	"adapters", "adapters/composable", "adapters/elevenlabs", "adapters/gemini", "adapters/handler", "adapters/layercode",
+	"adapters/livekit", "adapters/pipecat", "adapters/realtime", "adapters/twilio", "adapters/twiliophone", "adapters/vapi",
+	"adapters/webrtc", "adapters/wire", "adapters/wscodec", "cmd/voicetest-update", "examples/restaurant", "personas",
+	"voicetest", "voicetest/cassette",
 }
 
 // TestTestBinariesLinkNoOpenAI: the test binaries of noOpenAITests link
@@ -267,7 +289,7 @@ func TestTestBinariesLinkNoOpenAI(t *testing.T) {
 		pkgs = append(pkgs, module+"/"+p)
 	}
 	out := goList(t, append([]string{"-test", "-f", "{{.ImportPath}}\t{{join .Deps \",\"}}"}, pkgs...)...)
-	const openai = "github.com/openai/openai-go/v3"
+	const openai = openaiGo
 	seen := 0
 	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
 		bin, deps, ok := strings.Cut(line, "\t")
@@ -455,6 +477,16 @@ func TestDependencyRuleCatches(t *testing.T) {
 			n.imports = append(n.imports, a+"wire")
 			g[a+"handler"] = n
 		}, "in-process adapter " + a + "handler pulls in " + a + "wire"},
+		{"speech imports openai-go", func(g map[string]pkgNode) {
+			g[module+"/voicetest/speech"] = pkgNode{module: module, imports: []string{openaiGo + "/option"}}
+			g[openaiGo+"/option"] = pkgNode{module: openaiGo, imports: []string{openaiGo}}
+		}, module + "/voicetest/speech reaches " + openaiGo + "/option (imported by " + module + "/voicetest/speech)"},
+		{"an example reaches openai-go through a dependency", func(g map[string]pkgNode) {
+			g["github.com/example/sdk"] = pkgNode{module: "github.com/example/sdk", imports: []string{openaiGo}}
+			n := g[module+"/examples/x"]
+			n.imports = append(n.imports, "github.com/example/sdk")
+			g[module+"/examples/x"] = n
+		}, module + "/examples/x reaches " + openaiGo + " (imported by github.com/example/sdk)"},
 		{"composable pulls openai-go through voicetest", func(g map[string]pkgNode) {
 			n := g[module+"/voicetest"]
 			n.imports = append(n.imports, "github.com/openai/openai-go/v3")

@@ -15,6 +15,7 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
+	"github.com/voicetest-go/voicetest/voicetest/internal/openaihttp"
 )
 
 // Environment variables the Client reads when no option overrides them.
@@ -96,11 +97,11 @@ func withGetenv(f func(string) string) Option { return func(c *config) { c.geten
 
 // Client answers chat completions from an OpenAI-compatible endpoint,
 // behind the voicetest cache: it encodes the request, sends it and decodes
-// the answer itself (as openai-go would, see wire.go and endpoint.go). It
-// implements voicetest.LLM and is
-// safe for concurrent use.
+// the answer itself (as openai-go would, see wire.go and
+// voicetest/internal/openaihttp). It implements voicetest.LLM and is safe
+// for concurrent use.
 type Client struct {
-	ep       *endpoint
+	ep       *openaihttp.Endpoint
 	model    string
 	modelEnv bool // the model was chosen by VOICETEST_LLM_MODEL (or its default)
 	provider string
@@ -154,14 +155,14 @@ func New(opts ...Option) (*Client, error) {
 	if h == nil {
 		h = keepalive.NewClient()
 	}
-	retries := defaultMaxRetries
+	retries := openaihttp.DefaultMaxRetries
 	switch {
 	case cfg.maxRetries >= 0:
 		retries = cfg.maxRetries
 	case cfg.cache != nil && cfg.cache.Mode() == cache.Replay:
 		retries = 0
 	}
-	ep, err := newEndpoint(h, base, "chat/completions", key, retries)
+	ep, err := newEndpoint(h, base, key, retries)
 	if err != nil {
 		return nil, fmt.Errorf("llm: base URL %q: %w", base, err)
 	}
@@ -429,7 +430,7 @@ func (c *Client) call(ctx context.Context, model string, req voicetest.ChatReque
 	if err != nil {
 		return voicetest.ChatResponse{}, err
 	}
-	res, err := c.ep.post(ctx, body)
+	res, _, err := c.ep.Post(ctx, body, "")
 	if err != nil {
 		return voicetest.ChatResponse{}, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
+	"github.com/voicetest-go/voicetest/voicetest/internal/openaihttp"
 )
 
 // scriptedServer answers the n-th request (from 0) with answer(n, w, r)
@@ -191,7 +192,7 @@ func TestCallBoundsTheAnswer(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(`{"error":{"message":"`))
-		_, _ = w.Write(bytes.Repeat([]byte("x"), 2*maxErrorBody))
+		_, _ = w.Write(bytes.Repeat([]byte("x"), 2*openaihttp.MaxErrorBody))
 		_, _ = w.Write([]byte(`"}}`))
 	})
 	cl, err := New(withGetenv(noEnv), WithBaseURL(srv.URL+"/v1/"), WithAPIKey("k"), WithModel("m"), WithMaxRetries(0))

@@ -8,14 +8,15 @@ import (
 	"strings"
 
 	"github.com/voicetest-go/voicetest/voicetest"
+	"github.com/voicetest-go/voicetest/voicetest/internal/openaihttp"
 )
 
 // The Chat Completions request and response, as far as the Client uses
 // them (platform.openai.com/docs/api-reference/chat/create). The Client
 // encodes and decodes them itself with encoding/json, which costs a
 // fraction of openai-go's reflective parameter and result types, and
-// sends them itself (endpoint.go: headers, retries, errors, as openai-go
-// did). wire_test.go checks that a request encodes to the same JSON as
+// sends them itself (voicetest/internal/openaihttp: headers, retries,
+// errors, as openai-go did). wire_test.go checks that a request encodes to the same JSON as
 // openai-go's ChatCompletionNewParams.
 
 type wireRequest struct {
@@ -205,21 +206,7 @@ type completionOf[S, A ~string] struct {
 
 // lenientString decodes a JSON string; null or a value of another type
 // decodes as "".
-type lenientString string
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (s *lenientString) UnmarshalJSON(b []byte) error {
-	*s = ""
-	if len(b) == 0 || b[0] != '"' {
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = lenientString(v)
-	return nil
-}
+type lenientString = openaihttp.LenientString
 
 // argsString is a tool call's arguments: a JSON string holding the
 // arguments object, as OpenAI sends it, or (from some OpenAI-compatible

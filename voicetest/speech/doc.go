@@ -1,7 +1,8 @@
 // Package speech implements voicetest's TTS and STT engines: OpenAI's audio
-// endpoints through openai-go and the local flite, espeak-ng and
-// pocketsphinx engines run as processes. Every call goes through the
-// voicetest cache.
+// endpoints, called over HTTP by the engines themselves (no SDK is linked;
+// the retries and errors are openai-go's, which the package's tests use as
+// their oracle), and the local flite, espeak-ng and pocketsphinx engines
+// run as processes. Every call goes through the voicetest cache.
 //
 // # Engines
 //

@@ -2,20 +2,22 @@ package speech
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"mime"
+	"mime/multipart"
+	"net/textproto"
 	"net/url"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/cache"
 	"github.com/voicetest-go/voicetest/voicetest/internal/keepalive"
+	"github.com/voicetest-go/voicetest/voicetest/internal/openaihttp"
 )
 
 // DefaultBaseURL is OpenAI's API, used when neither WithBaseURL nor
@@ -29,14 +31,27 @@ const OpenAIRate = pcm.Rate24k
 // 24 kHz are far below it.
 const maxSpeechBytes = 64 << 20
 
-// replayKey is the placeholder bearer key used when none is configured:
-// openai-go refuses to run without one, local servers ignore it, and the
-// cache never stores keys.
+// replayKey is the placeholder bearer key sent when none is configured
+// (to a local server, which ignores it); the cache never stores keys.
 const replayKey = "voicetest-no-key"
 
-// openaiConn is what both OpenAI engines share.
+// userAgent is the User-Agent of the OpenAI engines' requests.
+const userAgent = "voicetest-speech/1 (Go)"
+
+// APIError is an error status answered by an OpenAI-compatible endpoint,
+// with the error object of its body (OpenAI's {"error": {"message",
+// "type", "param", "code"}}) when it sent one: its StatusCode, its
+// Message, Type, Param and Code, and the request's Method and URL. The
+// OpenAI engines' errors wrap it: use errors.As to read the status. It is
+// the same type as llm.APIError.
+type APIError = openaihttp.APIError
+
+// openaiConn is what both OpenAI engines share: one endpoint of the
+// server (audio/speech or audio/transcriptions), sent to with
+// voicetest/internal/openaihttp (OpenAI's retries, error objects and
+// bounds, as openai-go applied them).
 type openaiConn struct {
-	api      openai.Client
+	ep       *openaihttp.Endpoint
 	model    string
 	provider string
 	voice    string
@@ -46,32 +61,43 @@ type openaiConn struct {
 	phrases  []string // WithPhrases
 }
 
-func newOpenAIConn(cfg config, modelEnv, defaultModel string) (*openaiConn, error) {
+// endpointOf says which endpoint of the server an engine posts to, and
+// how.
+type endpointOf struct {
+	path, contentType, accept string
+	maxBody                   int64
+}
+
+func newOpenAIConn(cfg config, modelEnv, defaultModel string, at endpointOf) (*openaiConn, error) {
 	baseURL := orDefault(cfg.baseURL, cfg.getenv(EnvBaseURL))
 	key := orDefault(cfg.apiKey, cfg.getenv(EnvAPIKey))
 	model := orDefault(cfg.model, orDefault(cfg.getenv(modelEnv), defaultModel))
-	// Always pass the base URL: openai-go would otherwise read
-	// OPENAI_BASE_URL itself, behind WithBaseURL's back.
 	endpoint := orDefault(baseURL, DefaultBaseURL)
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("speech: base URL %q is not an http(s) URL; set OPENAI_BASE_URL or WithBaseURL to e.g. \"http://localhost:8000/v1/\"", endpoint)
 	}
-	ropts := []option.RequestOption{option.WithBaseURL(endpoint)}
-	ropts = append(ropts, option.WithAPIKey(orDefault(key, replayKey)))
-	if cfg.httpClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(cfg.httpClient))
-	} else {
-		ropts = append(ropts, option.WithHTTPClient(keepalive.NewClient()))
+	h := cfg.httpClient
+	if h == nil {
+		h = keepalive.NewClient()
 	}
+	retries := openaihttp.DefaultMaxRetries
 	switch {
 	case cfg.maxRetries >= 0:
-		ropts = append(ropts, option.WithMaxRetries(cfg.maxRetries))
+		retries = cfg.maxRetries
 	case cfg.cache != nil && cfg.cache.Mode() == cache.Replay:
-		ropts = append(ropts, option.WithMaxRetries(0))
+		retries = 0
+	}
+	ep, err := openaihttp.New(h, openaihttp.Config{
+		Base: endpoint, Path: at.path, Key: orDefault(key, replayKey),
+		UserAgent: userAgent, ContentType: at.contentType, Accept: at.accept,
+		MaxRetries: retries, MaxBody: at.maxBody,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("speech: base URL %q: %w", endpoint, err)
 	}
 	return &openaiConn{
-		api:      openai.NewClient(ropts...),
+		ep:       ep,
 		model:    model,
 		provider: orDefault(cfg.provider, "openai"),
 		voice:    cfg.voice,
@@ -91,8 +117,9 @@ func (c *openaiConn) ready() error {
 }
 
 // OpenAITTS speaks through OpenAI's /v1/audio/speech (or any compatible
-// server) with openai-go, asking for 24 kHz PCM. Build it with
-// NewOpenAITTS.
+// server), asking for 24 kHz PCM. It sends the request itself, with the
+// retries and error handling openai-go applied (openai-go is only its
+// tests' oracle). Build it with NewOpenAITTS.
 type OpenAITTS struct{ c *openaiConn }
 
 var _ voicetest.TTS = (*OpenAITTS)(nil)
@@ -102,7 +129,9 @@ var _ voicetest.TTS = (*OpenAITTS)(nil)
 // from WithBaseURL/WithAPIKey or OPENAI_BASE_URL/OPENAI_API_KEY; the voice
 // from WithVoice, else "nova". No key is needed while the cache replays.
 func NewOpenAITTS(opts ...Option) (*OpenAITTS, error) {
-	c, err := newOpenAIConn(newConfig(opts), EnvTTSModel, DefaultTTSModel)
+	cfg := newConfig(opts)
+	c, err := newOpenAIConn(cfg, EnvTTSModel, DefaultTTSModel,
+		endpointOf{path: "audio/speech", contentType: "application/json", accept: "application/octet-stream", maxBody: cmp.Or(cfg.maxSpeechBytes, maxSpeechBytes)})
 	if err != nil {
 		return nil, err
 	}
@@ -133,32 +162,23 @@ func (o *OpenAITTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest)
 		if err := o.c.ready(); err != nil {
 			return cache.Audio{}, err
 		}
-		p := openai.AudioSpeechNewParams{
-			Model:          openai.SpeechModel(o.c.model),
-			Input:          req.Text,
-			Voice:          openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String(voice)},
-			ResponseFormat: openai.AudioSpeechNewParamsResponseFormatPCM,
-		}
-		if req.Instructions != "" {
-			p.Instructions = openai.String(req.Instructions)
-		}
-		if speed != 1 {
-			p.Speed = openai.Float(speed)
-		}
-		res, err := o.c.api.Audio.Speech.New(ctx, p)
+		body, err := encodeSpeechRequest(speechRequest{
+			Model: o.c.model, Input: req.Text, Voice: voice, Instructions: req.Instructions,
+			ResponseFormat: "pcm", Speed: speedParam(speed),
+		})
 		if err != nil {
-			return cache.Audio{}, describeAPIError(err)
+			return cache.Audio{}, err
 		}
-		defer res.Body.Close()
-		if ct := res.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "text/") {
+		data, hdr, err := o.c.ep.Post(ctx, body, "")
+		var tooLarge *openaihttp.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return cache.Audio{}, fmt.Errorf("the speech answer is larger than %d bytes (%w)", tooLarge.Limit, err)
+		}
+		if err != nil {
+			return cache.Audio{}, err
+		}
+		if ct := hdr.Get("Content-Type"); strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "text/") {
 			return cache.Audio{}, fmt.Errorf("the endpoint answered %s instead of PCM audio", ct)
-		}
-		data, err := io.ReadAll(io.LimitReader(res.Body, maxSpeechBytes+1))
-		if err != nil {
-			return cache.Audio{}, fmt.Errorf("read speech: %w", err)
-		}
-		if len(data) > maxSpeechBytes {
-			return cache.Audio{}, fmt.Errorf("the speech answer is larger than %d bytes", maxSpeechBytes)
 		}
 		if len(data) == 0 || len(data)%2 != 0 {
 			return cache.Audio{}, fmt.Errorf("the endpoint answered %d bytes, which is not 16-bit PCM audio", len(data))
@@ -168,8 +188,8 @@ func (o *OpenAITTS) Synthesize(ctx context.Context, req voicetest.SpeechRequest)
 }
 
 // OpenAISTT transcribes through OpenAI's /v1/audio/transcriptions (or any
-// compatible server) with openai-go, uploading WAV. Build it with
-// NewOpenAISTT.
+// compatible server), uploading WAV. It sends the request itself, as
+// OpenAITTS does. Build it with NewOpenAISTT.
 type OpenAISTT struct{ c *openaiConn }
 
 var _ voicetest.STT = (*OpenAISTT)(nil)
@@ -178,7 +198,8 @@ var _ voicetest.STT = (*OpenAISTT)(nil)
 // WithModel, VOICETEST_STT_MODEL or DefaultSTTModel; the endpoint and key
 // as for NewOpenAITTS.
 func NewOpenAISTT(opts ...Option) (*OpenAISTT, error) {
-	c, err := newOpenAIConn(newConfig(opts), EnvSTTModel, DefaultSTTModel)
+	c, err := newOpenAIConn(newConfig(opts), EnvSTTModel, DefaultSTTModel,
+		endpointOf{path: "audio/transcriptions", contentType: "multipart/form-data", accept: "application/json"})
 	if err != nil {
 		return nil, err
 	}
@@ -227,23 +248,19 @@ func (o *OpenAISTT) Transcribe(ctx context.Context, req voicetest.TranscriptionR
 		if err != nil {
 			return sttAnswer{}, err
 		}
-		p := openai.AudioTranscriptionNewParams{
-			Model:          openai.AudioModel(o.c.model),
-			File:           openai.File(bytes.NewReader(wav), "audio.wav", "audio/wav"),
-			ResponseFormat: openai.AudioResponseFormatJSON,
-			Temperature:    openai.Float(0),
-		}
-		if lang != "" {
-			p.Language = openai.String(lang)
-		}
-		if prompt != "" {
-			p.Prompt = openai.String(prompt)
-		}
-		tr, err := o.c.api.Audio.Transcriptions.New(ctx, p)
+		body, contentType, err := transcriptionForm(o.c.model, wav, lang, prompt)
 		if err != nil {
-			return sttAnswer{}, describeAPIError(err)
+			return sttAnswer{}, err
 		}
-		return sttAnswer{Text: strings.TrimSpace(tr.Text), Language: lang}, nil
+		data, hdr, err := o.c.ep.Post(ctx, body, contentType)
+		if err != nil {
+			return sttAnswer{}, err
+		}
+		text, err := decodeTranscription(hdr.Get("Content-Type"), data)
+		if err != nil {
+			return sttAnswer{}, err
+		}
+		return sttAnswer{Text: strings.TrimSpace(text), Language: lang}, nil
 	}
 	var ans sttAnswer
 	if o.c.cache == nil {
@@ -271,19 +288,83 @@ func iso639(tag string) (string, error) {
 	return primary, nil
 }
 
-// describeAPIError adds the endpoint's own error message to an openai-go
-// error, whose Error method shows only the HTTP status.
-func describeAPIError(err error) error {
-	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) {
-		return err
+// speechRequest is the body of POST audio/speech
+// (platform.openai.com/docs/api-reference/audio/createSpeech), as far as
+// the engine uses it.
+type speechRequest struct {
+	Model          string   `json:"model"`
+	Input          string   `json:"input"`
+	Voice          string   `json:"voice"`
+	Instructions   string   `json:"instructions,omitempty"`
+	ResponseFormat string   `json:"response_format"`
+	Speed          *float64 `json:"speed,omitempty"`
+}
+
+// encodeSpeechRequest returns r's JSON, with no HTML escaping (the API
+// reads the text as it is; openai-go sent "<" as it is too).
+func encodeSpeechRequest(r speechRequest) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("encode the speech request: %w", err)
 	}
-	msg := orDefault(apiErr.Message, "(no message)")
-	if apiErr.Param != "" {
-		msg += " (param " + apiErr.Param + ")"
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// speedParam returns the speed sent: none for 1, the API's default.
+func speedParam(speed float64) *float64 {
+	if speed == 1 {
+		return nil
 	}
-	if apiErr.Code != "" {
-		msg += " (code " + apiErr.Code + ")"
+	return &speed
+}
+
+// transcriptionForm returns the multipart body of POST
+// audio/transcriptions
+// (platform.openai.com/docs/api-reference/audio/createTranscription) and
+// its content type: the WAV file as "audio.wav", the model, the language
+// and prompt when set, response_format json and temperature 0.
+func transcriptionForm(model string, wav []byte, lang, prompt string) ([]byte, string, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(wav) + 1024)
+	w := multipart.NewWriter(&buf)
+	file := textproto.MIMEHeader{
+		"Content-Disposition": {`form-data; name="file"; filename="audio.wav"`},
+		"Content-Type":        {"audio/wav"},
 	}
-	return fmt.Errorf("%w: %s", err, msg)
+	part, err := w.CreatePart(file)
+	if err == nil {
+		_, err = part.Write(wav)
+	}
+	fields := [...][2]string{{"model", model}, {"language", lang}, {"prompt", prompt}, {"response_format", "json"}, {"temperature", "0"}}
+	for _, f := range fields {
+		if err == nil && f[1] != "" {
+			err = w.WriteField(f[0], f[1])
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("encode the transcription request: %w", err)
+	}
+	return buf.Bytes(), w.FormDataContentType(), nil
+}
+
+// decodeTranscription returns the text of a transcription answered with
+// content type ct (JSON: {"text": ...}; a text of another type reads as
+// empty, as openai-go's decoding did).
+func decodeTranscription(ct string, body []byte) (string, error) {
+	mt, _, _ := mime.ParseMediaType(ct)
+	if !strings.Contains(mt, "application/json") && !strings.HasSuffix(mt, "+json") {
+		return "", fmt.Errorf("the endpoint answered content type %q, not the JSON transcription asked for (%.200q)", ct, body)
+	}
+	var v struct {
+		Text openaihttp.LenientString `json:"text"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", fmt.Errorf("the endpoint's transcription is not the JSON expected (%.200q): %w", body, err)
+	}
+	return string(v.Text), nil
 }

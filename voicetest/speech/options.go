@@ -43,6 +43,7 @@ type config struct {
 	modelDir                         string
 	phrases                          []string
 	strictWideband                   bool
+	maxSpeechBytes                   int64 // 0: maxSpeechBytes
 	getenv                           func(string) string
 	lookPath                         func(string) (string, error)
 }
@@ -88,8 +89,9 @@ func WithProvider(name string) Option { return func(c *config) { c.provider = na
 // as is.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.httpClient = h } }
 
-// WithMaxRetries sets how often a failed OpenAI call is retried (openai-go's
-// default is 2). In cache mode replay retries are always off.
+// WithMaxRetries sets how often a failed OpenAI call is retried (default 2,
+// as openai-go's, after a connection error or a 408, 409, 429 or 5xx
+// answer). In cache mode replay retries are always off.
 func WithMaxRetries(n int) Option { return func(c *config) { c.maxRetries = max(n, 0) } }
 
 // WithProgram sets the path of a local engine's program instead of looking
@@ -114,6 +116,9 @@ func StrictWideband() Option { return func(c *config) { c.strictWideband = true 
 // WithModelDir sets pocketsphinx's acoustic model directory (default
 // /usr/share/pocketsphinx/model/en-us, from the pocketsphinx-en-us package).
 func WithModelDir(dir string) Option { return func(c *config) { c.modelDir = dir } }
+
+// withMaxSpeechBytes lowers the bound of a speech answer (tests only).
+func withMaxSpeechBytes(n int64) Option { return func(c *config) { c.maxSpeechBytes = n } }
 
 // withEnv replaces os.Getenv and exec.LookPath (tests only).
 func withEnv(getenv func(string) string, look func(string) (string, error)) Option {
