@@ -264,51 +264,113 @@ func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
 	}
 }
 
-// noOpenAITests are the packages whose test binaries must not link
-// openai-go. No package of the module imports it (TestDependencyRule), so
-// only a test can link it: voicetest/llm's and voicetest/speech's, which
-// use it as the oracle of their own requests. Every other test binary
-// that reaches the model clients (composable, livekit, personas, the
-// cassettes, voicetest-update, the restaurant example, the live tests
-// here) is listed: linking openai-go costs a test binary tens of MB and
-// seconds of link at every `go test ./...`, and a newcomer's first
-// `go test ./examples/...` its ~2 minutes of cold compile.
-var noOpenAITests = []string{
-	"adapters", "adapters/composable", "adapters/elevenlabs", "adapters/gemini", "adapters/handler", "adapters/layercode",
-	"adapters/livekit", "adapters/pipecat", "adapters/realtime", "adapters/twilio", "adapters/twiliophone", "adapters/vapi",
-	"adapters/webrtc", "adapters/wire", "adapters/wscodec", "cmd/voicetest-update", "examples/restaurant", "personas",
-	"voicetest", "voicetest/cassette",
+// sdkTestBinaries are the modules whose objects are so large that a test
+// binary linking one spends seconds more in the linker at every
+// `go test ./...` (openai-go's ~330 MB, genai's ~120 MB; the linker loads
+// every package of the binary, used or not), each with the only packages
+// whose test binaries may link it. No package of the module imports
+// openai-go (TestDependencyRule): it is the oracle of voicetest/llm's and
+// voicetest/speech's requests, in one package of its own so that one test
+// binary links it, not two. genai is adapters/gemini's SDK: the live test
+// and the Gemini double's SDK check live there (TestLiveGemini,
+// TestPeerSDKTurn), not in package adapters or internal/peers/geminipeer.
+var sdkTestBinaries = map[string][]string{
+	openaiGo:                  {"voicetest/internal/openaioracle"},
+	"google.golang.org/genai": {"adapters/gemini"},
 }
 
-// TestTestBinariesLinkNoOpenAI: the test binaries of noOpenAITests link
-// no package of openai-go (go list -test reports each test binary's
-// dependencies as those of its "<package>.test").
-func TestTestBinariesLinkNoOpenAI(t *testing.T) {
-	var pkgs []string
-	for _, p := range noOpenAITests {
-		pkgs = append(pkgs, module+"/"+p)
-	}
-	out := goList(t, append([]string{"-test", "-f", "{{.ImportPath}}\t{{join .Deps \",\"}}"}, pkgs...)...)
-	const openai = openaiGo
-	seen := 0
+// sdkLinkViolations returns, sorted, every test binary in out (lines of
+// `go list -test -f '{{.ImportPath}}\t{{join .Deps ","}}'`) that links a
+// module of sdkTestBinaries without being allowed to, and every allowed
+// package whose test binary is missing from out or links no such module
+// (the list is stale).
+func sdkLinkViolations(out string, rule map[string][]string) ([]string, error) {
+	links := map[string]map[string]bool{} // test binary's package → modules of rule it links
 	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
 		bin, deps, ok := strings.Cut(line, "\t")
 		if !ok {
-			t.Fatalf("go list printed %q, want two tab-separated fields", line)
+			return nil, fmt.Errorf("go list printed %q, want two tab-separated fields", line)
 		}
-		if !strings.HasSuffix(bin, ".test") {
+		pkg, ok := strings.CutSuffix(bin, ".test")
+		if !ok {
 			continue
 		}
-		seen++
+		pkg = strings.TrimPrefix(pkg, module+"/")
+		links[pkg] = map[string]bool{}
 		for d := range strings.SplitSeq(deps, ",") {
-			if d == openai || strings.HasPrefix(d, openai+"/") {
-				t.Errorf("the test binary %s links %s; move the test that needs it (see noOpenAITests)", bin, d)
-				break
+			for m := range rule {
+				if d == m || strings.HasPrefix(d, m+"/") {
+					links[pkg][m] = true
+				}
 			}
 		}
 	}
-	if seen != len(pkgs) {
-		t.Errorf("go list -test listed %d test binaries for %d packages:\n%s", seen, len(pkgs), out)
+	var bad []string
+	for pkg, mods := range links {
+		for m := range mods {
+			if !slices.Contains(rule[m], pkg) {
+				bad = append(bad, fmt.Sprintf("the test binary of %s links %s; only %s may (move the test that needs it there, see sdkTestBinaries)", pkg, m, strings.Join(rule[m], ", ")))
+			}
+		}
+	}
+	for m, pkgs := range rule {
+		for _, pkg := range pkgs {
+			if mods, ok := links[pkg]; !ok || !mods[m] {
+				bad = append(bad, fmt.Sprintf("%s is allowed to link %s in its test binary, but its test binary does not (or it has none): update sdkTestBinaries", pkg, m))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad, nil
+}
+
+// TestTestBinariesLinkSDKsOnlyWhereNeeded: of every test binary of the
+// module (go list -test reports each one's dependencies as those of its
+// "<package>.test"), only those of sdkTestBinaries link openai-go or genai.
+func TestTestBinariesLinkSDKsOnlyWhereNeeded(t *testing.T) {
+	out := goList(t, "-test", "-f", "{{.ImportPath}}\t{{join .Deps \",\"}}", module+"/...")
+	bad, err := sdkLinkViolations(out, sdkTestBinaries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range bad {
+		t.Error(v)
+	}
+	if n := strings.Count(out, ".test\t"); n < 40 {
+		t.Errorf("go list -test listed %d test binaries of the module, want the module's ~45", n)
+	}
+}
+
+// TestSDKLinkRuleCatches: the rule flags a test binary that links an SDK
+// it may not (directly or through a sub-package), and an allowed package
+// whose test binary no longer links it.
+func TestSDKLinkRuleCatches(t *testing.T) {
+	rule := map[string][]string{openaiGo: {"voicetest/internal/openaioracle"}}
+	line := func(pkg string, deps ...string) string {
+		return module + "/" + pkg + ".test\t" + strings.Join(deps, ",") + "\n"
+	}
+	ok := line("voicetest/internal/openaioracle", "fmt", openaiGo, openaiGo+"/option") + line("voicetest/llm", "fmt") +
+		module + "/voicetest/llm\tfmt," + openaiGo + "\n" // not a test binary: ignored
+	if bad, err := sdkLinkViolations(ok, rule); err != nil || len(bad) != 0 {
+		t.Fatalf("a module that keeps the rule: %q, %v", bad, err)
+	}
+	for _, tc := range []struct{ name, out, want string }{
+		{"llm links openai-go", ok + line("voicetest/speech", openaiGo+"/option"),
+			"the test binary of voicetest/speech links " + openaiGo},
+		{"the oracle links it no more", line("voicetest/internal/openaioracle", "fmt"),
+			"voicetest/internal/openaioracle is allowed to link " + openaiGo + " in its test binary, but its test binary does not"},
+		{"the oracle has no test binary", line("voicetest/llm", "fmt"),
+			"voicetest/internal/openaioracle is allowed to link " + openaiGo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad, err := sdkLinkViolations(tc.out, rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, tc.want) }) {
+				t.Errorf("violations %q, want one containing %q", bad, tc.want)
+			}
+		})
 	}
 }
 
