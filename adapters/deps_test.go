@@ -53,16 +53,25 @@ func goList(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// loadGraph returns every package the module's non-test code builds, with
-// its module and direct imports.
-func loadGraph(t *testing.T) map[string]pkgNode {
+// loadModule returns every package the module's non-test code builds, with
+// its module and direct imports, and every test binary of the module
+// ("<package>.test") with its dependencies: one `go list -deps -test` for
+// all the checks of this file.
+func loadModule(t *testing.T) (g map[string]pkgNode, testDeps map[string][]string) {
 	t.Helper()
-	out := goList(t, "-deps", "-f", "{{.ImportPath}}\t{{if .Module}}{{.Module.Path}}{{end}}\t{{join .Imports \",\"}}", module+"/...")
-	g := map[string]pkgNode{}
+	out := goList(t, "-deps", "-test", "-f", "{{.ImportPath}}\t{{if .Module}}{{.Module.Path}}{{end}}\t{{join .Imports \",\"}}\t{{if eq .Name \"main\"}}{{join .Deps \",\"}}{{end}}", module+"/...")
+	g, testDeps = map[string]pkgNode{}, map[string][]string{}
 	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
 		f := strings.Split(line, "\t")
-		if len(f) != 3 {
-			t.Fatalf("go list printed %q, want three tab-separated fields", line)
+		if len(f) != 4 {
+			t.Fatalf("go list printed %q, want four tab-separated fields", line)
+		}
+		switch {
+		case strings.HasSuffix(f[0], ".test"):
+			testDeps[f[0]] = strings.Split(f[3], ",")
+			continue
+		case strings.Contains(f[0], " ["), strings.HasSuffix(f[0], "_test"):
+			continue // a package compiled for a test binary, or an external test package
 		}
 		var imports []string
 		if f[2] != "" {
@@ -73,7 +82,10 @@ func loadGraph(t *testing.T) map[string]pkgNode {
 	if _, ok := g[module+"/adapters/handler"]; !ok {
 		t.Fatalf("go list found no %s/adapters/handler among %d packages", module, len(g))
 	}
-	return g
+	if _, ok := testDeps[module+"/adapters/handler.test"]; !ok {
+		t.Fatalf("go list found no test binary of %s/adapters/handler among %d", module, len(testDeps))
+	}
+	return g, testDeps
 }
 
 // closure returns pkg and every package it imports, directly or not.
@@ -223,12 +235,20 @@ func violations(g map[string]pkgNode) []string {
 // SDK, the in-process adapters pull in neither coder/websocket nor
 // openai-go, no package of the module reaches openai-go at all, and no
 // template engine is linked (checkNoTemplateEngine).
+//
+// Its subtests check the test binaries on the same `go list`:
+// HandlerTestLinksNoWireLibrary and TestBinariesLinkSDKsOnlyWhereNeeded.
+// It runs in parallel with the package's other tests: the go command it
+// runs is most of this package's test time.
 func TestDependencyRule(t *testing.T) {
-	g := loadGraph(t)
+	t.Parallel()
+	g, testDeps := loadModule(t)
 	for _, v := range violations(g) {
 		t.Error(v)
 	}
 	t.Run("NoTemplateEngine", func(t *testing.T) { checkNoTemplateEngine(t, g) })
+	t.Run("HandlerTestLinksNoWireLibrary", func(t *testing.T) { checkHandlerTestLinksNoWireLibrary(t, testDeps) })
+	t.Run("TestBinariesLinkSDKsOnlyWhereNeeded", func(t *testing.T) { checkTestBinariesLinkSDKsOnlyWhereNeeded(t, testDeps) })
 	var protocols []string
 	for p := range g {
 		if adapterKind(p) == "protocol" {
@@ -247,11 +267,15 @@ func TestDependencyRule(t *testing.T) {
 	t.Logf("checked %d packages; protocol packages: %s; their SDKs: %v", len(g), strings.Join(protocols, " "), sdks(g))
 }
 
-// TestHandlerTestLinksNoWireLibrary: the test binary of adapters/handler,
+// checkHandlerTestLinksNoWireLibrary: the test binary of adapters/handler,
 // which imports only the handler adapter, voicetest and its fixtures,
 // links neither coder/websocket nor openai-go.
-func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
-	deps := strings.Fields(goList(t, "-deps", "-test", "-f", "{{.ImportPath}}", module+"/adapters/handler"))
+func checkHandlerTestLinksNoWireLibrary(t *testing.T, testDeps map[string][]string) {
+	var deps []string
+	for _, d := range testDeps[module+"/adapters/handler.test"] {
+		d, _, _ = strings.Cut(d, " [") // "p [p.test]": p compiled with its tests
+		deps = append(deps, d)
+	}
 	if !slices.Contains(deps, module+"/adapters/handler") {
 		t.Fatalf("go list -deps -test of adapters/handler does not list the package itself: %v", deps)
 	}
@@ -279,25 +303,18 @@ var sdkTestBinaries = map[string][]string{
 	"google.golang.org/genai": {"adapters/gemini"},
 }
 
-// sdkLinkViolations returns, sorted, every test binary in out (lines of
-// `go list -test -f '{{.ImportPath}}\t{{join .Deps ","}}'`) that links a
-// module of sdkTestBinaries without being allowed to, and every allowed
-// package whose test binary is missing from out or links no such module
-// (the list is stale).
-func sdkLinkViolations(out string, rule map[string][]string) ([]string, error) {
+// sdkLinkViolations returns, sorted, every test binary of testDeps (its
+// import path "<package>.test" → its dependencies) that links a module of
+// rule without being allowed to, and every allowed package whose test
+// binary is missing from testDeps or links no such module (the rule is
+// stale).
+func sdkLinkViolations(testDeps map[string][]string, rule map[string][]string) []string {
 	links := map[string]map[string]bool{} // test binary's package → modules of rule it links
-	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
-		bin, deps, ok := strings.Cut(line, "\t")
-		if !ok {
-			return nil, fmt.Errorf("go list printed %q, want two tab-separated fields", line)
-		}
-		pkg, ok := strings.CutSuffix(bin, ".test")
-		if !ok {
-			continue
-		}
-		pkg = strings.TrimPrefix(pkg, module+"/")
+	for bin, deps := range testDeps {
+		pkg := strings.TrimPrefix(strings.TrimSuffix(bin, ".test"), module+"/")
 		links[pkg] = map[string]bool{}
-		for d := range strings.SplitSeq(deps, ",") {
+		for _, d := range deps {
+			d, _, _ = strings.Cut(d, " [")
 			for m := range rule {
 				if d == m || strings.HasPrefix(d, m+"/") {
 					links[pkg][m] = true
@@ -321,52 +338,55 @@ func sdkLinkViolations(out string, rule map[string][]string) ([]string, error) {
 		}
 	}
 	sort.Strings(bad)
-	return bad, nil
+	return bad
 }
 
-// TestTestBinariesLinkSDKsOnlyWhereNeeded: of every test binary of the
-// module (go list -test reports each one's dependencies as those of its
-// "<package>.test"), only those of sdkTestBinaries link openai-go or genai.
-func TestTestBinariesLinkSDKsOnlyWhereNeeded(t *testing.T) {
-	out := goList(t, "-test", "-f", "{{.ImportPath}}\t{{join .Deps \",\"}}", module+"/...")
-	bad, err := sdkLinkViolations(out, sdkTestBinaries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range bad {
+// checkTestBinariesLinkSDKsOnlyWhereNeeded: of every test binary of the
+// module (go list -deps -test reports each one's dependencies as those of
+// its "<package>.test"), only those of sdkTestBinaries link openai-go or
+// genai.
+func checkTestBinariesLinkSDKsOnlyWhereNeeded(t *testing.T, testDeps map[string][]string) {
+	for _, v := range sdkLinkViolations(testDeps, sdkTestBinaries) {
 		t.Error(v)
 	}
-	if n := strings.Count(out, ".test\t"); n < 40 {
-		t.Errorf("go list -test listed %d test binaries of the module, want the module's ~45", n)
+	if len(testDeps) < 40 {
+		t.Errorf("go list -test listed %d test binaries of the module, want the module's ~45", len(testDeps))
 	}
 }
 
 // TestSDKLinkRuleCatches: the rule flags a test binary that links an SDK
 // it may not (directly or through a sub-package), and an allowed package
-// whose test binary no longer links it.
+// whose test binary no longer links it or is gone.
 func TestSDKLinkRuleCatches(t *testing.T) {
 	rule := map[string][]string{openaiGo: {"voicetest/internal/openaioracle"}}
-	line := func(pkg string, deps ...string) string {
-		return module + "/" + pkg + ".test\t" + strings.Join(deps, ",") + "\n"
+	base := func() map[string][]string {
+		return map[string][]string{
+			module + "/voicetest/internal/openaioracle.test": {"fmt", openaiGo, openaiGo + "/option"},
+			module + "/voicetest/llm.test":                   {"fmt"},
+		}
 	}
-	ok := line("voicetest/internal/openaioracle", "fmt", openaiGo, openaiGo+"/option") + line("voicetest/llm", "fmt") +
-		module + "/voicetest/llm\tfmt," + openaiGo + "\n" // not a test binary: ignored
-	if bad, err := sdkLinkViolations(ok, rule); err != nil || len(bad) != 0 {
-		t.Fatalf("a module that keeps the rule: %q, %v", bad, err)
+	if bad := sdkLinkViolations(base(), rule); len(bad) != 0 {
+		t.Fatalf("a module that keeps the rule: %q", bad)
 	}
-	for _, tc := range []struct{ name, out, want string }{
-		{"llm links openai-go", ok + line("voicetest/speech", openaiGo+"/option"),
-			"the test binary of voicetest/speech links " + openaiGo},
-		{"the oracle links it no more", line("voicetest/internal/openaioracle", "fmt"),
-			"voicetest/internal/openaioracle is allowed to link " + openaiGo + " in its test binary, but its test binary does not"},
-		{"the oracle has no test binary", line("voicetest/llm", "fmt"),
-			"voicetest/internal/openaioracle is allowed to link " + openaiGo},
+	for _, tc := range []struct {
+		name   string
+		mutate func(map[string][]string)
+		want   string
+	}{
+		{"speech links openai-go", func(m map[string][]string) {
+			m[module+"/voicetest/speech.test"] = []string{openaiGo + "/option"}
+		}, "the test binary of voicetest/speech links " + openaiGo},
+		{"the oracle links it no more", func(m map[string][]string) {
+			m[module+"/voicetest/internal/openaioracle.test"] = []string{"fmt"}
+		}, "voicetest/internal/openaioracle is allowed to link " + openaiGo + " in its test binary, but its test binary does not"},
+		{"the oracle has no test binary", func(m map[string][]string) {
+			delete(m, module+"/voicetest/internal/openaioracle.test")
+		}, "voicetest/internal/openaioracle is allowed to link " + openaiGo},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bad, err := sdkLinkViolations(tc.out, rule)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := base()
+			tc.mutate(m)
+			bad := sdkLinkViolations(m, rule)
 			if !slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, tc.want) }) {
 				t.Errorf("violations %q, want one containing %q", bad, tc.want)
 			}
