@@ -53,16 +53,25 @@ func goList(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// loadGraph returns every package the module's non-test code builds, with
-// its module and direct imports.
-func loadGraph(t *testing.T) map[string]pkgNode {
+// loadModule returns every package the module's non-test code builds, with
+// its module and direct imports, and every test binary of the module
+// ("<package>.test") with its dependencies: one `go list -deps -test` for
+// all the checks of this file.
+func loadModule(t *testing.T) (g map[string]pkgNode, testDeps map[string][]string) {
 	t.Helper()
-	out := goList(t, "-deps", "-f", "{{.ImportPath}}\t{{if .Module}}{{.Module.Path}}{{end}}\t{{join .Imports \",\"}}", module+"/...")
-	g := map[string]pkgNode{}
+	out := goList(t, "-deps", "-test", "-f", "{{.ImportPath}}\t{{if .Module}}{{.Module.Path}}{{end}}\t{{join .Imports \",\"}}\t{{if eq .Name \"main\"}}{{join .Deps \",\"}}{{end}}", module+"/...")
+	g, testDeps = map[string]pkgNode{}, map[string][]string{}
 	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
 		f := strings.Split(line, "\t")
-		if len(f) != 3 {
-			t.Fatalf("go list printed %q, want three tab-separated fields", line)
+		if len(f) != 4 {
+			t.Fatalf("go list printed %q, want four tab-separated fields", line)
+		}
+		switch {
+		case strings.HasSuffix(f[0], ".test"):
+			testDeps[f[0]] = strings.Split(f[3], ",")
+			continue
+		case strings.Contains(f[0], " ["), strings.HasSuffix(f[0], "_test"):
+			continue // a package compiled for a test binary, or an external test package
 		}
 		var imports []string
 		if f[2] != "" {
@@ -73,7 +82,10 @@ func loadGraph(t *testing.T) map[string]pkgNode {
 	if _, ok := g[module+"/adapters/handler"]; !ok {
 		t.Fatalf("go list found no %s/adapters/handler among %d packages", module, len(g))
 	}
-	return g
+	if _, ok := testDeps[module+"/adapters/handler.test"]; !ok {
+		t.Fatalf("go list found no test binary of %s/adapters/handler among %d", module, len(testDeps))
+	}
+	return g, testDeps
 }
 
 // closure returns pkg and every package it imports, directly or not.
@@ -223,12 +235,20 @@ func violations(g map[string]pkgNode) []string {
 // SDK, the in-process adapters pull in neither coder/websocket nor
 // openai-go, no package of the module reaches openai-go at all, and no
 // template engine is linked (checkNoTemplateEngine).
+//
+// Its subtests check the test binaries on the same `go list`:
+// HandlerTestLinksNoWireLibrary and TestBinariesLinkSDKsOnlyWhereNeeded.
+// It runs in parallel with the package's other tests: the go command it
+// runs is most of this package's test time.
 func TestDependencyRule(t *testing.T) {
-	g := loadGraph(t)
+	t.Parallel()
+	g, testDeps := loadModule(t)
 	for _, v := range violations(g) {
 		t.Error(v)
 	}
 	t.Run("NoTemplateEngine", func(t *testing.T) { checkNoTemplateEngine(t, g) })
+	t.Run("HandlerTestLinksNoWireLibrary", func(t *testing.T) { checkHandlerTestLinksNoWireLibrary(t, testDeps) })
+	t.Run("TestBinariesLinkSDKsOnlyWhereNeeded", func(t *testing.T) { checkTestBinariesLinkSDKsOnlyWhereNeeded(t, testDeps) })
 	var protocols []string
 	for p := range g {
 		if adapterKind(p) == "protocol" {
@@ -247,11 +267,15 @@ func TestDependencyRule(t *testing.T) {
 	t.Logf("checked %d packages; protocol packages: %s; their SDKs: %v", len(g), strings.Join(protocols, " "), sdks(g))
 }
 
-// TestHandlerTestLinksNoWireLibrary: the test binary of adapters/handler,
+// checkHandlerTestLinksNoWireLibrary: the test binary of adapters/handler,
 // which imports only the handler adapter, voicetest and its fixtures,
 // links neither coder/websocket nor openai-go.
-func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
-	deps := strings.Fields(goList(t, "-deps", "-test", "-f", "{{.ImportPath}}", module+"/adapters/handler"))
+func checkHandlerTestLinksNoWireLibrary(t *testing.T, testDeps map[string][]string) {
+	var deps []string
+	for _, d := range testDeps[module+"/adapters/handler.test"] {
+		d, _, _ = strings.Cut(d, " [") // "p [p.test]": p compiled with its tests
+		deps = append(deps, d)
+	}
 	if !slices.Contains(deps, module+"/adapters/handler") {
 		t.Fatalf("go list -deps -test of adapters/handler does not list the package itself: %v", deps)
 	}
@@ -264,51 +288,109 @@ func TestHandlerTestLinksNoWireLibrary(t *testing.T) {
 	}
 }
 
-// noOpenAITests are the packages whose test binaries must not link
-// openai-go. No package of the module imports it (TestDependencyRule), so
-// only a test can link it: voicetest/llm's and voicetest/speech's, which
-// use it as the oracle of their own requests. Every other test binary
-// that reaches the model clients (composable, livekit, personas, the
-// cassettes, voicetest-update, the restaurant example, the live tests
-// here) is listed: linking openai-go costs a test binary tens of MB and
-// seconds of link at every `go test ./...`, and a newcomer's first
-// `go test ./examples/...` its ~2 minutes of cold compile.
-var noOpenAITests = []string{
-	"adapters", "adapters/composable", "adapters/elevenlabs", "adapters/gemini", "adapters/handler", "adapters/layercode",
-	"adapters/livekit", "adapters/pipecat", "adapters/realtime", "adapters/twilio", "adapters/twiliophone", "adapters/vapi",
-	"adapters/webrtc", "adapters/wire", "adapters/wscodec", "cmd/voicetest-update", "examples/restaurant", "personas",
-	"voicetest", "voicetest/cassette",
+// sdkTestBinaries are the modules whose objects are so large that a test
+// binary linking one spends seconds more in the linker at every
+// `go test ./...` (openai-go's ~330 MB, genai's ~120 MB; the linker loads
+// every package of the binary, used or not), each with the only packages
+// whose test binaries may link it. No package of the module imports
+// openai-go (TestDependencyRule): it is the oracle of voicetest/llm's and
+// voicetest/speech's requests, in one package of its own so that one test
+// binary links it, not two. genai is adapters/gemini's SDK: the live test
+// and the Gemini double's SDK check live there (TestLiveGemini,
+// TestPeerSDKTurn), not in package adapters or internal/peers/geminipeer.
+var sdkTestBinaries = map[string][]string{
+	openaiGo:                  {"voicetest/internal/openaioracle"},
+	"google.golang.org/genai": {"adapters/gemini"},
 }
 
-// TestTestBinariesLinkNoOpenAI: the test binaries of noOpenAITests link
-// no package of openai-go (go list -test reports each test binary's
-// dependencies as those of its "<package>.test").
-func TestTestBinariesLinkNoOpenAI(t *testing.T) {
-	var pkgs []string
-	for _, p := range noOpenAITests {
-		pkgs = append(pkgs, module+"/"+p)
-	}
-	out := goList(t, append([]string{"-test", "-f", "{{.ImportPath}}\t{{join .Deps \",\"}}"}, pkgs...)...)
-	const openai = openaiGo
-	seen := 0
-	for line := range strings.SplitSeq(strings.TrimRight(out, "\n"), "\n") {
-		bin, deps, ok := strings.Cut(line, "\t")
-		if !ok {
-			t.Fatalf("go list printed %q, want two tab-separated fields", line)
-		}
-		if !strings.HasSuffix(bin, ".test") {
-			continue
-		}
-		seen++
-		for d := range strings.SplitSeq(deps, ",") {
-			if d == openai || strings.HasPrefix(d, openai+"/") {
-				t.Errorf("the test binary %s links %s; move the test that needs it (see noOpenAITests)", bin, d)
-				break
+// sdkLinkViolations returns, sorted, every test binary of testDeps (its
+// import path "<package>.test" → its dependencies) that links a module of
+// rule without being allowed to, and every allowed package whose test
+// binary is missing from testDeps or links no such module (the rule is
+// stale).
+func sdkLinkViolations(testDeps map[string][]string, rule map[string][]string) []string {
+	links := map[string]map[string]bool{} // test binary's package → modules of rule it links
+	for bin, deps := range testDeps {
+		pkg := strings.TrimPrefix(strings.TrimSuffix(bin, ".test"), module+"/")
+		links[pkg] = map[string]bool{}
+		for _, d := range deps {
+			d, _, _ = strings.Cut(d, " [")
+			for m := range rule {
+				if d == m || strings.HasPrefix(d, m+"/") {
+					links[pkg][m] = true
+				}
 			}
 		}
 	}
-	if seen != len(pkgs) {
-		t.Errorf("go list -test listed %d test binaries for %d packages:\n%s", seen, len(pkgs), out)
+	var bad []string
+	for pkg, mods := range links {
+		for m := range mods {
+			if !slices.Contains(rule[m], pkg) {
+				bad = append(bad, fmt.Sprintf("the test binary of %s links %s; only %s may (move the test that needs it there, see sdkTestBinaries)", pkg, m, strings.Join(rule[m], ", ")))
+			}
+		}
+	}
+	for m, pkgs := range rule {
+		for _, pkg := range pkgs {
+			if mods, ok := links[pkg]; !ok || !mods[m] {
+				bad = append(bad, fmt.Sprintf("%s is allowed to link %s in its test binary, but its test binary does not (or it has none): update sdkTestBinaries", pkg, m))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// checkTestBinariesLinkSDKsOnlyWhereNeeded: of every test binary of the
+// module (go list -deps -test reports each one's dependencies as those of
+// its "<package>.test"), only those of sdkTestBinaries link openai-go or
+// genai.
+func checkTestBinariesLinkSDKsOnlyWhereNeeded(t *testing.T, testDeps map[string][]string) {
+	for _, v := range sdkLinkViolations(testDeps, sdkTestBinaries) {
+		t.Error(v)
+	}
+	if len(testDeps) < 40 {
+		t.Errorf("go list -test listed %d test binaries of the module, want the module's ~45", len(testDeps))
+	}
+}
+
+// TestSDKLinkRuleCatches: the rule flags a test binary that links an SDK
+// it may not (directly or through a sub-package), and an allowed package
+// whose test binary no longer links it or is gone.
+func TestSDKLinkRuleCatches(t *testing.T) {
+	rule := map[string][]string{openaiGo: {"voicetest/internal/openaioracle"}}
+	base := func() map[string][]string {
+		return map[string][]string{
+			module + "/voicetest/internal/openaioracle.test": {"fmt", openaiGo, openaiGo + "/option"},
+			module + "/voicetest/llm.test":                   {"fmt"},
+		}
+	}
+	if bad := sdkLinkViolations(base(), rule); len(bad) != 0 {
+		t.Fatalf("a module that keeps the rule: %q", bad)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(map[string][]string)
+		want   string
+	}{
+		{"speech links openai-go", func(m map[string][]string) {
+			m[module+"/voicetest/speech.test"] = []string{openaiGo + "/option"}
+		}, "the test binary of voicetest/speech links " + openaiGo},
+		{"the oracle links it no more", func(m map[string][]string) {
+			m[module+"/voicetest/internal/openaioracle.test"] = []string{"fmt"}
+		}, "voicetest/internal/openaioracle is allowed to link " + openaiGo + " in its test binary, but its test binary does not"},
+		{"the oracle has no test binary", func(m map[string][]string) {
+			delete(m, module+"/voicetest/internal/openaioracle.test")
+		}, "voicetest/internal/openaioracle is allowed to link " + openaiGo},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := base()
+			tc.mutate(m)
+			bad := sdkLinkViolations(m, rule)
+			if !slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, tc.want) }) {
+				t.Errorf("violations %q, want one containing %q", bad, tc.want)
+			}
+		})
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
-	"github.com/voicetest-go/voicetest/adapters/gemini"
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/adapters/pipecat"
@@ -23,6 +22,9 @@ import (
 // links openai-go into a test binary, and the protocol packages' own test
 // binaries need nothing of it. No test needs the internet or a key; run
 // one with e.g. `TWILIO_BOT_URL=wss://… go test ./adapters -run TestLiveTwilio`.
+// Gemini's (TestLiveGemini) lives in adapters/gemini instead: the Gemini
+// adapter links google.golang.org/genai, whose ~120 MB of objects this
+// test binary would otherwise link again at every `go test ./...`.
 
 // TestLiveTwilio calls a real bot that serves Twilio Media Streams, to
 // show how a suite points at one: twilio.New(url) plays Twilio's side of a
@@ -56,21 +58,6 @@ func TestLiveRealtime(t *testing.T) {
 	speech.SkipIfNotInstalled(t, "flite")
 	agent := realtime.New(cmp.Or(os.Getenv("VOICETEST_REALTIME_MODEL"), realtime.DefaultModel))
 	agent.Instructions = "You answer phone calls for a restaurant. Answer in one short sentence."
-	adaptertest.Live(t, agent, speech.Flite(), 0, false)
-}
-
-// TestLiveGemini runs a short scenario against the real Gemini Live API,
-// to show how a suite points at it: gemini.New(model) with the key from
-// GEMINI_API_KEY, a caller spoken by flite, and a spoken answer. It is
-// skipped without GEMINI_API_KEY (no test needs the internet or a key);
-// VOICETEST_GEMINI_MODEL picks the model (default gemini.DefaultModel).
-// Nothing is cached or compared with goldens.
-func TestLiveGemini(t *testing.T) {
-	if os.Getenv("GEMINI_API_KEY") == "" {
-		t.Skip("live test against the Gemini Live API: set GEMINI_API_KEY (and optionally VOICETEST_GEMINI_MODEL) to run it")
-	}
-	speech.SkipIfNotInstalled(t, "flite")
-	agent := gemini.New(cmp.Or(os.Getenv("VOICETEST_GEMINI_MODEL"), gemini.DefaultModel))
 	adaptertest.Live(t, agent, speech.Flite(), 0, false)
 }
 
