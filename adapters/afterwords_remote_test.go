@@ -104,6 +104,7 @@ func bargeIn(t *testing.T, res *voicetest.Result) (start, at time.Duration) {
 // were on the real clock, hence the generous bounds the test keeps: after
 // 40% of the expected time, and before the reply has played out).
 func TestAfterWordsRemote(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		agent func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent

@@ -70,6 +70,7 @@ func noCanaryUnder(t *testing.T, dir string) int {
 }
 
 func TestCanaryKeyThroughTheAdapters(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		agent func(t *testing.T, n *adaptertest.MemNet) voicetest.Agent

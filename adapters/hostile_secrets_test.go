@@ -137,6 +137,7 @@ func leaked(t *testing.T, where string, what []byte, canaries ...string) {
 }
 
 func TestHostileAgentEchoesCredentials(t *testing.T) {
+	t.Parallel()
 	const (
 		password = "userinfo-pw-canary-4471"
 		apiKey   = "header-key-canary-9a0b"
@@ -167,6 +168,7 @@ func TestHostileAgentEchoesCredentials(t *testing.T) {
 }
 
 func TestUserinfoPasswordInDialErrors(t *testing.T) {
+	t.Parallel()
 	const password = "dial-pw-canary-0c7e19"
 	rejecting := hostileWS(t, true)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -177,6 +179,7 @@ func TestUserinfoPasswordInDialErrors(t *testing.T) {
 	ln.Close()
 	for name, base := range map[string]string{"401 echoing it": rejecting, "closed port": closed, "silent server": adaptertest.BlackHole(t)} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			url := strings.Replace(base, "ws://", "ws://bot:"+password+"@", 1) + "/ws?token=" + password + "-q"
 			a := wscodec.New(url, wscodec.RawPCM(16000))
 			a.DialTimeout = 300 * time.Millisecond
@@ -300,6 +303,7 @@ func echoAgent(t *testing.T) string {
 // saved artifacts, the golden files and the HTML report. None may hold a
 // credential.
 func TestEchoedCredentialsNotInArtifacts(t *testing.T) {
+	t.Parallel()
 	const (
 		password = "artifact-pw-canary-3e1f"
 		apiKey   = "artifact-key-canary-6b2a"

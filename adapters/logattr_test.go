@@ -54,6 +54,7 @@ func TestWireLogLinesAreAttributedToTheTest(t *testing.T) {
 		})
 		return
 	}
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWireLogLinesAreAttributedToTheTest$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "VOICETEST_WIRE_LOG_CHILD=1")
 	out, err := cmd.CombinedOutput()

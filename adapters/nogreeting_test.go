@@ -111,6 +111,7 @@ func dataBelongs(t *testing.T, res *voicetest.Result, replyTurn func(voicetest.E
 }
 
 func TestRepliesBelongToTheirQuestionsWhenTheAgentDoesNotGreet(t *testing.T) {
+	t.Parallel()
 	// Each case builds the agent (and its loopback peer) and checks the
 	// result; the script is always noGreetingScript.
 	echo := "You said {heard}"

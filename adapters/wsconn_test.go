@@ -39,6 +39,7 @@ func TestLeakCheckSeesOpenConns(t *testing.T) {
 }
 
 func TestDialTimeout(t *testing.T) {
+	t.Parallel()
 	url := adaptertest.BlackHole(t)
 	for _, agent := range []voicetest.Agent{
 		&twilio.Agent{URL: url, WSOptions: wire.WSOptions{DialTimeout: 100 * time.Millisecond}},

@@ -14,6 +14,7 @@ import (
 )
 
 func TestStreetTalkersAsset(t *testing.T) {
+	t.Parallel()
 	talkers, err := streetTalkers()
 	require.NoError(t, err)
 	require.Len(t, talkers, streetTalkerCount)
@@ -37,12 +38,15 @@ func TestStreetTalkersAsset(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
+	// assets/README.md's commands; the four voices are synthesised at
+	// once (each wait fails the script if its voice failed).
 	script := `set -e
-flite -voice slt -t "I told him we'd meet at the station around six, but the train was late again." -o slt.wav
-flite -voice kal -t "Can you grab some coffee on the way, the place on the corner is open." -o kal.wav
-flite -voice awb -t "No, no, the other one, the blue one next to the window, that one." -o awb.wav
-flite -voice rms -t "Honestly it was the best concert I have been to in years, you should come." -o rms.wav
-for v in slt kal awb rms; do sox $v.wav -r 8000 -c 1 -b 16 -e signed $v.8k.wav trim 0.15 1.5; done
+talker() { flite -voice $1 -t "$2" -o $1.wav && sox $1.wav -r 8000 -c 1 -b 16 -e signed $1.8k.wav trim 0.15 1.5; }
+talker slt "I told him we'd meet at the station around six, but the train was late again." & slt=$!
+talker kal "Can you grab some coffee on the way, the place on the corner is open." & kal=$!
+talker awb "No, no, the other one, the blue one next to the window, that one." & awb=$!
+talker rms "Honestly it was the best concert I have been to in years, you should come." & rms=$!
+wait $slt; wait $kal; wait $awb; wait $rms
 sox slt.8k.wav kal.8k.wav awb.8k.wav rms.8k.wav -t ul -r 8000 -c 1 babble.ulaw norm -3
 `
 	cmd := exec.Command("sh", "-c", script)

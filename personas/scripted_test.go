@@ -225,6 +225,7 @@ func needFFmpeg(t *testing.T) string {
 }
 
 func TestFilesOtherFormatsThroughFFmpeg(t *testing.T) {
+	t.Parallel()
 	ffmpeg := needFFmpeg(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.wav")
@@ -264,6 +265,7 @@ func TestFilesOtherFormatsThroughFFmpeg(t *testing.T) {
 	}
 	for i, f := range formats {
 		t.Run(f.name, func(t *testing.T) {
+			t.Parallel() // each decode is an ffmpeg process of its own
 			if cannot[i] != nil {
 				t.Skipf("this ffmpeg cannot encode with %s: %v", f.codec, cannot[i])
 			}
@@ -280,6 +282,7 @@ func TestFilesOtherFormatsThroughFFmpeg(t *testing.T) {
 }
 
 func TestFilesFFmpegRejectsNonAudio(t *testing.T) {
+	t.Parallel()
 	needFFmpeg(t)
 	p := filepath.Join(t.TempDir(), "notes.txt")
 	require.NoError(t, os.WriteFile(p, []byte("not audio at all"), 0o644))

@@ -576,53 +576,58 @@ agent: Noted: At seven.
 
 // TestComposableLocalEngines runs the agent with the real local engines:
 // flite speaks, pocketsphinx listens. The model answers with the last word
-// it was given, so that the agent's reply (which it plays in real time)
-// is short and still carries what pocketsphinx heard. It runs in parallel
-// (it touches no process-wide state): its wall time is mostly the reply's
-// real-time playback.
+// it was given, so that the agent's reply is short and still carries what
+// pocketsphinx heard. It runs in parallel (it touches no process-wide
+// state) and in a testing/synctest bubble: the bubble's clock stands still
+// while the engines' processes run (a goroutine waiting on a pipe or a
+// process is not durably blocked), so nothing here is timed, and the
+// agent's real-time playback of its reply costs no wall time. The parts'
+// timing on the real clock is TestComposablePartsOnTheRealClock's.
 func TestComposableLocalEngines(t *testing.T) {
 	t.Parallel()
 	speech.SkipIfNotInstalled(t, "flite")
 	speech.SkipIfNotInstalled(t, "pocketsphinx")
-	stt, err := speech.STTByName("pocketsphinx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lastWord := &scriptLLM{reply: func(_ int, req voicetest.ChatRequest) (voicetest.ChatResponse, error) {
-		words := strings.Fields(lastUser(req))
-		if len(words) == 0 {
-			return voicetest.ChatResponse{Message: voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: "Nothing."}}, nil
-		}
-		return voicetest.ChatResponse{Message: voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: "You said " + words[len(words)-1] + "."}}, nil
-	}}
-	a := composable.New(stt, lastWord, speech.Flite())
-	const rate = 16000
-	conn, err := a.Connect(t.Context(), adaptertest.Session(t, rate))
-	if err != nil {
-		t.Fatal(err)
-	}
-	adaptertest.CloseConn(t, conn)
-	said, err := speech.Flite().Synthesize(t.Context(), voicetest.SpeechRequest{Text: "book a table for two", Rate: rate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range said.Frames(20 * time.Millisecond) {
-		if err := conn.SendAudio(t.Context(), f); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		stt, err := speech.STTByName("pocketsphinx")
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := conn.EndUtterance(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	lines, text, audio := compEvents(t, conn, isKindOf(voicetest.AgentTurnEnd))
-	t.Logf("pocketsphinx heard %q; the agent said %q (%v)", lines[0], text, audio)
-	if !strings.HasPrefix(lines[0], "user_transcript ") || !strings.Contains(lines[0], "table") {
-		t.Errorf("pocketsphinx heard %q, want the words of %q", lines[0], "book a table for two")
-	}
-	heard := strings.Fields(strings.TrimPrefix(lines[0], "user_transcript "))
-	if len(heard) == 0 || strings.TrimSpace(text) != "You said "+heard[len(heard)-1]+"." || audio < 500*time.Millisecond {
-		t.Errorf("agent said %q with %v of flite audio, want %q in at least 500ms", text, audio, "You said <the last word heard>.")
-	}
+		lastWord := &scriptLLM{reply: func(_ int, req voicetest.ChatRequest) (voicetest.ChatResponse, error) {
+			words := strings.Fields(lastUser(req))
+			if len(words) == 0 {
+				return voicetest.ChatResponse{Message: voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: "Nothing."}}, nil
+			}
+			return voicetest.ChatResponse{Message: voicetest.ChatMessage{Role: voicetest.ChatAssistant, Content: "You said " + words[len(words)-1] + "."}}, nil
+		}}
+		a := composable.New(stt, lastWord, speech.Flite())
+		const rate = 16000
+		conn, err := a.Connect(t.Context(), adaptertest.Session(t, rate))
+		if err != nil {
+			t.Fatal(err)
+		}
+		adaptertest.CloseConn(t, conn)
+		said, err := speech.Flite().Synthesize(t.Context(), voicetest.SpeechRequest{Text: "book a table for two", Rate: rate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range said.Frames(20 * time.Millisecond) {
+			if err := conn.SendAudio(t.Context(), f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := conn.EndUtterance(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		lines, text, audio := compEvents(t, conn, isKindOf(voicetest.AgentTurnEnd))
+		t.Logf("pocketsphinx heard %q; the agent said %q (%v)", lines[0], text, audio)
+		if !strings.HasPrefix(lines[0], "user_transcript ") || !strings.Contains(lines[0], "table") {
+			t.Errorf("pocketsphinx heard %q, want the words of %q", lines[0], "book a table for two")
+		}
+		heard := strings.Fields(strings.TrimPrefix(lines[0], "user_transcript "))
+		if len(heard) == 0 || strings.TrimSpace(text) != "You said "+heard[len(heard)-1]+"." || audio < 500*time.Millisecond {
+			t.Errorf("agent said %q with %v of flite audio, want %q in at least 500ms", text, audio, "You said <the last word heard>.")
+		}
+	})
 }
 
 // TestComposableScenarioVirtual runs a whole conversation on virtual time
