@@ -51,6 +51,12 @@ const (
 	// the wait for its audio and transcript.
 	turnEndQuiet = 150 * time.Millisecond
 	turnEndMax   = 2 * time.Second
+	// holdMax bounds how long the start of the agent's speech waits for
+	// the framework to report it speaking (see holdLocked); holdSettle is
+	// how long it waits after that report for session messages sent
+	// before it (see leaveSession).
+	holdMax    = 500 * time.Millisecond
+	holdSettle = 20 * time.Millisecond
 )
 
 // The agent states of lk.agent.state.
@@ -78,6 +84,21 @@ type receiver struct {
 	calls        *seen               // tool call ids reported
 	results      *seen               // tool result ids reported
 	unknown      map[string]bool     // logged-once keys
+
+	// The agent's state as its session events report it (LiveKit
+	// Agents' agent_state_changed), ordered by their created_at, and the
+	// start of its speech held until it is speaking (see holdLocked).
+	fwStates   bool      // the agent reports its states as session events
+	fwSpeaking bool      // the latest of them is speaking
+	fwStateAt  time.Time // its created_at
+	holding    bool
+	holdUntil  time.Time // holdMax after the hold began
+	releaseDue bool      // the agent is speaking: release at releaseAt, once sessionIn is 0
+	releaseAt  time.Time
+	sessionIn  int // lk.agent.session streams being read
+	held       []entry
+	heldBytes  int64
+	holdTimer  *time.Timer
 }
 
 // segment is the text of one transcript segment received so far.
@@ -119,9 +140,23 @@ func (s *seen) add(id string) bool {
 }
 
 // queueLocked scrubs and queues events and an error, and reports whether
-// the inbox overflowed. Call with c.mu held; after unlocking, call
+// the inbox overflowed; while the start of the agent's speech is held
+// (holdLocked), behind it. Call with c.mu held; after unlocking, call
 // c.overflowed if it did.
 func (r *receiver) queueLocked(evs []voicetest.AgentEvent, err error) bool {
+	return r.queue(evs, err, r.holding)
+}
+
+// queueSessionLocked is queueLocked for what the agent's session events
+// say: while the start of its speech is held, ahead of it. Call with
+// c.mu held.
+func (r *receiver) queueSessionLocked(evs []voicetest.AgentEvent, err error) bool {
+	return r.queue(evs, err, false)
+}
+
+// queue queues events and an error in the inbox, or behind the held start
+// of the agent's speech. Call with c.mu held.
+func (r *receiver) queue(evs []voicetest.AgentEvent, err error, hold bool) bool {
 	if r.stopped || r.c.ended {
 		return false
 	}
@@ -134,6 +169,89 @@ func (r *receiver) queueLocked(evs []voicetest.AgentEvent, err error) bool {
 		es = append(es, entry{err: err})
 	}
 	if len(es) == 0 {
+		return false
+	}
+	if hold {
+		for _, e := range es {
+			r.heldBytes += e.bytes()
+		}
+		r.held = append(r.held, es...)
+		return r.heldBytes > r.c.q.limit
+	}
+	return !r.c.q.add(es...)
+}
+
+// holdLocked holds what the receiver queues from now on, the start of
+// the agent's speech, until the agent's session events report it speaking
+// or for holdMax, when the agent reports its states as session events and
+// the latest of them is not speaking. Call with c.mu held.
+//
+// LiveKit Agents send each session event as a byte stream of its own
+// (agents-js 1.9.0 voice/remote_session.js: emitEvent → sendEvent →
+// transport.sendMessage → localParticipant.streamBytes, one task per
+// event, in the order the session emits them, each stamped created_at)
+// on the room's one reliable, ordered data channel, while the speech
+// goes on the audio track: nothing orders the two. A tool turn emits
+// function_tools_executed before it generates the reply
+// (voice/agent_activity.js, pipelineReplyTask's tool step), and
+// agent_state_changed to speaking when the reply's playout begins; so
+// once that state change is in, so are the tool events that came before
+// the speech, and they are queued ahead of it.
+func (r *receiver) holdLocked() {
+	if !r.fwStates || r.fwSpeaking || r.holding {
+		return
+	}
+	r.holding = true
+	r.holdUntil = time.Now().Add(holdMax)
+	if r.holdTimer == nil {
+		r.holdTimer = time.AfterFunc(holdMax, r.holdTimerFired)
+		return
+	}
+	r.holdTimer.Reset(holdMax)
+}
+
+// holdTimerFired releases the hold when it is due (tryReleaseLocked).
+func (r *receiver) holdTimerFired() {
+	c := r.c
+	c.mu.Lock()
+	over := r.tryReleaseLocked()
+	c.mu.Unlock()
+	if over {
+		c.overflowed()
+	}
+}
+
+// tryReleaseLocked releases the hold at holdUntil, or once the agent has
+// been reported speaking for holdSettle and no session message is being
+// read; otherwise the timer waits for the next of these times. It
+// reports whether the inbox overflowed. Call with c.mu held.
+func (r *receiver) tryReleaseLocked() bool {
+	if !r.holding {
+		return false
+	}
+	now := time.Now()
+	if !now.Before(r.holdUntil) || r.releaseDue && !now.Before(r.releaseAt) && r.sessionIn == 0 {
+		return r.releaseLocked()
+	}
+	next := r.holdUntil
+	if r.releaseDue && now.Before(r.releaseAt) {
+		next = r.releaseAt
+	}
+	r.holdTimer.Reset(next.Sub(now))
+	return false
+}
+
+// releaseLocked queues what was held and reports whether the inbox
+// overflowed. Call with c.mu held.
+func (r *receiver) releaseLocked() bool {
+	if !r.holding {
+		return false
+	}
+	r.holding, r.releaseDue = false, false
+	r.holdTimer.Stop()
+	es := r.held
+	r.held, r.heldBytes = nil, 0
+	if r.stopped || r.c.ended || len(es) == 0 {
 		return false
 	}
 	return !r.c.q.add(es...)
@@ -163,11 +281,16 @@ func (r *receiver) stopLocked() {
 	if r.endTimer != nil {
 		r.endTimer.Stop()
 	}
+	if r.holdTimer != nil {
+		r.holdTimer.Stop()
+	}
+	r.holding, r.held, r.heldBytes = false, nil, 0
 }
 
-// flushLocked queues what is pending before a hang-up: the resampler's
-// tail and a pending turn end. Call with c.mu held.
+// flushLocked queues what is pending before a hang-up: what is held, the
+// resampler's tail and a pending turn end. Call with c.mu held.
 func (r *receiver) flushLocked() {
+	r.releaseLocked()
 	if r.endPending {
 		r.endTurnLocked()
 		return
@@ -193,7 +316,11 @@ func (r *receiver) onAudio(rate int, s media.PCM16Sample, peak int16) {
 	if c.capt {
 		c.capture.Frame("recv", websocket.MessageBinary, pcm.EncodePCM16(nil, samples))
 	}
-	r.lastAudio = time.Now()
+	now := time.Now()
+	if now.Sub(r.lastAudio) >= turnEndQuiet {
+		r.holdLocked() // the start of a speech
+	}
+	r.lastAudio = now
 	evs, err := r.down.Append(nil, rate, samples)
 	over := r.queueLocked(evs, err)
 	c.mu.Unlock()
@@ -466,6 +593,9 @@ func (r *receiver) delta(seg, text string) {
 	c := r.c
 	c.mu.Lock()
 	if s := r.segments[seg]; s != nil {
+		if s.text.Len() == 0 {
+			r.holdLocked() // the start of a speech's transcript
+		}
 		s.text.WriteString(text)
 	}
 	over := r.queueLocked([]voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: text}}, nil)
@@ -585,6 +715,10 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 	}
 	defer r.leaveStream()
 	c := r.c
+	c.mu.Lock()
+	r.sessionIn++
+	c.mu.Unlock()
+	defer r.leaveSession()
 	what := "an " + TopicSession + " message"
 	if !c.fromAgent(from) {
 		c.capture.Note("ignored", fmt.Sprintf("%s byte stream from %s, who is not the agent", TopicSession, from))
@@ -626,17 +760,50 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 	}
 	if err != nil {
 		b, _ := protojson.Marshal(&msg)
-		r.deliver(evs, &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.scrub.Bytes(b)), Err: err})
+		r.deliverSession(evs, &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.scrub.Bytes(b)), Err: err})
 		return
 	}
-	r.deliver(evs, nil)
+	if _, ok := msg.Message.(*lkagent.AgentSessionMessage_Event); !ok {
+		r.deliver(evs, nil) // the agent's audio playback cleared: behind its audio
+		return
+	}
+	r.deliverSession(evs, nil)
+}
+
+// leaveSession ends the reading of a session stream, and releases the
+// held start of the agent's speech when the agent was reported speaking
+// holdSettle ago and no other session message is being read: the SDK
+// reads each stream in a goroutine of its own, started as its header
+// arrives, and runs the newest first, so a message sent just before the
+// state change (a tool call) may be read after it. Call it after the
+// message's events were delivered.
+func (r *receiver) leaveSession() {
+	c := r.c
+	c.mu.Lock()
+	r.sessionIn--
+	over := r.tryReleaseLocked()
+	c.mu.Unlock()
+	if over {
+		c.overflowed()
+	}
+}
+
+// deliverSession is deliver for what a session message says: ahead of
+// the held start of the agent's speech.
+func (r *receiver) deliverSession(evs []voicetest.AgentEvent, err error) {
+	r.c.mu.Lock()
+	over := r.queueSessionLocked(evs, err)
+	r.c.mu.Unlock()
+	if over {
+		r.c.overflowed()
+	}
 }
 
 // session turns a session message into events.
 func (r *receiver) session(msg *lkagent.AgentSessionMessage) ([]voicetest.AgentEvent, error) {
 	switch m := msg.Message.(type) {
 	case *lkagent.AgentSessionMessage_Event:
-		return r.sessionEvent(m.Event), nil
+		return r.sessionEvent(m.Event)
 	case *lkagent.AgentSessionMessage_AudioOutput:
 		return r.sessionAudio(m.AudioOutput)
 	case *lkagent.AgentSessionMessage_AudioPlaybackClear:
@@ -681,11 +848,33 @@ func (r *receiver) sessionAudio(f *lkagent.AgentSessionMessage_ConsoleIO_AudioFr
 // errOverflow reports that queueing overflowed the inbox.
 var errOverflow = errors.New("the inbox overflowed")
 
-// sessionEvent turns an AgentSessionEvent into events.
-func (r *receiver) sessionEvent(ev *lkagent.AgentSessionEvent) []voicetest.AgentEvent {
+// sessionEvent turns an AgentSessionEvent into events. An agent state
+// change to speaking releases the held start of the agent's speech (once
+// the session messages being read are in: leaveSession).
+func (r *receiver) sessionEvent(ev *lkagent.AgentSessionEvent) ([]voicetest.AgentEvent, error) {
 	c := r.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e, ok := ev.GetEvent().(*lkagent.AgentSessionEvent_AgentStateChanged_); ok {
+		// Each event is a stream of its own, and the SDK reads each in a
+		// goroutine of its own: the latest by created_at counts.
+		at := ev.GetCreatedAt().AsTime()
+		if r.fwStates && at.Before(r.fwStateAt) {
+			return nil, nil
+		}
+		r.fwStates, r.fwStateAt = true, at
+		r.fwSpeaking = e.AgentStateChanged.GetNewState() == lkagent.AgentState_AS_SPEAKING
+		if r.holding && r.fwSpeaking && !r.releaseDue {
+			r.releaseDue, r.releaseAt = true, time.Now().Add(holdSettle) // see leaveSession
+		}
+		return nil, nil
+	}
+	return r.sessionEventLocked(ev), nil
+}
+
+// sessionEventLocked turns an AgentSessionEvent other than a state change
+// into events. Call with c.mu held.
+func (r *receiver) sessionEventLocked(ev *lkagent.AgentSessionEvent) []voicetest.AgentEvent {
 	switch e := ev.GetEvent().(type) {
 	case *lkagent.AgentSessionEvent_FunctionToolsStarted_:
 		return r.toolCallsLocked(nil, e.FunctionToolsStarted.GetFunctionCalls())
