@@ -54,7 +54,11 @@ export default defineAgent({
         interruption: { mode: 'vad', minDuration: 300, resumeFalseInterruption: false },
       },
     });
-    await session.start({ agent, room: ctx.room });
+    // The caller's audio reaches the session at 16 kHz, the rate Silero
+    // VAD runs at and plenty for the transcriptions endpoint: the room's
+    // default, 24 kHz, only made the VAD resample it again, and the
+    // framework carry half as many samples again through its streams.
+    await session.start({ agent, room: ctx.room, inputOptions: { audioSampleRate: 16000 } });
     await ctx.connect();
     session.say('Front desk, hello.');
   },
