@@ -470,25 +470,28 @@ func (s *session) run(url, token string) error {
 			OnDataPacket:      s.dataPacket,
 		},
 	}
-	room := lksdk.NewRoom(cb)
-	s.room = room
-	if err := room.RegisterTextStreamHandler("lk.chat", s.chat); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	err := room.JoinWithContextAndToken(ctx, url, token, lksdk.WithLogger(protologger.GetDiscardLogger()))
-	cancel()
-	if err != nil {
-		return fmt.Errorf("joining the room: %w", err)
-	}
-	defer room.Disconnect()
-	s.setState("initializing")
+	// The agent's track exists before the room is joined: the greeting
+	// (trackSubscribed, as soon as the caller's microphone is there) may
+	// speak on it before run has published it.
 	out, err := lkmedia.NewPCMLocalTrack(rate, 1, protologger.GetDiscardLogger())
 	if err != nil {
 		return err
 	}
 	s.out = out
 	defer out.Close()
+	room := lksdk.NewRoom(cb)
+	s.room = room
+	if err := room.RegisterTextStreamHandler("lk.chat", s.chat); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	err = room.JoinWithContextAndToken(ctx, url, token, lksdk.WithLogger(protologger.GetDiscardLogger()))
+	cancel()
+	if err != nil {
+		return fmt.Errorf("joining the room: %w", err)
+	}
+	defer room.Disconnect()
+	s.setState("initializing")
 	pub, err := room.LocalParticipant.PublishTrack(out, &lksdk.TrackPublicationOptions{Name: "agent", Source: livekit.TrackSource_MICROPHONE})
 	if err != nil {
 		return fmt.Errorf("publishing the agent's track: %w", err)
@@ -539,8 +542,12 @@ func (s *session) stateEvent(state string) *lkproto.AgentSessionEvent {
 	s.mu.Lock()
 	old := s.state
 	s.state = state
+	caller := s.caller
 	s.mu.Unlock()
-	if !s.w.cfg.SessionStates {
+	if !s.w.cfg.SessionStates || caller == "" {
+		// Session messages go to the caller; before there is one (the
+		// state "initializing" as run joins), a data packet would only
+		// wait for the publisher connection.
 		return nil
 	}
 	return &lkproto.AgentSessionEvent{CreatedAt: timestamppb.Now(), Event: &lkproto.AgentSessionEvent_AgentStateChanged_{AgentStateChanged: &lkproto.AgentSessionEvent_AgentStateChanged{
