@@ -51,12 +51,10 @@ const (
 	// the wait for its audio and transcript.
 	turnEndQuiet = 150 * time.Millisecond
 	turnEndMax   = 2 * time.Second
-	// holdMax bounds how long the start of the agent's speech waits for
-	// the framework to report it speaking (see holdLocked); holdSettle is
-	// how long it waits after that report for session messages sent
-	// before it (see leaveSession).
-	holdMax    = 500 * time.Millisecond
-	holdSettle = 20 * time.Millisecond
+	// speechGap is the quiet after which the agent's audio begins a new
+	// speech (speechAt) even without a turn end between (an agent that
+	// reports no states).
+	speechGap = 2 * time.Second
 )
 
 // The agent states of lk.agent.state.
@@ -72,6 +70,17 @@ type receiver struct {
 	state     string
 	stopped   bool
 	lastAudio time.Time
+	// speechAt is when the first audio of the agent's speech in progress
+	// came (zero after a turn end, or before the agent speaks): a tool
+	// event that the agent made before it, but that came after it (the
+	// data channel lags the audio track), is marked BeforeSpeech.
+	speechAt time.Time
+	// offset estimates the agent's clock against ours: the least delay
+	// from a session event's created_at to its arrival (the agent's clock
+	// offset plus the data channel's least lag), over the session events
+	// so far; haveOffset reports one has been seen.
+	offset     time.Duration
+	haveOffset bool
 	// A turn end waits for the agent's audio to go quiet and its
 	// transcript streams to close, at most until endBy.
 	endPending bool
@@ -84,21 +93,6 @@ type receiver struct {
 	calls        *seen               // tool call ids reported
 	results      *seen               // tool result ids reported
 	unknown      map[string]bool     // logged-once keys
-
-	// The agent's state as its session events report it (LiveKit
-	// Agents' agent_state_changed), ordered by their created_at, and the
-	// start of its speech held until it is speaking (see holdLocked).
-	fwStates   bool      // the agent reports its states as session events
-	fwSpeaking bool      // the latest of them is speaking
-	fwStateAt  time.Time // its created_at
-	holding    bool
-	holdUntil  time.Time // holdMax after the hold began
-	releaseDue bool      // the agent is speaking: release at releaseAt, once sessionIn is 0
-	releaseAt  time.Time
-	sessionIn  int // lk.agent.session streams being read
-	held       []entry
-	heldBytes  int64
-	holdTimer  *time.Timer
 }
 
 // segment is the text of one transcript segment received so far.
@@ -140,23 +134,9 @@ func (s *seen) add(id string) bool {
 }
 
 // queueLocked scrubs and queues events and an error, and reports whether
-// the inbox overflowed; while the start of the agent's speech is held
-// (holdLocked), behind it. Call with c.mu held; after unlocking, call
+// the inbox overflowed. Call with c.mu held; after unlocking, call
 // c.overflowed if it did.
 func (r *receiver) queueLocked(evs []voicetest.AgentEvent, err error) bool {
-	return r.queue(evs, err, r.holding)
-}
-
-// queueSessionLocked is queueLocked for what the agent's session events
-// say: while the start of its speech is held, ahead of it. Call with
-// c.mu held.
-func (r *receiver) queueSessionLocked(evs []voicetest.AgentEvent, err error) bool {
-	return r.queue(evs, err, false)
-}
-
-// queue queues events and an error in the inbox, or behind the held start
-// of the agent's speech. Call with c.mu held.
-func (r *receiver) queue(evs []voicetest.AgentEvent, err error, hold bool) bool {
 	if r.stopped || r.c.ended {
 		return false
 	}
@@ -169,89 +149,6 @@ func (r *receiver) queue(evs []voicetest.AgentEvent, err error, hold bool) bool 
 		es = append(es, entry{err: err})
 	}
 	if len(es) == 0 {
-		return false
-	}
-	if hold {
-		for _, e := range es {
-			r.heldBytes += e.bytes()
-		}
-		r.held = append(r.held, es...)
-		return r.heldBytes > r.c.q.limit
-	}
-	return !r.c.q.add(es...)
-}
-
-// holdLocked holds what the receiver queues from now on, the start of
-// the agent's speech, until the agent's session events report it speaking
-// or for holdMax, when the agent reports its states as session events and
-// the latest of them is not speaking. Call with c.mu held.
-//
-// LiveKit Agents send each session event as a byte stream of its own
-// (agents-js 1.9.0 voice/remote_session.js: emitEvent → sendEvent →
-// transport.sendMessage → localParticipant.streamBytes, one task per
-// event, in the order the session emits them, each stamped created_at)
-// on the room's one reliable, ordered data channel, while the speech
-// goes on the audio track: nothing orders the two. A tool turn emits
-// function_tools_executed before it generates the reply
-// (voice/agent_activity.js, pipelineReplyTask's tool step), and
-// agent_state_changed to speaking when the reply's playout begins; so
-// once that state change is in, so are the tool events that came before
-// the speech, and they are queued ahead of it.
-func (r *receiver) holdLocked() {
-	if !r.fwStates || r.fwSpeaking || r.holding {
-		return
-	}
-	r.holding = true
-	r.holdUntil = time.Now().Add(holdMax)
-	if r.holdTimer == nil {
-		r.holdTimer = time.AfterFunc(holdMax, r.holdTimerFired)
-		return
-	}
-	r.holdTimer.Reset(holdMax)
-}
-
-// holdTimerFired releases the hold when it is due (tryReleaseLocked).
-func (r *receiver) holdTimerFired() {
-	c := r.c
-	c.mu.Lock()
-	over := r.tryReleaseLocked()
-	c.mu.Unlock()
-	if over {
-		c.overflowed()
-	}
-}
-
-// tryReleaseLocked releases the hold at holdUntil, or once the agent has
-// been reported speaking for holdSettle and no session message is being
-// read; otherwise the timer waits for the next of these times. It
-// reports whether the inbox overflowed. Call with c.mu held.
-func (r *receiver) tryReleaseLocked() bool {
-	if !r.holding {
-		return false
-	}
-	now := time.Now()
-	if !now.Before(r.holdUntil) || r.releaseDue && !now.Before(r.releaseAt) && r.sessionIn == 0 {
-		return r.releaseLocked()
-	}
-	next := r.holdUntil
-	if r.releaseDue && now.Before(r.releaseAt) {
-		next = r.releaseAt
-	}
-	r.holdTimer.Reset(next.Sub(now))
-	return false
-}
-
-// releaseLocked queues what was held and reports whether the inbox
-// overflowed. Call with c.mu held.
-func (r *receiver) releaseLocked() bool {
-	if !r.holding {
-		return false
-	}
-	r.holding, r.releaseDue = false, false
-	r.holdTimer.Stop()
-	es := r.held
-	r.held, r.heldBytes = nil, 0
-	if r.stopped || r.c.ended || len(es) == 0 {
 		return false
 	}
 	return !r.c.q.add(es...)
@@ -281,16 +178,11 @@ func (r *receiver) stopLocked() {
 	if r.endTimer != nil {
 		r.endTimer.Stop()
 	}
-	if r.holdTimer != nil {
-		r.holdTimer.Stop()
-	}
-	r.holding, r.held, r.heldBytes = false, nil, 0
 }
 
-// flushLocked queues what is pending before a hang-up: what is held, the
-// resampler's tail and a pending turn end. Call with c.mu held.
+// flushLocked queues what is pending before a hang-up: the resampler's
+// tail and a pending turn end. Call with c.mu held.
 func (r *receiver) flushLocked() {
-	r.releaseLocked()
 	if r.endPending {
 		r.endTurnLocked()
 		return
@@ -316,17 +208,22 @@ func (r *receiver) onAudio(rate int, s media.PCM16Sample, peak int16) {
 	if c.capt {
 		c.capture.Frame("recv", websocket.MessageBinary, pcm.EncodePCM16(nil, samples))
 	}
-	now := time.Now()
-	if now.Sub(r.lastAudio) >= turnEndQuiet {
-		r.holdLocked() // the start of a speech
-	}
-	r.lastAudio = now
+	r.heardLocked(time.Now())
 	evs, err := r.down.Append(nil, rate, samples)
 	over := r.queueLocked(evs, err)
 	c.mu.Unlock()
 	if over {
 		c.overflowed()
 	}
+}
+
+// heardLocked notes agent audio that came at now: the start of a speech
+// when none is in progress. Call with c.mu held.
+func (r *receiver) heardLocked(now time.Time) {
+	if r.speechAt.IsZero() || now.Sub(r.lastAudio) >= speechGap {
+		r.speechAt = now
+	}
+	r.lastAudio = now
 }
 
 // silent reports whether a decoded frame is silence: no sample beyond
@@ -432,6 +329,7 @@ func (r *receiver) turnEndTimer() {
 // endTurnLocked queues the end of the agent's turn. Call with c.mu held.
 func (r *receiver) endTurnLocked() bool {
 	r.endPending = false
+	r.speechAt = time.Time{}
 	if r.endTimer != nil {
 		r.endTimer.Stop()
 	}
@@ -593,9 +491,6 @@ func (r *receiver) delta(seg, text string) {
 	c := r.c
 	c.mu.Lock()
 	if s := r.segments[seg]; s != nil {
-		if s.text.Len() == 0 {
-			r.holdLocked() // the start of a speech's transcript
-		}
 		s.text.WriteString(text)
 	}
 	over := r.queueLocked([]voicetest.AgentEvent{{Kind: voicetest.AgentTranscript, Text: text}}, nil)
@@ -715,10 +610,7 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 	}
 	defer r.leaveStream()
 	c := r.c
-	c.mu.Lock()
-	r.sessionIn++
-	c.mu.Unlock()
-	defer r.leaveSession()
+	arrived := time.Now() // the stream's header, the message's earliest sign
 	what := "an " + TopicSession + " message"
 	if !c.fromAgent(from) {
 		c.capture.Note("ignored", fmt.Sprintf("%s byte stream from %s, who is not the agent", TopicSession, from))
@@ -753,57 +645,25 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 			c.capture.Frame("recv", websocket.MessageText, compact(b))
 		}
 	}
-	evs, err := r.session(&msg)
+	evs, err := r.session(&msg, arrived)
 	if errors.Is(err, errOverflow) {
 		c.overflowed()
 		return
 	}
 	if err != nil {
 		b, _ := protojson.Marshal(&msg)
-		r.deliverSession(evs, &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.scrub.Bytes(b)), Err: err})
+		r.deliver(evs, &wire.FrameError{Adapter: adapterName, Frame: wire.Excerpt(c.scrub.Bytes(b)), Err: err})
 		return
 	}
-	if _, ok := msg.Message.(*lkagent.AgentSessionMessage_Event); !ok {
-		r.deliver(evs, nil) // the agent's audio playback cleared: behind its audio
-		return
-	}
-	r.deliverSession(evs, nil)
-}
-
-// leaveSession ends the reading of a session stream, and releases the
-// held start of the agent's speech when the agent was reported speaking
-// holdSettle ago and no other session message is being read: the SDK
-// reads each stream in a goroutine of its own, started as its header
-// arrives, and runs the newest first, so a message sent just before the
-// state change (a tool call) may be read after it. Call it after the
-// message's events were delivered.
-func (r *receiver) leaveSession() {
-	c := r.c
-	c.mu.Lock()
-	r.sessionIn--
-	over := r.tryReleaseLocked()
-	c.mu.Unlock()
-	if over {
-		c.overflowed()
-	}
-}
-
-// deliverSession is deliver for what a session message says: ahead of
-// the held start of the agent's speech.
-func (r *receiver) deliverSession(evs []voicetest.AgentEvent, err error) {
-	r.c.mu.Lock()
-	over := r.queueSessionLocked(evs, err)
-	r.c.mu.Unlock()
-	if over {
-		r.c.overflowed()
-	}
+	r.deliver(evs, nil)
 }
 
 // session turns a session message into events.
-func (r *receiver) session(msg *lkagent.AgentSessionMessage) ([]voicetest.AgentEvent, error) {
+// arrived is when its stream began to arrive.
+func (r *receiver) session(msg *lkagent.AgentSessionMessage, arrived time.Time) ([]voicetest.AgentEvent, error) {
 	switch m := msg.Message.(type) {
 	case *lkagent.AgentSessionMessage_Event:
-		return r.sessionEvent(m.Event)
+		return r.sessionEvent(m.Event, arrived), nil
 	case *lkagent.AgentSessionMessage_AudioOutput:
 		return r.sessionAudio(m.AudioOutput)
 	case *lkagent.AgentSessionMessage_AudioPlaybackClear:
@@ -832,7 +692,7 @@ func (r *receiver) sessionAudio(f *lkagent.AgentSessionMessage_ConsoleIO_AudioFr
 	c := r.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r.lastAudio = time.Now()
+	r.heardLocked(time.Now())
 	// Queued here, under the lock, so that it is ordered with the track's
 	// audio through the one resampler.
 	evs, err := r.down.Append(nil, rate, samples)
@@ -848,32 +708,53 @@ func (r *receiver) sessionAudio(f *lkagent.AgentSessionMessage_ConsoleIO_AudioFr
 // errOverflow reports that queueing overflowed the inbox.
 var errOverflow = errors.New("the inbox overflowed")
 
-// sessionEvent turns an AgentSessionEvent into events. An agent state
-// change to speaking releases the held start of the agent's speech (once
-// the session messages being read are in: leaveSession).
-func (r *receiver) sessionEvent(ev *lkagent.AgentSessionEvent) ([]voicetest.AgentEvent, error) {
+// sessionEvent turns an AgentSessionEvent, whose stream began to arrive
+// at arrived, into events.
+//
+// LiveKit Agents send each session event as a byte stream of its own on
+// the data channel (agents-js 1.9.0 voice/remote_session.js), the speech
+// on the audio track: nothing orders the two, and the SDK reads each
+// stream in a goroutine of its own. A tool turn's function_tools_executed
+// is made before the reply is generated, yet may come after the reply's
+// first audio. Such a tool event is marked BeforeSpeech, so that the
+// runner records it ahead of the reply's message, at the speech's start;
+// nothing is held back, and the speech keeps the time it came. The
+// evidence is the agent's own: the event's created_at, put on our clock
+// by offset, is before the first audio of the speech in progress came.
+func (r *receiver) sessionEvent(ev *lkagent.AgentSessionEvent, arrived time.Time) []voicetest.AgentEvent {
 	c := r.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := ev.GetEvent().(*lkagent.AgentSessionEvent_AgentStateChanged_); ok {
-		// Each event is a stream of its own, and the SDK reads each in a
-		// goroutine of its own: the latest by created_at counts.
-		at := ev.GetCreatedAt().AsTime()
-		if r.fwStates && at.Before(r.fwStateAt) {
-			return nil, nil
+	evs := r.sessionEventLocked(ev)
+	if r.madeBeforeSpeechLocked(ev, arrived) {
+		for i := range evs {
+			switch evs[i].Kind {
+			case voicetest.AgentToolCall, voicetest.AgentToolResult:
+				evs[i].BeforeSpeech = true
+			}
 		}
-		r.fwStates, r.fwStateAt = true, at
-		r.fwSpeaking = e.AgentStateChanged.GetNewState() == lkagent.AgentState_AS_SPEAKING
-		if r.holding && r.fwSpeaking && !r.releaseDue {
-			r.releaseDue, r.releaseAt = true, time.Now().Add(holdSettle) // see leaveSession
-		}
-		return nil, nil
 	}
-	return r.sessionEventLocked(ev), nil
+	return evs
 }
 
-// sessionEventLocked turns an AgentSessionEvent other than a state change
-// into events. Call with c.mu held.
+// madeBeforeSpeechLocked reports whether the agent made ev, which
+// arrived at arrived, before the first audio of its speech in progress
+// came (see sessionEvent), and learns the offset of the agent's clock
+// from it. Call with c.mu held.
+func (r *receiver) madeBeforeSpeechLocked(ev *lkagent.AgentSessionEvent, arrived time.Time) bool {
+	ts := ev.GetCreatedAt()
+	if ts == nil || !ts.IsValid() || ts.GetSeconds() == 0 && ts.GetNanos() == 0 {
+		return false
+	}
+	created := ts.AsTime()
+	if d := arrived.Round(0).Sub(created); !r.haveOffset || d < r.offset {
+		r.offset, r.haveOffset = d, true
+	}
+	return !r.speechAt.IsZero() && arrived.After(r.speechAt) && created.Add(r.offset).Before(r.speechAt.Round(0))
+}
+
+// sessionEventLocked turns an AgentSessionEvent into events. Call with
+// c.mu held.
 func (r *receiver) sessionEventLocked(ev *lkagent.AgentSessionEvent) []voicetest.AgentEvent {
 	switch e := ev.GetEvent().(type) {
 	case *lkagent.AgentSessionEvent_FunctionToolsStarted_:

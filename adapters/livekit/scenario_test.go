@@ -61,9 +61,11 @@ func agentStates(tl []voicetest.Event) []string {
 // when the tool ran) and its agent_state_changed to speaking 250 ms
 // after the reply's first audio frame, the order in which LiveKit Agents
 // for Node's reached the runner 7 ms late in a session 9 run of
-// TestNodeAgent. (Before the adapter held the start of the agent's
-// speech for its state change, the call came after the message: red in
-// 3 of 3 runs.)
+// TestNodeAgent. The adapter marks such events BeforeSpeech (their
+// created_at is before the speech's first audio came), and the runner
+// records them at the speech's start; the speech itself is not held.
+// (Without the mark the call came after the message: red in 2 of 2
+// runs.)
 func TestScenarioMultiTurn(t *testing.T) {
 	t.Parallel()
 	beside(t)
