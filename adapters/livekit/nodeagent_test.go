@@ -61,6 +61,12 @@ func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
 		p = &nodePeer{name: agentName("frontdesk"), oai: fakeopenai.New(t)}
 		p.w = lkagentjs.New(t, p.config(srv))
 	}
+	// agent.mjs keeps the framework from starting the process of its
+	// local end-of-turn model, which turnDetection 'vad' never asks (~3 s
+	// of CPU): the framework says so as its worker starts.
+	if log := p.w.Log(); !strings.Contains(log, "local audio EOT disabled") {
+		t.Errorf("the Node worker did not say its local end-of-turn model was disabled; its log:\n%s", log)
+	}
 	oai := p.oai
 	var mu sync.Mutex
 	oai.HandleTranscription(func(req fakeopenai.TranscriptionRequest) (string, error) {
