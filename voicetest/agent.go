@@ -245,6 +245,18 @@ type AgentEvent struct {
 	Text string
 	// Final marks a complete transcript rather than a delta.
 	Final bool
+	// BeforeSpeech marks an event (a tool call or result, a data
+	// payload) that the agent made before it began the speech the runner
+	// is receiving, but that reached the adapter after that speech's first
+	// audio: a protocol that carries events and audio on separate
+	// channels (LiveKit's data channel and audio track) does not order
+	// the two. The runner places it at that speech's start, ahead of the
+	// message, instead of where it arrived; the speech's own times, and
+	// so the latency, are those of its arrival. Without speech in
+	// progress it changes nothing. An adapter sets it only on the
+	// agent's own evidence (a creation time the protocol carries), never
+	// to reorder events by guess.
+	BeforeSpeech bool
 	// Speech is how long the text of an AgentTranscript takes to say, for
 	// text-only agents that send no audio; zero otherwise.
 	Speech time.Duration

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/voicetest-go/voicetest/pcm"
 )
@@ -130,6 +131,7 @@ func (r *runner) handle(it recvItem) error {
 		if ev.Kind == AgentToolResult {
 			typ = EventToolResult
 		}
+		at = r.beforeSpeech(ev, at)
 		tc := *ev.Tool
 		e := Event{At: at, Type: typ, Turn: turn, Role: RoleAgent, Text: tc.Name, Tool: &tc}
 		r.addEvent(e)
@@ -138,7 +140,7 @@ func (r *runner) handle(it recvItem) error {
 		if !r.keepSide(ev) {
 			return nil
 		}
-		e := Event{At: at, Type: EventData, Turn: turn, Role: RoleAgent, Text: ev.Text, Data: ev.Data}
+		e := Event{At: r.beforeSpeech(ev, at), Type: EventData, Turn: turn, Role: RoleAgent, Text: ev.Text, Data: ev.Data}
 		r.addEvent(e)
 		r.addItem(e)
 	case AgentTurnEnd:
@@ -180,6 +182,19 @@ func (r *runner) handle(it recvItem) error {
 		return fmt.Errorf("the %s adapter sent an event of unknown kind %d at %s: adapters must send only the EventKinds voicetest defines", r.adapter(), ev.Kind, fmtOffset(at))
 	}
 	return nil
+}
+
+// beforeSpeech returns the time at which to record ev, which arrived at
+// at: the start of the agent's speech in progress when the adapter says
+// the agent made ev before it (AgentEvent.BeforeSpeech) and that speech
+// began earlier in the same turn, else at. Recorded at the same instant
+// as the speech's start, and before its message (which closeSpeech
+// records when the speech ends), it comes first in the turn's items.
+func (r *runner) beforeSpeech(ev AgentEvent, at time.Duration) time.Duration {
+	if !ev.BeforeSpeech || r.seg == nil || r.seg.turn != r.st.turn {
+		return at
+	}
+	return min(at, r.seg.start)
 }
 
 // dropSilentTurnEnd forgets a turn end without a word that the runner

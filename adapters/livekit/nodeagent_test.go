@@ -61,6 +61,12 @@ func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
 		p = &nodePeer{name: agentName("frontdesk"), oai: fakeopenai.New(t)}
 		p.w = lkagentjs.New(t, p.config(srv))
 	}
+	// agent.mjs keeps the framework from starting the process of its
+	// local end-of-turn model, which turnDetection 'vad' never asks (~3 s
+	// of CPU): the framework says so as its worker starts.
+	if log := p.w.Log(); !strings.Contains(log, "local audio EOT disabled") {
+		t.Errorf("the Node worker did not say its local end-of-turn model was disabled; its log:\n%s", log)
+	}
 	oai := p.oai
 	var mu sync.Mutex
 	oai.HandleTranscription(func(req fakeopenai.TranscriptionRequest) (string, error) {
@@ -182,10 +188,13 @@ func (e *earlyNode) close() {
 
 // TestNodeAgent talks with a real LiveKit Agents voice agent (Node, 1.9.0,
 // Silero VAD, the OpenAI plugin) through a real livekit-server: its
-// greeting, a question, a turn in which it calls a function tool, and a
-// story the user interrupts. The framework's own transcription streams,
-// agent states and session events (tool calls and results, the
-// interrupted message) reach the runner.
+// greeting, a turn in which it calls a function tool, and a story the
+// user interrupts. The framework's own transcription streams, agent
+// states and session events (tool calls and results, the interrupted
+// message) reach the runner. (Until suite-lk6 a plain question came
+// before the tool turn: the greeting and the tool turn's reply are plain
+// replies too, and the question cost ~4 s of the conversation's real
+// time and of the framework's CPU.)
 //
 // It is a parallel test, and its conversation runs beside the others,
 // holding the package's gate shared: only the conformance heap check,
@@ -194,30 +203,32 @@ func (e *earlyNode) close() {
 // turn on to the answer to the barge-in it holds quiet alone: the
 // Go-double conversations wait (those under way end first), so that the
 // framework's Silero VAD hears the barge-in in real time beside nothing
-// but TestConformance's checks, one at a time, and the tool turn's
-// session events are not starved behind its speech (at c6b2f50+suite-lk5,
-// with the reply one word shorter and the hold from the story on, the
-// tool call once reached the runner 7 ms after the reply's speech began). (Until suite-lk5 the whole
-// conversation held the gate alone, which cost the package its length
-// in wall time on top of TestConformance's.)
+// but TestConformance's checks, one at a time, and its tool turn is not
+// starved (session 9's lead widened the hold to the tool turn after its
+// tool call once reached the runner 7 ms after the reply's speech began;
+// the adapter now orders the framework's tool events ahead of the speech
+// they caused, see TestScenarioMultiTurn, but a branch that held it from
+// the story on again failed the tool turn's reply, split "You have", in
+// 1 of 4 runs at load ~43, so the hold stays).
+// (Until suite-lk5 the whole conversation held
+// the gate alone, which cost the package its length in wall time on top
+// of TestConformance's.)
 func TestNodeAgent(t *testing.T) {
 	t.Parallel()
 	t.Cleanup(nodeDone.open)
 	adaptertest.Exempt(t)
 	t0 := time.Now()
-	a, model := nodeAgent(t, "when do you open", "check my booking", "tell me a story", "stop please")
+	a, model := nodeAgent(t, "check my booking", "tell me a story", "stop please")
 	ready := time.Since(t0)
 	heapChecked.wait()
 	alone.share(t)
 	t.Logf("the worker was ready %v into the test, the conversation began at %v", ready.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
-	release := func() {} // quiet's hold, from the story on
+	release := func() {} // quiet's hold, from the tool turn on
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
 		UserVoice: speech.Flite(),
 		Golden:    voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
-			voicetest.AgentTurn(),
-			voicetest.UserSays("when do you open"),
 			voicetest.AgentTurn(),
 			voicetest.Do("hold the Go-double conversations back", func(context.Context, *voicetest.Control) error {
 				release = quiet.exclusive(t)
@@ -257,7 +268,7 @@ func TestNodeAgent(t *testing.T) {
 			agent = append(agent, m.Text)
 		}
 	}
-	want := []string{"Front desk, hello.", "We open at nine.", "You have table four at seven.", "Once upon a time"}
+	want := []string{"Front desk, hello.", "You have table four at seven.", "Once upon a time"}
 	if len(agent) < len(want) {
 		t.Fatalf("the agent said %q, want at least %d lines like %q", agent, len(want), want)
 	}
@@ -266,7 +277,7 @@ func TestNodeAgent(t *testing.T) {
 			t.Errorf("agent line %d = %q, want %q", i+1, agent[i], want[i])
 		}
 	}
-	if story := agent[3]; strings.Contains(story, "cold from the water") {
+	if story := agent[2]; strings.Contains(story, "cold from the water") {
 		t.Errorf("the interrupted story was said to its end: %q", story)
 	}
 	// The framework heard the barge-in and asked its model about it. (Its
@@ -282,7 +293,7 @@ func TestNodeAgent(t *testing.T) {
 		t.Errorf("%d of %d chat completions were streamed; the OpenAI plugin streams them all", streamed, len(asked))
 	}
 	// LiveKit-style expectations on the framework's session events.
-	if err := res.State.ExpectTurn(2).
+	if err := res.State.ExpectTurn(1).
 		NextEvent().IsToolCall("lookup_booking", map[string]any{"name": "ada"}).
 		NextEvent().IsToolResultOf("lookup_booking", map[string]any{"table": 4, "time": "19:00"}).
 		Err(); err != nil {
@@ -301,7 +312,7 @@ func TestNodeAgent(t *testing.T) {
 			t.Errorf("agent states on the timeline: %s; want %q among them", states, want)
 		}
 	}
-	if n := len(res.Latency.PerTurn); n < 3 {
+	if n := len(res.Latency.PerTurn); n < 2 {
 		t.Errorf("%d latencies measured (%v), want one per reply", n, res.Latency.PerTurn)
 	}
 	if t.Failed() {

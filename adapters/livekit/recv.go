@@ -51,6 +51,10 @@ const (
 	// the wait for its audio and transcript.
 	turnEndQuiet = 150 * time.Millisecond
 	turnEndMax   = 2 * time.Second
+	// speechGap is the quiet after which the agent's audio begins a new
+	// speech (speechAt) even without a turn end between (an agent that
+	// reports no states).
+	speechGap = 2 * time.Second
 )
 
 // The agent states of lk.agent.state.
@@ -66,6 +70,17 @@ type receiver struct {
 	state     string
 	stopped   bool
 	lastAudio time.Time
+	// speechAt is when the first audio of the agent's speech in progress
+	// came (zero after a turn end, or before the agent speaks): a tool
+	// event that the agent made before it, but that came after it (the
+	// data channel lags the audio track), is marked BeforeSpeech.
+	speechAt time.Time
+	// offset estimates the agent's clock against ours: the least delay
+	// from a session event's created_at to its arrival (the agent's clock
+	// offset plus the data channel's least lag), over the session events
+	// so far; haveOffset reports one has been seen.
+	offset     time.Duration
+	haveOffset bool
 	// A turn end waits for the agent's audio to go quiet and its
 	// transcript streams to close, at most until endBy.
 	endPending bool
@@ -193,13 +208,22 @@ func (r *receiver) onAudio(rate int, s media.PCM16Sample, peak int16) {
 	if c.capt {
 		c.capture.Frame("recv", websocket.MessageBinary, pcm.EncodePCM16(nil, samples))
 	}
-	r.lastAudio = time.Now()
+	r.heardLocked(time.Now())
 	evs, err := r.down.Append(nil, rate, samples)
 	over := r.queueLocked(evs, err)
 	c.mu.Unlock()
 	if over {
 		c.overflowed()
 	}
+}
+
+// heardLocked notes agent audio that came at now: the start of a speech
+// when none is in progress. Call with c.mu held.
+func (r *receiver) heardLocked(now time.Time) {
+	if r.speechAt.IsZero() || now.Sub(r.lastAudio) >= speechGap {
+		r.speechAt = now
+	}
+	r.lastAudio = now
 }
 
 // silent reports whether a decoded frame is silence: no sample beyond
@@ -305,6 +329,7 @@ func (r *receiver) turnEndTimer() {
 // endTurnLocked queues the end of the agent's turn. Call with c.mu held.
 func (r *receiver) endTurnLocked() bool {
 	r.endPending = false
+	r.speechAt = time.Time{}
 	if r.endTimer != nil {
 		r.endTimer.Stop()
 	}
@@ -585,6 +610,7 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 	}
 	defer r.leaveStream()
 	c := r.c
+	arrived := time.Now() // the stream's header, the message's earliest sign
 	what := "an " + TopicSession + " message"
 	if !c.fromAgent(from) {
 		c.capture.Note("ignored", fmt.Sprintf("%s byte stream from %s, who is not the agent", TopicSession, from))
@@ -619,7 +645,7 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 			c.capture.Frame("recv", websocket.MessageText, compact(b))
 		}
 	}
-	evs, err := r.session(&msg)
+	evs, err := r.session(&msg, arrived)
 	if errors.Is(err, errOverflow) {
 		c.overflowed()
 		return
@@ -633,10 +659,11 @@ func (r *receiver) onSession(reader *lksdk.ByteStreamReader, from string) {
 }
 
 // session turns a session message into events.
-func (r *receiver) session(msg *lkagent.AgentSessionMessage) ([]voicetest.AgentEvent, error) {
+// arrived is when its stream began to arrive.
+func (r *receiver) session(msg *lkagent.AgentSessionMessage, arrived time.Time) ([]voicetest.AgentEvent, error) {
 	switch m := msg.Message.(type) {
 	case *lkagent.AgentSessionMessage_Event:
-		return r.sessionEvent(m.Event), nil
+		return r.sessionEvent(m.Event, arrived), nil
 	case *lkagent.AgentSessionMessage_AudioOutput:
 		return r.sessionAudio(m.AudioOutput)
 	case *lkagent.AgentSessionMessage_AudioPlaybackClear:
@@ -665,7 +692,7 @@ func (r *receiver) sessionAudio(f *lkagent.AgentSessionMessage_ConsoleIO_AudioFr
 	c := r.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r.lastAudio = time.Now()
+	r.heardLocked(time.Now())
 	// Queued here, under the lock, so that it is ordered with the track's
 	// audio through the one resampler.
 	evs, err := r.down.Append(nil, rate, samples)
@@ -681,11 +708,54 @@ func (r *receiver) sessionAudio(f *lkagent.AgentSessionMessage_ConsoleIO_AudioFr
 // errOverflow reports that queueing overflowed the inbox.
 var errOverflow = errors.New("the inbox overflowed")
 
-// sessionEvent turns an AgentSessionEvent into events.
-func (r *receiver) sessionEvent(ev *lkagent.AgentSessionEvent) []voicetest.AgentEvent {
+// sessionEvent turns an AgentSessionEvent, whose stream began to arrive
+// at arrived, into events.
+//
+// LiveKit Agents send each session event as a byte stream of its own on
+// the data channel (agents-js 1.9.0 voice/remote_session.js), the speech
+// on the audio track: nothing orders the two, and the SDK reads each
+// stream in a goroutine of its own. A tool turn's function_tools_executed
+// is made before the reply is generated, yet may come after the reply's
+// first audio. Such a tool event is marked BeforeSpeech, so that the
+// runner records it ahead of the reply's message, at the speech's start;
+// nothing is held back, and the speech keeps the time it came. The
+// evidence is the agent's own: the event's created_at, put on our clock
+// by offset, is before the first audio of the speech in progress came.
+func (r *receiver) sessionEvent(ev *lkagent.AgentSessionEvent, arrived time.Time) []voicetest.AgentEvent {
 	c := r.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	evs := r.sessionEventLocked(ev)
+	if r.madeBeforeSpeechLocked(ev, arrived) {
+		for i := range evs {
+			switch evs[i].Kind {
+			case voicetest.AgentToolCall, voicetest.AgentToolResult:
+				evs[i].BeforeSpeech = true
+			}
+		}
+	}
+	return evs
+}
+
+// madeBeforeSpeechLocked reports whether the agent made ev, which
+// arrived at arrived, before the first audio of its speech in progress
+// came (see sessionEvent), and learns the offset of the agent's clock
+// from it. Call with c.mu held.
+func (r *receiver) madeBeforeSpeechLocked(ev *lkagent.AgentSessionEvent, arrived time.Time) bool {
+	ts := ev.GetCreatedAt()
+	if ts == nil || !ts.IsValid() || ts.GetSeconds() == 0 && ts.GetNanos() == 0 {
+		return false
+	}
+	created := ts.AsTime()
+	if d := arrived.Round(0).Sub(created); !r.haveOffset || d < r.offset {
+		r.offset, r.haveOffset = d, true
+	}
+	return !r.speechAt.IsZero() && arrived.After(r.speechAt) && created.Add(r.offset).Before(r.speechAt.Round(0))
+}
+
+// sessionEventLocked turns an AgentSessionEvent into events. Call with
+// c.mu held.
+func (r *receiver) sessionEventLocked(ev *lkagent.AgentSessionEvent) []voicetest.AgentEvent {
 	switch e := ev.GetEvent().(type) {
 	case *lkagent.AgentSessionEvent_FunctionToolsStarted_:
 		return r.toolCallsLocked(nil, e.FunctionToolsStarted.GetFunctionCalls())

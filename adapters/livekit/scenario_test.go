@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/livekit"
 	"github.com/voicetest-go/voicetest/internal/peers/lkagent"
@@ -52,16 +53,31 @@ func agentStates(tl []voicetest.Event) []string {
 // crosses the room, and the wire counts what crossed. The agent publishes
 // legacy transcription packets besides its streams, as LiveKit Agents 1.x
 // do: each line is read once.
+//
+// The tool call reaches the runner before the reply's speech it caused
+// even when the agent's session events come after that speech's first
+// audio: the double reports its states as session events, as LiveKit
+// Agents do, and sends the tool turn's function_tools_executed (stamped
+// when the tool ran) and its agent_state_changed to speaking 250 ms
+// after the reply's first audio frame, the order in which LiveKit Agents
+// for Node's reached the runner 7 ms late in a session 9 run of
+// TestNodeAgent. The adapter marks such events BeforeSpeech (their
+// created_at is before the speech's first audio came), and the runner
+// records them at the speech's start; the speech itself is not held.
+// (Without the mark the call came after the message: red in 2 of 2
+// runs.)
 func TestScenarioMultiTurn(t *testing.T) {
 	t.Parallel()
 	beside(t)
 	a, w := goAgent(t, lkagent.Config{
-		Greeting: "Hello, how can I help?",
+		Greeting: "Hello.",
 		Turns: []lkagent.Turn{
-			{Reply: "We open at nine.", Handoff: "hours"},
-			{Tool: &lkagent.Tool{Name: "lookup_booking", Args: map[string]any{"name": "ada"}, Result: map[string]any{"table": 4}}, Reply: "Table four at seven."},
+			{Reply: "At nine.", Handoff: "hours"},
+			{Tool: &lkagent.Tool{Name: "lookup_booking", Args: map[string]any{"name": "ada"}, Result: map[string]any{"table": 4}}, Reply: "Table four."},
 		},
 		LegacyTranscriptions: true,
+		SessionStates:        true,
+		LateToolEvents:       250 * time.Millisecond,
 	})
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
@@ -69,19 +85,19 @@ func TestScenarioMultiTurn(t *testing.T) {
 		Golden:    voicetest.GoldenOptions{Disable: true},
 		Script: []voicetest.Step{
 			voicetest.AgentTurn(),
-			voicetest.UserSays("when do you open"),
+			voicetest.UserSays("hours"),
 			voicetest.AgentTurn(),
-			voicetest.UserSays("check my booking"),
+			voicetest.UserSays("my booking"),
 			voicetest.AgentTurn(),
 		},
 	})
-	want := "agent: Hello, how can I help?\nuser: when do you open\nagent: We open at nine.\nuser: check my booking\nagent: Table four at seven.\n"
+	want := "agent: Hello.\nuser: hours\nagent: At nine.\nuser: my booking\nagent: Table four.\n"
 	if got := res.TranscriptText(); got != want {
 		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
 	}
 	// The handoff and the message come through separate streams, which
 	// LiveKit does not order: either may be first.
-	if err := res.State.ExpectTurn(1).ContainsHandoff("hours").ContainsMessage("nine").Err(); err != nil {
+	if err := res.State.ExpectTurn(1).ContainsHandoff("hours").ContainsMessage("At nine").Err(); err != nil {
 		t.Error(err)
 	}
 	if err := res.State.ExpectTurn(2).
@@ -126,7 +142,7 @@ func TestScenarioMultiTurn(t *testing.T) {
 		t.Errorf("wire stats %+v, want frames and bytes both ways", ws)
 	}
 	jobs := w.Jobs()
-	if len(jobs) != 1 || strings.Join(jobs[0].Heard, "|") != "when do you open|check my booking" {
+	if len(jobs) != 1 || strings.Join(jobs[0].Heard, "|") != "hours|my booking" {
 		t.Errorf("the agent's jobs: %+v, want one that heard both lines", jobs)
 	}
 }
@@ -212,15 +228,15 @@ func TestScenarioHangUp(t *testing.T) {
 func TestLegacyTranscriptions(t *testing.T) {
 	t.Parallel()
 	beside(t)
-	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "We open at nine."}}, LegacyTranscriptions: true})
+	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "At nine."}}, LegacyTranscriptions: true})
 	a.LegacyTranscriptions = true
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
 		UserVoice: fixtures.FakeTTS(),
 		Golden:    voicetest.GoldenOptions{Disable: true},
-		Script:    []voicetest.Step{voicetest.UserSays("when do you open"), voicetest.AgentTurn()},
+		Script:    []voicetest.Step{voicetest.UserSays("hours"), voicetest.AgentTurn()},
 	})
-	if got, want := res.TranscriptText(), "user: when do you open\nagent: We open at nine.\n"; got != want {
+	if got, want := res.TranscriptText(), "user: hours\nagent: At nine.\n"; got != want {
 		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
 	}
 }

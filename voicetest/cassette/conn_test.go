@@ -1,11 +1,13 @@
 package cassette_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -195,5 +197,60 @@ func TestShorterScriptIsLogged(t *testing.T) {
 	}
 	if log := strings.Join(logs, "\n"); !strings.Contains(log, "the conversation ended after 2 of the 5 caller turns") {
 		t.Errorf("log:\n%s", log)
+	}
+}
+
+// markAgent marks the tool events of its agent BeforeSpeech (as an
+// adapter does whose protocol lets them come after the speech they
+// preceded) when mark is set, and counts those it sees marked.
+type markAgent struct {
+	voicetest.Agent
+	mark   bool
+	marked *atomic.Int32
+}
+
+func (a markAgent) VirtualTime() bool { return true }
+
+func (a markAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	c, err := a.Agent.Connect(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return markConn{c, a}, nil
+}
+
+type markConn struct {
+	voicetest.Conn
+	a markAgent
+}
+
+func (c markConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
+	ev, err := c.Conn.Recv(ctx)
+	if ev.Kind == voicetest.AgentToolCall || ev.Kind == voicetest.AgentToolResult {
+		if c.a.mark {
+			ev.BeforeSpeech = true
+		}
+		if ev.BeforeSpeech {
+			c.a.marked.Add(1)
+		}
+	}
+	return ev, err
+}
+
+// TestReplayKeepsBeforeSpeech: a cassette replays AgentEvent.BeforeSpeech
+// as recorded.
+func TestReplayKeepsBeforeSpeech(t *testing.T) {
+	dir := t.TempDir()
+	var recorded, replayed atomic.Int32
+	record(t, dir, markAgent{bookingAgent(), true, &recorded}, bookingConfig())
+	cfg := bookingConfig()
+	cfg.Agent = markAgent{cassette.New(t, nil, cassette.WithDir(dir), cassette.WithName("conv"), cassette.WithMode(cache.Replay)), false, &replayed}
+	synctest.Test(t, func(t *testing.T) {
+		if _, err := voicetest.Run(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if recorded.Load() != 2 || replayed.Load() != recorded.Load() {
+		t.Errorf("tool events marked BeforeSpeech: %d recorded, %d replayed; want the call and its result both times", recorded.Load(), replayed.Load())
 	}
 }

@@ -141,12 +141,14 @@ type event struct {
 	Samples int `json:"samples,omitempty"`
 	Rate    int `json:"rate,omitempty"`
 	// Empty marks an agent_audio event with no samples.
-	Empty  bool                `json:"empty,omitempty"`
-	Text   string              `json:"text,omitempty"`
-	Final  bool                `json:"final,omitempty"`
-	Speech millis              `json:"speech_ms,omitzero"`
-	Tool   *voicetest.ToolCall `json:"tool,omitempty"`
-	Data   json.RawMessage     `json:"data,omitempty"`
+	Empty  bool   `json:"empty,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Final  bool   `json:"final,omitempty"`
+	Speech millis `json:"speech_ms,omitzero"`
+	// BeforeSpeech is AgentEvent.BeforeSpeech.
+	BeforeSpeech bool                `json:"before_speech,omitempty"`
+	Tool         *voicetest.ToolCall `json:"tool,omitempty"`
+	Data         json.RawMessage     `json:"data,omitempty"`
 	// Error and Closed describe an error Recv returned.
 	Error  string `json:"error,omitempty"`
 	Closed bool   `json:"closed,omitempty"`

@@ -142,6 +142,7 @@ func (r *recording) event(ev voicetest.AgentEvent, err error) {
 	}
 	e.Text = r.scrub.text(ev.Text)
 	e.Final = ev.Final
+	e.BeforeSpeech = ev.BeforeSpeech
 	e.Speech = millis(max(ev.Speech, 0))
 	e.Data = r.scrub.json(ev.Data)
 	if (ev.Kind == voicetest.AgentToolCall || ev.Kind == voicetest.AgentToolResult) && e.Tool == nil {

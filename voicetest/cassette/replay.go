@@ -81,7 +81,7 @@ func newReplayConn(a *Agent, n int, c *conversation, logf func(string, ...any)) 
 			if e.Kind == kindError {
 				re.err = &replayedError{msg: e.Error, closed: e.Closed}
 			} else {
-				re.ev = voicetest.AgentEvent{Kind: eventKinds[e.Kind], Text: e.Text, Final: e.Final,
+				re.ev = voicetest.AgentEvent{Kind: eventKinds[e.Kind], Text: e.Text, Final: e.Final, BeforeSpeech: e.BeforeSpeech,
 					Speech: time.Duration(e.Speech), Tool: e.Tool, Data: e.Data}
 				if re.ev.Kind == voicetest.AgentAudio {
 					rate := c.Rate

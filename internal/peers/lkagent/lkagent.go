@@ -68,6 +68,7 @@ import (
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // rate is the sample rate the agent hears and speaks at (the SDK
@@ -167,6 +168,17 @@ type Config struct {
 	// own), as LiveKit Agents 1.x do besides their lk.transcription
 	// streams (agents-js ParticipantLegacyTranscriptionOutput).
 	LegacyTranscriptions bool
+	// SessionStates also reports each change of lk.agent.state as an
+	// agent_state_changed session event stamped with its created_at, as
+	// LiveKit Agents' session host does besides the attribute.
+	SessionStates bool
+	// LateToolEvents, when positive, holds back a tool turn's session
+	// events (its function_tools_executed, stamped when the tool ran, and
+	// with SessionStates the agent_state_changed to speaking that follows
+	// it) until that long after the reply's first audio frame: the order
+	// in which a framework's events reach the caller when its data
+	// channel lags its audio track.
+	LateToolEvents time.Duration
 }
 
 // Job is what one job of the agent did.
@@ -410,6 +422,7 @@ type session struct {
 	utterance []int16
 	dtmf      string
 	dtmfTimer *time.Timer
+	state     string // the last lk.agent.state set
 	busy      sync.WaitGroup
 	streams   atomic.Int64
 }
@@ -457,25 +470,28 @@ func (s *session) run(url, token string) error {
 			OnDataPacket:      s.dataPacket,
 		},
 	}
-	room := lksdk.NewRoom(cb)
-	s.room = room
-	if err := room.RegisterTextStreamHandler("lk.chat", s.chat); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	err := room.JoinWithContextAndToken(ctx, url, token, lksdk.WithLogger(protologger.GetDiscardLogger()))
-	cancel()
-	if err != nil {
-		return fmt.Errorf("joining the room: %w", err)
-	}
-	defer room.Disconnect()
-	s.setState("initializing")
+	// The agent's track exists before the room is joined: the greeting
+	// (trackSubscribed, as soon as the caller's microphone is there) may
+	// speak on it before run has published it.
 	out, err := lkmedia.NewPCMLocalTrack(rate, 1, protologger.GetDiscardLogger())
 	if err != nil {
 		return err
 	}
 	s.out = out
 	defer out.Close()
+	room := lksdk.NewRoom(cb)
+	s.room = room
+	if err := room.RegisterTextStreamHandler("lk.chat", s.chat); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	err = room.JoinWithContextAndToken(ctx, url, token, lksdk.WithLogger(protologger.GetDiscardLogger()))
+	cancel()
+	if err != nil {
+		return fmt.Errorf("joining the room: %w", err)
+	}
+	defer room.Disconnect()
+	s.setState("initializing")
 	pub, err := room.LocalParticipant.PublishTrack(out, &lksdk.TrackPublicationOptions{Name: "agent", Source: livekit.TrackSource_MICROPHONE})
 	if err != nil {
 		return fmt.Errorf("publishing the agent's track: %w", err)
@@ -511,9 +527,39 @@ func (s *session) link(rp *lksdk.RemoteParticipant) {
 	}
 }
 
-// setState sets lk.agent.state.
+// setState sets lk.agent.state, and with Config.SessionStates reports
+// the change as a session event.
 func (s *session) setState(state string) {
+	if ev := s.stateEvent(state); ev != nil {
+		s.session(ev)
+	}
+}
+
+// stateEvent sets lk.agent.state and returns the agent_state_changed
+// session event that reports it, nil without Config.SessionStates.
+func (s *session) stateEvent(state string) *lkproto.AgentSessionEvent {
 	s.room.LocalParticipant.SetAttributes(map[string]string{"lk.agent.state": state})
+	s.mu.Lock()
+	old := s.state
+	s.state = state
+	caller := s.caller
+	s.mu.Unlock()
+	if !s.w.cfg.SessionStates || caller == "" {
+		// Session messages go to the caller; before there is one (the
+		// state "initializing" as run joins), a data packet would only
+		// wait for the publisher connection.
+		return nil
+	}
+	return &lkproto.AgentSessionEvent{CreatedAt: timestamppb.Now(), Event: &lkproto.AgentSessionEvent_AgentStateChanged_{AgentStateChanged: &lkproto.AgentSessionEvent_AgentStateChanged{
+		OldState: agentStates[old], NewState: agentStates[state],
+	}}}
+}
+
+// agentStates are the session protocol's agent states by their
+// lk.agent.state names.
+var agentStates = map[string]lkproto.AgentState{
+	"initializing": lkproto.AgentState_AS_INITIALIZING, "idle": lkproto.AgentState_AS_IDLE, "listening": lkproto.AgentState_AS_LISTENING,
+	"thinking": lkproto.AgentState_AS_THINKING, "speaking": lkproto.AgentState_AS_SPEAKING,
 }
 
 // trackSubscribed listens to the caller's microphone.
@@ -543,7 +589,7 @@ func (s *session) trackSubscribed(track *webrtc.TrackRemote, pub *lksdk.RemoteTr
 		s.mu.Unlock()
 		s.sendVerbatim()
 		if g := s.w.cfg.Greeting; g != "" {
-			s.say(g, nil)
+			s.say(g, nil, nil)
 		}
 	})
 }
@@ -802,8 +848,14 @@ func (s *session) answer(heard string) {
 		t = s.w.cfg.Turns[n-1]
 	}
 	s.setState("thinking")
+	var late []*lkproto.AgentSessionEvent // sent during the reply (Config.LateToolEvents)
 	if t.Tool != nil {
-		s.toolCall(n, *t.Tool)
+		ev := toolEvent(n, *t.Tool)
+		if s.w.cfg.LateToolEvents > 0 {
+			late = append(late, ev)
+		} else {
+			s.session(ev)
+		}
 	}
 	if t.Handoff != "" {
 		s.session(&lkproto.AgentSessionEvent{Event: &lkproto.AgentSessionEvent_ConversationItemAdded_{ConversationItemAdded: &lkproto.AgentSessionEvent_ConversationItemAdded{
@@ -815,7 +867,7 @@ func (s *session) answer(heard string) {
 		reply = "Reply {n}: {heard}"
 	}
 	reply = strings.NewReplacer("{heard}", heard, "{n}", strconv.Itoa(n)).Replace(reply)
-	s.say(reply, func(finished bool) {
+	s.say(reply, late, func(finished bool) {
 		s.mu.Lock()
 		s.replies++
 		replies := s.replies
@@ -832,16 +884,16 @@ func (s *session) answer(heard string) {
 	})
 }
 
-// toolCall reports a tool call and its result through the session
-// protocol, as LiveKit Agents do once the tools ran.
-func (s *session) toolCall(n int, t Tool) {
+// toolEvent returns the session event that reports a tool call and its
+// result, as LiveKit Agents send it once the tools ran, stamped now.
+func toolEvent(n int, t Tool) *lkproto.AgentSessionEvent {
 	args, _ := json.Marshal(t.Args)
 	out, _ := json.Marshal(t.Result)
 	id := fmt.Sprintf("call_%d", n)
-	s.session(&lkproto.AgentSessionEvent{Event: &lkproto.AgentSessionEvent_FunctionToolsExecuted_{FunctionToolsExecuted: &lkproto.AgentSessionEvent_FunctionToolsExecuted{
+	return &lkproto.AgentSessionEvent{CreatedAt: timestamppb.Now(), Event: &lkproto.AgentSessionEvent_FunctionToolsExecuted_{FunctionToolsExecuted: &lkproto.AgentSessionEvent_FunctionToolsExecuted{
 		FunctionCalls:       []*lkproto.FunctionCall{{Id: "item_" + id, CallId: id, Name: t.Name, Arguments: string(args)}},
 		FunctionCallOutputs: []*lkproto.FunctionCallOutput{{Id: "item_out_" + id, CallId: id, Name: t.Name, Output: string(out), IsError: t.IsError}},
-	}}})
+	}}}
 }
 
 // session sends an AgentSessionEvent to the caller.
@@ -887,8 +939,9 @@ func (s *session) legacyTranscript(seg, trackSID, text string) {
 }
 
 // say speaks text; after it ends, done (if set) learns whether it was
-// said to the end.
-func (s *session) say(text string, done func(finished bool)) {
+// said to the end. The session events late, and then the state change to
+// speaking, are sent Config.LateToolEvents after its first audio frame.
+func (s *session) say(text string, late []*lkproto.AgentSessionEvent, done func(finished bool)) {
 	audio, err := fixtures.FakeTTS().Synthesize(s.ctx, voicetest.SpeechRequest{Text: text, Rate: rate})
 	if err != nil {
 		s.errorf("synthesizing %q: %v", text, err)
@@ -910,7 +963,13 @@ func (s *session) say(text string, done func(finished bool)) {
 		s.mu.Unlock()
 		close(sp.done)
 	}()
-	s.setState("speaking")
+	if ev := s.stateEvent("speaking"); ev != nil {
+		if late != nil {
+			late = append(late, ev)
+		} else {
+			s.session(ev)
+		}
+	}
 	w, err := s.openStream("lk.transcription", map[string]string{
 		"lk.transcription_final": "false", "lk.segment_id": seg, "lk.transcribed_track_id": outSID,
 	}, true, nil)
@@ -936,6 +995,12 @@ func (s *session) say(text string, done func(finished bool)) {
 			finished = false
 			break
 		}
+		if late != nil && time.Since(start) >= s.w.cfg.LateToolEvents {
+			for _, ev := range late {
+				s.session(ev)
+			}
+			late = nil
+		}
 		for next < len(words) && words[next].at <= time.Since(start) {
 			sp.said.WriteString(words[next].text)
 			_ = w.write([]byte(words[next].text))
@@ -947,6 +1012,9 @@ func (s *session) say(text string, done func(finished bool)) {
 			case <-ctx.Done():
 			}
 		}
+	}
+	for _, ev := range late { // a reply shorter than LateToolEvents
+		s.session(ev)
 	}
 	if finished {
 		// The audio queued in the track plays out.

@@ -18,11 +18,38 @@
 import { cli, defineAgent, llm, log, ServerOptions, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import * as silero from '@livekit/agents-plugin-silero';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 const baseURL = process.env.OPENAI_BASE_URL;
 const apiKey = process.env.OPENAI_API_KEY;
+
+// The framework starts a process of its own for its local end-of-turn
+// model (lk_eot_audio, ~3 s of CPU loading it) whenever the native
+// binding of @livekit/local-inference loads, whatever the session's turn
+// detection (agents-js 1.9.0 dist/worker.js:39-53,
+// maybeRegisterLocalEotRunner, and dist/ipc/inference_proc_executor.js:41-44,
+// createIfNeeded: no registered runner, no process). It has no option to
+// turn that off, and falls back cleanly when the binding does not load
+// (dist/inference/_warmup.js:6-19: "local VAD/EOT paths disabled"; the
+// worker logs "local audio EOT disabled ... other turn detection modes are
+// unaffected"). So the binding's module is made not to load here: its
+// entry in the CommonJS module cache (require.cache) throws when its
+// exports are read, as a require of a binding that fails does.
+{
+  const agentsRequire = createRequire(import.meta.resolve('@livekit/agents'));
+  const path = agentsRequire.resolve('@livekit/local-inference');
+  agentsRequire.cache[path] = {
+    id: path,
+    filename: path,
+    loaded: true,
+    children: [],
+    get exports() {
+      throw new Error('lkagentjs: the local end-of-turn model is not used (turnDetection "vad")');
+    },
+  };
+}
 
 export default defineAgent({
   prewarm: async (proc) => {
@@ -54,7 +81,11 @@ export default defineAgent({
         interruption: { mode: 'vad', minDuration: 300, resumeFalseInterruption: false },
       },
     });
-    await session.start({ agent, room: ctx.room });
+    // The caller's audio reaches the session at 16 kHz, the rate Silero
+    // VAD runs at and plenty for the transcriptions endpoint: the room's
+    // default, 24 kHz, only made the VAD resample it again, and the
+    // framework carry half as many samples again through its streams.
+    await session.start({ agent, room: ctx.room, inputOptions: { audioSampleRate: 16000 } });
     await ctx.connect();
     session.say('Front desk, hello.');
   },
