@@ -583,10 +583,18 @@ agent: Noted: At seven.
 // process is not durably blocked), so nothing here is timed, and the
 // agent's real-time playback of its reply costs no wall time. The parts'
 // timing on the real clock is TestComposablePartsOnTheRealClock's.
+// Since the bubble's timeouts cannot fire while an engine's process hangs,
+// a watchdog on the real clock, outside the bubble, ends the test binary
+// with a message naming the phase instead of letting it wait for go test's
+// own timeout.
 func TestComposableLocalEngines(t *testing.T) {
 	t.Parallel()
 	speech.SkipIfNotInstalled(t, "flite")
 	speech.SkipIfNotInstalled(t, "pocketsphinx")
+	watchdog := time.AfterFunc(localEnginesBound, func() {
+		panic(fmt.Sprintf("TestComposableLocalEngines: flite and pocketsphinx gave no reply within %v of real time (an engine's process hangs?)", localEnginesBound))
+	})
+	defer watchdog.Stop()
 	synctest.Test(t, func(t *testing.T) {
 		stt, err := speech.STTByName("pocketsphinx")
 		if err != nil {
@@ -629,6 +637,9 @@ func TestComposableLocalEngines(t *testing.T) {
 		}
 	})
 }
+
+// localEnginesBound bounds TestComposableLocalEngines on the real clock.
+const localEnginesBound = 2 * time.Minute
 
 // TestComposableScenarioVirtual runs a whole conversation on virtual time
 // through voicetest.Scenario: a tool call, a barge-in after three words,
