@@ -188,7 +188,14 @@ func startChromium(t *testing.T, browser, url string, extra ...string) func() ([
 	t.Helper()
 	dir := t.TempDir()
 	// Chromium starts slowly on a shared machine: bound it generously.
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// The bound runs from the start, beside the sequential tests, so it
+	// is longer than the 3 minutes it was for a launch in the parallel
+	// phase (at load 57 on two cores a launch that overlapped the
+	// sequential phase took more than 3 minutes; the base's launch took
+	// 62-72 s at load 42-45), and shorter than go test's default
+	// -timeout of 10 minutes, so a Chromium that hangs fails this test
+	// with its stderr rather than the whole binary.
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--mute-audio", "--hide-scrollbars", "--user-data-dir=" + filepath.Join(dir, "profile"), "--window-size=1280,1600",
