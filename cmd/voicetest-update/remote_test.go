@@ -24,10 +24,11 @@ import (
 // the same cache keys, not how long it lasts; the recording is the one
 // part of these tests that waits on the real clock. There the agent is
 // fast-paced and the scenario runs PaceFast (see burstyAgent and config):
-// about 3 s of real time (on a quiet machine) instead of the 8 s the
-// conversation lasts, which it took at PaceRealTime with the agent's
-// full pauses (15 s with the longer lines it had before that). The
-// agent's lines are known, so
+// 5.4 s of real time at load 11-19 where the same conversation at
+// PaceRealTime with the agent's full pauses took 9.8 (it lasts 8 s, and
+// took 15 with the longer lines it had before that); what is left is
+// mostly the three tail silences and the engines. The agent's lines are
+// known, so
 // pocketsphinx decodes them with a grammar of those lines
 // (speech.WithPhrases), as a suite that knows what its agent says would:
 // about 0.3 s of CPU a turn instead of 1.5 with the full language model,
@@ -297,8 +298,8 @@ func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) 
 // PaceFast: the user's audio goes as fast as the agent takes it, and an
 // agent turn ends TailSilence after the agent's last audio, without
 // waiting for that audio to play out. With the fast-paced agent, the
-// conversation on the real clock takes about 3 s (mostly the three tail
-// silences and the engines) instead of the 8 s it lasts. The frames sent
+// conversation on the real clock waits mostly on the three tail silences
+// and the engines, not on the 8 s it lasts. The frames sent
 // are the same under either pacing, so the cassette recorded on the real
 // clock under PaceFast replays on virtual time under PaceRealTime.
 func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Config {
