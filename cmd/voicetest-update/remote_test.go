@@ -22,8 +22,13 @@ import (
 // The lines are short: what is checked is that a conversation recorded on
 // the real clock replays, and that other arrivals of the same speech make
 // the same cache keys, not how long it lasts; the recording is the one
-// part of these tests that waits on the real clock (about 8 s instead of
-// 15 with the longer lines it had). The agent's lines are known, so
+// part of these tests that waits on the real clock. There the agent is
+// fast-paced and the scenario runs PaceFast (see burstyAgent and config):
+// 5.4 s of real time at load 11-19 where the same conversation at
+// PaceRealTime with the agent's full pauses took 9.8 (it lasts 8 s, and
+// took 15 with the longer lines it had before that); what is left is
+// mostly the three tail silences and the engines. The agent's lines are
+// known, so
 // pocketsphinx decodes them with a grammar of those lines
 // (speech.WithPhrases), as a suite that knows what its agent says would:
 // about 0.3 s of CPU a turn instead of 1.5 with the full language model,
@@ -34,8 +39,8 @@ import (
 // of 48), about a tenth less CPU for that link.
 //
 // With SAMPLE_CLOCK=real the agent listens on TCP on 127.0.0.1 and the
-// calls run on the real clock. Otherwise the same agent, the same
-// WebSocket frames and the same pauses run in a testing/synctest bubble
+// calls run on the real clock, PaceFast. Otherwise the same agent, the
+// same WebSocket frames and its full pauses run in a testing/synctest bubble
 // over in-memory connections (wscodec's NetDial and a net.Pipe), so a
 // call takes the time its engines take (flite, pocketsphinx) rather than
 // the 8 s it lasts.
@@ -191,9 +196,13 @@ func remoteAgent(url string, dial dialer) *wscodec.Agent {
 // test's cache) in bursts of one to eight 20 ms frames with pauses of up
 // to 150 ms between them, after and before up to 140 ms of silent
 // frames, all drawn from seed: each seed is another way for the same
-// speech to arrive. It answers each utterance of the caller once
-// 400 ms of silence follow it. It returns the agent's URL and, off the
-// real clock, the dialer of its in-memory connections.
+// speech to arrive. On the real clock its pauses are a tenth as long (up
+// to 15 ms; the same draws): there it is a fast-paced peer, whose speech
+// arrives in bursts at the real network's and scheduler's times, in
+// about a tenth of the time it lasts. It answers each utterance of the
+// caller once 400 ms of silence follow it (20 frames, however fast they
+// come). It returns the agent's URL and, off the real clock, the dialer
+// of its in-memory connections.
 func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) {
 	var said [][]int16
 	for _, r := range replies {
@@ -227,7 +236,11 @@ func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) 
 					}
 					out = out[n:]
 				}
-				time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+				pause := time.Duration(rng.IntN(150)) * time.Millisecond
+				if realClock() {
+					pause /= 10
+				}
+				time.Sleep(pause)
 			}
 			return nil
 		}
@@ -281,9 +294,22 @@ func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) 
 	return "ws://127.0.0.1/agent", l.dial
 }
 
+// config is the scenario of both tests. On the real clock it runs
+// PaceFast: the user's audio goes as fast as the agent takes it, and an
+// agent turn ends TailSilence after the agent's last audio, without
+// waiting for that audio to play out. With the fast-paced agent, the
+// conversation on the real clock waits mostly on the three tail silences
+// and the engines, not on the 8 s it lasts. The frames sent
+// are the same under either pacing, so the cassette recorded on the real
+// clock under PaceFast replays on virtual time under PaceRealTime.
 func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Config {
+	pacing := voicetest.PaceRealTime
+	if realClock() {
+		pacing = voicetest.PaceFast
+	}
 	return voicetest.Config{
 		Agent:     agent,
+		Pacing:    pacing,
 		Rate:      rate,
 		UserVoice: tts,
 		AgentSTT:  agentSTT(t),
