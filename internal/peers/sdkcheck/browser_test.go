@@ -63,6 +63,13 @@ func requireChromium(t *testing.T) string {
 	return ""
 }
 
+// omniboxPopups names the Chromium features that build the omnibox's
+// WebUI popup: headless Chromium still builds it, in a renderer of its
+// own that loads dozens of chrome://resources modules, about 2 of the 5
+// CPU-seconds an idle Chromium spends starting (measured by suite-sdk4,
+// see BENCHMARKS.md). Nothing here uses the omnibox.
+const omniboxPopups = "WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup"
+
 // runBrowser opens page (an HTML page of this folder) in headless
 // Chromium, with query as the page's query string, and returns the report
 // the page posts to /report. The folder (with node_modules) is served from
@@ -127,7 +134,7 @@ func runBrowser(t *testing.T, page string, query url.Values, files map[string][]
 	cmd := exec.CommandContext(ctx, browser,
 		"--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-		"--disable-features=Translate,MediaRouter", "--autoplay-policy=no-user-gesture-required",
+		"--disable-features=Translate,MediaRouter,"+omniboxPopups, "--autoplay-policy=no-user-gesture-required",
 		"--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
 		"--user-data-dir="+t.TempDir(), srv.URL+"/"+page+"?"+query.Encode())
 	ownGroup(cmd)
