@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,21 +20,6 @@ func needFFmpeg(t *testing.T) string {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg)")
 	}
 	return p
-}
-
-// ffmpegT runs ffmpeg with args and returns its standard output.
-func ffmpegT(t *testing.T, ffmpeg string, args ...string) []byte {
-	t.Helper()
-	args = append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)
-	out, err := exec.CommandContext(t.Context(), ffmpeg, args...).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("ffmpeg %v: %v: %s", args, err, ee.Stderr)
-		}
-		t.Fatalf("ffmpeg %v: %v", args, err)
-	}
-	return out
 }
 
 // stereoTestWAV writes a 16-bit stereo WAV file of half a second of noise
@@ -55,47 +39,6 @@ func stereoTestWAVBytes() []byte {
 		data[i] = int16(rng.IntN(20000) - 10000)
 	}
 	return buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 2, 16000, 16)), ck("data", EncodePCM16(nil, data)))
-}
-
-// ffmpegInput is one input of an ffmpegBatch run: its input options and
-// its path.
-type ffmpegInput struct {
-	opts []string
-	path string
-}
-
-// ffmpegOutput is one output of an ffmpegBatch run: the index of the input
-// it is made from, its output options and its path.
-type ffmpegOutput struct {
-	in   int
-	opts []string
-	path string
-}
-
-// ffmpegBatch runs one ffmpeg for several conversions, each output made from
-// its own input alone (-map), as separate runs would make it. Starting
-// ffmpeg costs about 0.3 s of CPU (it loads some 200 shared libraries), far
-// more than converting a second of audio, so the tests convert in batches.
-func ffmpegBatch(ctx context.Context, ffmpeg string, ins []ffmpegInput, outs []ffmpegOutput) error {
-	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}
-	for _, in := range ins {
-		args = append(append(args, in.opts...), "-i", in.path)
-	}
-	for _, o := range outs {
-		args = append(append(append(args, "-map", strconv.Itoa(o.in)+":a"), o.opts...), o.path)
-	}
-	if out, err := exec.CommandContext(ctx, ffmpeg, args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("ffmpeg %v: %w: %s", args, err, out)
-	}
-	return nil
-}
-
-// ffmpegBatchT is ffmpegBatch that fails the test on an error.
-func ffmpegBatchT(t *testing.T, ffmpeg string, ins []ffmpegInput, outs []ffmpegOutput) {
-	t.Helper()
-	if err := ffmpegBatch(t.Context(), ffmpeg, ins, outs); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestReadAudioFileLossless: FLAC and WavPack of a 16-bit stereo file, and
