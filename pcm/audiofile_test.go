@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -23,89 +22,38 @@ func needFFmpeg(t *testing.T) string {
 	return p
 }
 
-// ffmpegT runs ffmpeg with args and returns its standard output.
-func ffmpegT(t *testing.T, ffmpeg string, args ...string) []byte {
-	t.Helper()
-	args = append([]string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}, args...)
-	out, err := exec.CommandContext(t.Context(), ffmpeg, args...).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("ffmpeg %v: %v: %s", args, err, ee.Stderr)
-		}
-		t.Fatalf("ffmpeg %v: %v", args, err)
-	}
-	return out
-}
-
 // stereoTestWAV writes a 16-bit stereo WAV file of half a second of noise
 // at 16 kHz, left and right independent (so their means are often ties).
 func stereoTestWAV(t *testing.T, path string) {
 	t.Helper()
+	if err := os.WriteFile(path, stereoTestWAVBytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stereoTestWAVBytes is the file stereoTestWAV writes.
+func stereoTestWAVBytes() []byte {
 	rng := rand.New(rand.NewPCG(9, 9))
 	data := make([]int16, 2*8000)
 	for i := range data {
 		data[i] = int16(rng.IntN(20000) - 10000)
 	}
-	b := buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 2, 16000, 16)), ck("data", EncodePCM16(nil, data)))
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ffmpegInput is one input of an ffmpegBatch run: its input options and
-// its path.
-type ffmpegInput struct {
-	opts []string
-	path string
-}
-
-// ffmpegOutput is one output of an ffmpegBatch run: the index of the input
-// it is made from, its output options and its path.
-type ffmpegOutput struct {
-	in   int
-	opts []string
-	path string
-}
-
-// ffmpegBatch runs one ffmpeg for several conversions, each output made from
-// its own input alone (-map), as separate runs would make it. Starting
-// ffmpeg costs about 0.3 s of CPU (it loads some 200 shared libraries), far
-// more than converting a second of audio, so the tests convert in batches.
-func ffmpegBatch(ctx context.Context, ffmpeg string, ins []ffmpegInput, outs []ffmpegOutput) error {
-	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-y"}
-	for _, in := range ins {
-		args = append(append(args, in.opts...), "-i", in.path)
-	}
-	for _, o := range outs {
-		args = append(append(append(args, "-map", strconv.Itoa(o.in)+":a"), o.opts...), o.path)
-	}
-	if out, err := exec.CommandContext(ctx, ffmpeg, args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("ffmpeg %v: %w: %s", args, err, out)
-	}
-	return nil
-}
-
-// ffmpegBatchT is ffmpegBatch that fails the test on an error.
-func ffmpegBatchT(t *testing.T, ffmpeg string, ins []ffmpegInput, outs []ffmpegOutput) {
-	t.Helper()
-	if err := ffmpegBatch(t.Context(), ffmpeg, ins, outs); err != nil {
-		t.Fatal(err)
-	}
+	return buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 2, 16000, 16)), ck("data", EncodePCM16(nil, data)))
 }
 
 // TestReadAudioFileLossless: FLAC and WavPack of a 16-bit stereo file, and
 // FLAC of the 24-bit stereo reference file, decode through ffmpeg to
 // exactly what ReadWAV gives for the WAV files (and, for the 24-bit one, to
 // ffmpeg's own -ac 1), and the FLAC files' channels to what ReadWAVChannels
-// gives. One ffmpeg run encodes the three.
+// gives. The package's shared ffmpeg run (ffmpeg_farm_test.go) encodes the
+// three.
 func TestReadAudioFileLossless(t *testing.T) {
 	t.Parallel()
-	ffmpeg := needFFmpeg(t)
+	needFFmpeg(t)
 	dir := t.TempDir()
 	s16 := filepath.Join(dir, "s16.wav")
 	stereoTestWAV(t, s16)
-	ins := []ffmpegInput{{path: s16}, {path: refPath("s24_stereo.wav")}}
+	srcs := []string{s16, refPath("s24_stereo.wav")}
 	cases := []struct {
 		in          int
 		name, codec string
@@ -114,15 +62,11 @@ func TestReadAudioFileLossless(t *testing.T) {
 		{0, "s16.wv", "wavpack"},
 		{1, "s24.flac", "flac"},
 	}
-	var outs []ffmpegOutput
-	for _, tc := range cases {
-		outs = append(outs, ffmpegOutput{tc.in, []string{"-c:a", tc.codec}, filepath.Join(dir, tc.name)})
-	}
-	ffmpegBatchT(t, ffmpeg, ins, outs)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			src, path := ins[tc.in].path, filepath.Join(dir, tc.name)
+			src := srcs[tc.in]
+			path := ffmpegOutFile(t, "lossless-"+tc.name, dir, tc.name)
 			want, err := ReadWAVFile(src)
 			if err != nil {
 				t.Fatal(err)
@@ -163,113 +107,76 @@ func TestReadAudioFileLossless(t *testing.T) {
 
 // TestReadAudioFileLossyMatchesFFmpeg: MP3, Ogg Vorbis and Ogg Opus decode
 // to exactly the 16-bit samples ffmpeg's own conversion gives (mono, and
-// each channel of stereo and of mono Opus), at the stream's rate. One
-// ffmpeg run encodes every file and another gives ffmpeg's own conversion
-// of each; if the encoding run fails, each file is encoded alone to find the codec this
-// ffmpeg lacks, and that codec's cases are skipped.
+// each channel of stereo and of mono Opus), at the stream's rate. The
+// package's shared ffmpeg runs (ffmpeg_farm_test.go) encode every file and
+// give ffmpeg's own conversion of each; a codec this ffmpeg cannot encode
+// with has its cases skipped.
 func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
 	t.Parallel()
-	ffmpeg := needFFmpeg(t)
+	needFFmpeg(t)
 	dir := t.TempDir()
-	stereo := filepath.Join(dir, "stereo.wav")
-	stereoTestWAV(t, stereo)
-	type lossyCase struct {
-		name, codec string
-		rate, ch    int
-	}
-	var cases []lossyCase
-	for _, tc := range []struct {
-		name, codec string
-		rate        int
-	}{
-		{"a.mp3", "libmp3lame", 16000},
-		{"a.ogg", "libvorbis", 16000},
-		{"a.opus", "libopus", 48000}, // Opus always decodes at 48 kHz
-	} {
+	for _, tc := range lossyCodecs {
 		for _, ch := range []int{1, 2} {
-			name := map[int]string{1: "mono-", 2: "stereo-"}[ch] + tc.name
-			cases = append(cases, lossyCase{name, tc.codec, tc.rate, ch})
-		}
-	}
-	encode := func(c lossyCase) ffmpegOutput {
-		return ffmpegOutput{0, []string{"-ac", strconv.Itoa(c.ch), "-c:a", c.codec}, filepath.Join(dir, c.name)}
-	}
-	in := []ffmpegInput{{path: stereo}}
-	var outs []ffmpegOutput
-	for _, c := range cases {
-		outs = append(outs, encode(c))
-	}
-	cannot := map[string]error{} // codec -> why this ffmpeg cannot encode with it
-	if ffmpegBatch(t.Context(), ffmpeg, in, outs) != nil {
-		for _, c := range cases {
-			if err := ffmpegBatch(t.Context(), ffmpeg, in, []ffmpegOutput{encode(c)}); err != nil {
-				cannot[c.codec] = err
-			}
-		}
-	}
-	var refIns []ffmpegInput
-	var refOuts []ffmpegOutput
-	for _, c := range cases {
-		if cannot[c.codec] == nil {
-			refIns = append(refIns, ffmpegInput{path: filepath.Join(dir, c.name)})
-			refOuts = append(refOuts, ffmpegOutput{len(refIns) - 1, []string{"-f", "s16le", "-c:a", "pcm_s16le"}, filepath.Join(dir, c.name+".s16")})
-		}
-	}
-	if len(refIns) > 0 {
-		ffmpegBatchT(t, ffmpeg, refIns, refOuts)
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if err := cannot[c.codec]; err != nil {
-				t.Skipf("this ffmpeg cannot encode with %s: %v", c.codec, err)
-			}
-			t.Parallel()
-			path := filepath.Join(dir, c.name)
-			ref, err := DecodePCM16(nil, readFileT(t, path+".s16"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Each call is an ffmpeg run (~0.3 s of CPU): the channels of
-			// every stereo file and of mono Opus (one channel, at 48 kHz),
-			// the mono read of every mono file.
-			if c.ch == 2 || c.codec == "libopus" {
-				chans, err := ReadAudioFileChannels(t.Context(), path)
+			name := lossyName(tc.name, ch)
+			t.Run(name, func(t *testing.T) {
+				enc, err := ffmpegOutErr("lossy-" + name)
+				if errors.Is(err, context.DeadlineExceeded) {
+					t.Fatal(err)
+				}
+				if err != nil {
+					t.Skipf("this ffmpeg cannot encode with %s: %v", tc.codec, err)
+				}
+				t.Parallel()
+				path := filepath.Join(dir, name)
+				if err := os.WriteFile(path, enc, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				ref, err := DecodePCM16(nil, ffmpegOut(t, "lossy-"+name+".s16"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(chans) != c.ch {
-					t.Fatalf("%d channels, want %d", len(chans), c.ch)
+				// Each call is an ffmpeg run (~0.3 s of CPU): the channels of
+				// every stereo file and of mono Opus (one channel, at 48 kHz),
+				// the mono read of every mono file.
+				if ch == 2 || tc.codec == "libopus" {
+					chans, err := ReadAudioFileChannels(t.Context(), path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(chans) != ch {
+						t.Fatalf("%d channels, want %d", len(chans), ch)
+					}
+					want := deinterleave(ref, ch)
+					for i := range chans {
+						checkSamples(t, "channel", chans[i], tc.rate, want[i])
+					}
 				}
-				want := deinterleave(ref, c.ch)
-				for i := range chans {
-					checkSamples(t, "channel", chans[i], c.rate, want[i])
+				if ch == 1 {
+					mono, err := ReadAudioFile(t.Context(), path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkSamples(t, "mono", mono, tc.rate, ref)
 				}
-			}
-			if c.ch == 1 {
-				mono, err := ReadAudioFile(t.Context(), path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkSamples(t, "mono", mono, c.rate, ref)
-			}
-		})
+			})
+		}
 	}
 }
 
 // TestReadAudioFileWAVFallback: a WAV file in an encoding ReadWAV does not
-// decode (IMA ADPCM) goes through ffmpeg; one ReadWAV decodes does not.
+// decode (IMA ADPCM) goes through ffmpeg; one ReadWAV decodes does not. The
+// package's shared ffmpeg runs encode the ADPCM file and decode it.
 func TestReadAudioFileWAVFallback(t *testing.T) {
 	t.Parallel()
-	ffmpeg := needFFmpeg(t)
+	needFFmpeg(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "s16.wav")
 	stereoTestWAV(t, src)
-	adpcm := filepath.Join(dir, "adpcm.wav")
-	ffmpegT(t, ffmpeg, "-i", src, "-ac", "1", "-c:a", "adpcm_ima_wav", adpcm)
+	adpcm := ffmpegOutFile(t, "adpcm.wav", dir, "adpcm.wav")
 	if _, err := ReadWAVFile(adpcm); !errors.Is(err, ErrWAVUnsupported) {
 		t.Fatalf("ReadWAVFile(ADPCM): %v, want ErrWAVUnsupported", err)
 	}
-	ref, err := DecodePCM16(nil, ffmpegT(t, ffmpeg, "-i", adpcm, "-f", "s16le", "-c:a", "pcm_s16le", "pipe:1"))
+	ref, err := DecodePCM16(nil, ffmpegOut(t, "adpcm.wav.s16"))
 	if err != nil {
 		t.Fatal(err)
 	}

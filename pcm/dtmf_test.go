@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -212,39 +211,21 @@ func TestDTMFMulawFixture(t *testing.T) {
 // 8 kHz with ffmpeg (encode, then decode) and detects them.
 func TestDTMFG711Live(t *testing.T) {
 	t.Parallel()
-	ffmpeg, err := exec.LookPath("ffmpeg")
-	if err != nil {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg); TestDTMFMulawFixture covers µ-law")
 	}
-	cfg := DTMFConfig{Tone: 50 * time.Millisecond, Gap: 50 * time.Millisecond, LevelDBFS: -24, TwistDB: 2}
-	c, err := GenerateDTMF(allDTMF, Rate8k, cfg)
+	c, err := GenerateDTMF(allDTMF, Rate8k, dtmfG711Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One ffmpeg run encodes with both laws, a second decodes both.
-	dir := t.TempDir()
-	in := filepath.Join(dir, "keys.s16le")
-	if err := os.WriteFile(in, c.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	laws := []string{"mulaw", "alaw"}
-	encIns := []ffmpegInput{{[]string{"-f", "s16le", "-ar", "8000", "-ac", "1"}, in}}
-	var encOuts, decOuts []ffmpegOutput
-	var decIns []ffmpegInput
-	for i, law := range laws {
-		enc := filepath.Join(dir, law)
-		encOuts = append(encOuts, ffmpegOutput{0, []string{"-f", law}, enc})
-		decIns = append(decIns, ffmpegInput{[]string{"-f", law, "-ar", "8000", "-ac", "1"}, enc})
-		decOuts = append(decOuts, ffmpegOutput{i, []string{"-f", "s16le"}, enc + ".s16le"})
-	}
-	ffmpegBatchT(t, ffmpeg, encIns, encOuts)
-	ffmpegBatchT(t, ffmpeg, decIns, decOuts)
-	for _, law := range laws {
-		enc := readFileT(t, filepath.Join(dir, law))
+	// The package's shared ffmpeg runs (ffmpeg_farm_test.go) encode the
+	// keys with both laws, then decode both.
+	for _, law := range []string{"mulaw", "alaw"} {
+		enc := ffmpegOut(t, "dtmf-"+law)
 		if len(enc) != c.Len() {
 			t.Fatalf("%s: %d bytes for %d samples", law, len(enc), c.Len())
 		}
-		back, err := FromBytes(Rate8k, readFileT(t, filepath.Join(dir, law+".s16le")))
+		back, err := FromBytes(Rate8k, ffmpegOut(t, "dtmf-"+law+".s16le"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,8 +89,17 @@ func TestEffectLibraryContract(t *testing.T) {
 				}
 				in := inputs[input{rate, d}].Clone()
 				keep := in.Clone()
-				e := info.New(7)
-				first := e(in)
+				// Three applications for the same seed, from three
+				// goroutines at once: they must agree (deterministic for
+				// the seed, no state shared between applications), and
+				// the first must keep the rate and length.
+				var wg sync.WaitGroup
+				results := make([]Chunk, 3)
+				for i := range results {
+					wg.Go(func() { results[i] = info.New(7)(in) })
+				}
+				wg.Wait()
+				first := results[0]
 				if first.Rate != rate {
 					t.Errorf("at %d Hz: output at %d Hz", rate, first.Rate)
 				}
@@ -103,15 +112,9 @@ func TestEffectLibraryContract(t *testing.T) {
 				if slicesEqual(first.Samples, in.Samples) {
 					t.Errorf("at %d Hz: changed nothing", rate)
 				}
-				var wg sync.WaitGroup
-				results := make([]Chunk, 3)
-				for i := range results {
-					wg.Go(func() { results[i] = info.New(7)(in) })
-				}
-				wg.Wait()
-				for i, r := range results {
+				for i, r := range results[1:] {
 					if !slicesEqual(r.Samples, first.Samples) {
-						t.Errorf("at %d Hz: application %d differs from the first (not deterministic for its seed)", rate, i)
+						t.Errorf("at %d Hz: application %d differs from the first (not deterministic for its seed)", rate, i+1)
 					}
 				}
 			}
@@ -157,13 +160,28 @@ func TestSeededEffectsVary(t *testing.T) {
 func TestSceneStreamLevel(t *testing.T) {
 	t.Parallel()
 	for _, s := range Scenes() {
-		for _, level := range []float64{-40, -30} {
-			c := s.Stream(Rate16k, level, 3).Read(SamplesFor(Rate16k, 20*time.Second))
-			got := DBFS(RMS(c))
-			t.Logf("%s at %g dBFS: %.2f dBFS", s.Name(), level, got)
-			if got < level-1.5 || got > level+2 {
-				t.Errorf("%s streamed at %.2f dBFS, want %g (−1.5, +2)", s.Name(), got, level)
+		// 20 s at −40 dBFS: the slow swells of street and wind need the
+		// length. The same stream at −30 is the same sound 10 dB louder,
+		// sample for sample (each sample rounded once), so its first 2 s
+		// show that the level asked for is the level streamed.
+		const level, louder = -40.0, -30.0
+		c := s.Stream(Rate16k, level, 3).Read(SamplesFor(Rate16k, 20*time.Second))
+		got := DBFS(RMS(c))
+		t.Logf("%s at %g dBFS: %.2f dBFS", s.Name(), level, got)
+		if got < level-1.5 || got > level+2 {
+			t.Errorf("%s streamed at %.2f dBFS, want %g (−1.5, +2)", s.Name(), got, level)
+		}
+		loud := s.Stream(Rate16k, louder, 3).Read(SamplesFor(Rate16k, 2*time.Second))
+		ratio := math.Pow(10, (louder-level)/20)
+		for i, v := range loud.Samples {
+			// Both rounded from the same value: |v − ratio·c| ≤ 0.5 + ratio·0.5.
+			if d := math.Abs(float64(v) - ratio*float64(c.Samples[i])); d > 0.5+ratio*0.5+1e-9 {
+				t.Errorf("%s at %g dBFS: sample %d is %d, want %.1f (%g dB above the stream at %g dBFS)", s.Name(), louder, i, v, ratio*float64(c.Samples[i]), louder-level, level)
+				break
 			}
+		}
+		if got := DBFS(RMS(loud)) - DBFS(RMS(Chunk{Rate: Rate16k, Samples: c.Samples[:len(loud.Samples)]})); math.Abs(got-(louder-level)) > 0.01 {
+			t.Errorf("%s at %g dBFS: %.3f dB above the stream at %g dBFS, want %g", s.Name(), louder, got, level, louder-level)
 		}
 		in := speechLike(Rate16k, 3*time.Second, 9)
 		if got := measuredSNR(in, s.Effect(12, 4)(in)); math.Abs(got-12) > 0.5 {

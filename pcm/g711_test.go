@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -150,42 +149,16 @@ func TestG711FFmpegNow(t *testing.T) {
 	if !*updateG711 { // -update-g711 writes testdata, which other tests read
 		t.Parallel()
 	}
-	ffmpeg, err := exec.LookPath("ffmpeg")
-	if err != nil {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg); the committed fixtures are still checked")
 	}
-	dir := t.TempDir()
-	sweepIn := filepath.Join(dir, "sweep.s16le")
-	codesIn := filepath.Join(dir, "codes.bin")
-	if err := os.WriteFile(sweepIn, EncodePCM16(nil, allSamples()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(codesIn, allCodes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// One ffmpeg run makes all four files: the sweep encoded with each
-	// law, and the codes decoded as each law.
-	ins := []ffmpegInput{{[]string{"-f", "s16le", "-ar", "8000", "-ac", "1"}, sweepIn}}
-	var outs []ffmpegOutput
-	for _, law := range g711Laws {
-		ins = append(ins, ffmpegInput{[]string{"-f", law.ffmpegFmt, "-ar", "8000", "-ac", "1"}, codesIn})
-		outs = append(outs,
-			ffmpegOutput{0, []string{"-f", law.ffmpegFmt}, filepath.Join(dir, law.name+".enc")},
-			ffmpegOutput{len(ins) - 1, []string{"-f", "s16le"}, filepath.Join(dir, law.name+".dec")})
-	}
-	ffmpegBatchT(t, ffmpeg, ins, outs)
+	// The package's shared ffmpeg run (ffmpeg_farm_test.go) makes all four
+	// files: the sweep encoded with each law, and the codes decoded as each
+	// law.
 	for _, law := range g711Laws {
 		t.Run(law.name, func(t *testing.T) {
-			encOut := filepath.Join(dir, law.name+".enc")
-			decOut := filepath.Join(dir, law.name+".dec")
-			enc, err := os.ReadFile(encOut)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dec, err := os.ReadFile(decOut)
-			if err != nil {
-				t.Fatal(err)
-			}
+			enc := ffmpegOut(t, "g711-"+law.name+".enc")
+			dec := ffmpegOut(t, "g711-"+law.name+".dec")
 			if *updateG711 {
 				var z bytes.Buffer
 				zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)

@@ -144,9 +144,10 @@ func (fx wavFixture) subst(args []string, in, out string) []string {
 
 // makeWAVFixtures makes every fixture with its tool, under dir (same name),
 // and returns, by fixture name, why one could not be made (its tool is not
-// installed). The ffmpeg fixtures are made by one ffmpeg run, each output
-// from its own input (the options of ffmpegIn before -i, then the fixture's
-// after it): starting ffmpeg costs far more than writing 480 frames.
+// installed). The ffmpeg fixtures come from the package's shared ffmpeg run
+// (ffmpeg_farm_test.go), each output from its own input (the options of
+// ffmpegIn before -i, then the fixture's after it): starting ffmpeg costs far
+// more than writing 480 frames.
 func makeWAVFixtures(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	missing := map[string]string{}
@@ -158,10 +159,7 @@ func makeWAVFixtures(t *testing.T, dir string) map[string]string {
 		}
 		return in
 	}
-	ffmpeg, ffErr := exec.LookPath("ffmpeg")
 	iIn := slices.Index(ffmpegIn, "-i")
-	var ins []ffmpegInput
-	var outs []ffmpegOutput
 	for _, fx := range wavFixtures {
 		tool, err := exec.LookPath(fx.tool)
 		if err != nil {
@@ -173,17 +171,13 @@ func makeWAVFixtures(t *testing.T, dir string) map[string]string {
 			if !slices.Equal(fx.args[:iIn+2], ffmpegIn) {
 				t.Fatalf("%s: its ffmpeg arguments do not start with ffmpegIn: %v", fx.name, fx.args)
 			}
-			ins = append(ins, ffmpegInput{fx.subst(ffmpegIn[slices.Index(ffmpegIn, "-f"):iIn], "", ""), input(fx)})
-			outs = append(outs, ffmpegOutput{len(ins) - 1, fx.subst(fx.args[iIn+2:len(fx.args)-1], "", ""), out})
+			ffmpegOutFile(t, "fixture-"+fx.name, dir, fx.name)
 			continue
 		}
 		args := fx.subst(fx.args, input(fx), out)
 		if b, err := exec.CommandContext(t.Context(), tool, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %v: %v\n%s", fx.tool, args, err, b)
 		}
-	}
-	if ffErr == nil && len(ins) > 0 {
-		ffmpegBatchT(t, ffmpeg, ins, outs)
 	}
 	return missing
 }
@@ -253,21 +247,28 @@ func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
 	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg)")
 	}
-	dir := t.TempDir()
-	args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
-	for _, fx := range wavFixtures {
-		args = append(args, "-i", filepath.Join("testdata", fx.name))
-	}
-	for i, fx := range wavFixtures {
-		args = append(args, "-map", strconv.Itoa(i)+":a", "-f", "f64le", "-c:a", "pcm_f64le", filepath.Join(dir, fx.name+".f64le"))
-	}
-	if out, err := exec.CommandContext(t.Context(), ffmpeg, args...).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg decoding the fixtures: %v\n%s", err, out)
+	// The package's shared ffmpeg run (ffmpeg_farm_test.go) decodes every
+	// fixture; with -update-wav, which rewrites them, a run of this test's
+	// own decodes them once they are written.
+	decoded := func(t *testing.T, fx wavFixture) []byte { return ffmpegOut(t, "decoded-"+fx.name+".f64le") }
+	if *updateWAV {
+		dir := t.TempDir()
+		args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}
+		for _, fx := range wavFixtures {
+			args = append(args, "-i", filepath.Join("testdata", fx.name))
+		}
+		for i, fx := range wavFixtures {
+			args = append(args, "-map", strconv.Itoa(i)+":a", "-f", "f64le", "-c:a", "pcm_f64le", filepath.Join(dir, fx.name+".f64le"))
+		}
+		if out, err := exec.CommandContext(t.Context(), ffmpeg, args...).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg decoding the fixtures: %v\n%s", err, out)
+		}
+		decoded = func(t *testing.T, fx wavFixture) []byte { return readFileT(t, filepath.Join(dir, fx.name+".f64le")) }
 	}
 	for _, fx := range wavFixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			path := filepath.Join("testdata", fx.name)
-			raw := readFileT(t, filepath.Join(dir, fx.name+".f64le"))
+			raw := decoded(t, fx)
 			if len(raw) != 8*fx.channels*wavFixtureFrames {
 				t.Fatalf("ffmpeg decoded %d bytes, want %d", len(raw), 8*fx.channels*wavFixtureFrames)
 			}
