@@ -142,7 +142,8 @@ type callState struct {
 	err         error
 	stack       []byte
 	stop        bool
-	view        Call // the handler's view of the call, made at launch (one allocation for both)
+	view        Call    // the handler's view of the call, made at launch (one allocation for both)
+	job         callJob // the call, when it runs on the coroutine (launch)
 }
 
 // handlerConn is the voicetest.Conn of a handler agent. All conversation
@@ -178,6 +179,7 @@ type handlerConn struct {
 	// reads it without the lock to see that there is nothing to take.
 	queued      atomic.Int64
 	spareSpeech atomic.Pointer[outReq] // an answered speech request, for the next (Call.speak)
+	co          atomic.Pointer[coro]   // the handler calls' coroutine, made by Notify (handler_coro.go)
 
 	// Owned by the runner's sending goroutine.
 	userAudio  []int16
@@ -458,6 +460,9 @@ func (c *handlerConn) Notify(_ inproc.Token, ch chan struct{}) {
 	defer c.mu.Unlock()
 	inproc.PassSignal(c.ready, ch)
 	c.ready = ch
+	if c.co.Load() == nil {
+		c.co.Store(newCoro(c))
+	}
 }
 
 // Close delivers the StopEvent, cancels the background tasks and waits (up
@@ -470,7 +475,10 @@ func (c *handlerConn) Close() error {
 // startClose delivers the close to the loop, once, and returns the
 // channel closed when Close returns (the loop has exited).
 func (c *handlerConn) startClose() <-chan struct{} {
-	c.close.Do(func() { _ = c.send(message{kind: msgClose}) })
+	c.close.Do(func() {
+		_ = c.send(message{kind: msgClose})
+		c.closeCoro()
+	})
 	return c.loopDone
 }
 

@@ -178,6 +178,7 @@ func (l *agentLoop) step() {
 	} else if !l.closing && l.quiescent() {
 		l.clock.Idle(l.sent)
 	}
+	c.readyForRunner()
 }
 
 // exit ends the loop: timers stop, contexts are cancelled, Recv reports
@@ -779,6 +780,16 @@ func (l *agentLoop) launch(cs *callState) {
 	}
 	cs.view = Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
 	job := callJob{ctx: ctx, ev: cs.ev, view: &cs.view}
+	if co := c.co.Load(); co != nil && co.state.Load() == coIdle && co.job.Load() == nil {
+		// The runner runs it on the coroutine (Resume), woken here.
+		cs.job = job
+		co.job.Store(&cs.job)
+		select {
+		case c.ready <- struct{}{}:
+		default:
+		}
+		return
+	}
 	if l.calls == nil {
 		l.calls = make(chan callJob, 1)
 		go c.callWorker(l.calls)
