@@ -295,21 +295,6 @@ func (c *handlerConn) closeCoro() {
 	}
 }
 
-// readyForRunner signals the runner when a parked Say's speech has been
-// answered: the runner resumes it (Resume) before it waits again.
-func (c *handlerConn) readyForRunner() {
-	co := c.co.Load()
-	if co == nil || co.state.Load() != coParked {
-		return
-	}
-	if rc := co.waitRC.Load(); rc != nil && len(rc.ch) > 0 {
-		select {
-		case c.ready <- struct{}{}:
-		default:
-		}
-	}
-}
-
 func isClosed(ch chan struct{}) bool {
 	select {
 	case <-ch:

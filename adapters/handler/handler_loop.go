@@ -178,7 +178,6 @@ func (l *agentLoop) step() {
 	} else if !l.closing && l.quiescent() {
 		l.clock.Idle(l.sent)
 	}
-	c.readyForRunner()
 }
 
 // exit ends the loop: timers stop, contexts are cancelled, Recv reports
