@@ -129,7 +129,7 @@ func TestCoroutineGoexitInHandler(t *testing.T) {
 				return
 			}
 			if err != nil || res == nil || !res.Success {
-				t.Fatalf("Run: %v, %+v; want the scenario passed (its StopEvent call exited after it ended)", err, res)
+				t.Fatalf("Run: %v; want the scenario passed (its StopEvent call exited after it ended)", err)
 			}
 		})
 	}
@@ -208,7 +208,7 @@ func TestCoroutineCloseWhileParked(t *testing.T) {
 	}
 	res, err := voicetest.Run(context.Background(), cfg)
 	if err != nil || !res.Success {
-		t.Fatalf("Run: %v, %+v", err, res)
+		t.Fatalf("Run: %v (want the scenario passed)", err)
 	}
 	if !onCo.Load() {
 		t.Fatal("the handler call did not run on the coroutine")
@@ -225,5 +225,42 @@ func TestCoroutineCloseWhileParked(t *testing.T) {
 	case <-stopped:
 	default:
 		t.Fatal("the StopEvent call had not run when Run returned")
+	}
+}
+
+// A Say from a goroutine the handler started and one from the handler at
+// the same time: only one goroutine at a time may park on the coroutine
+// (the other takes the channel path); both are said, each once, and the
+// turn ends after both.
+func TestCoroutineConcurrentSays(t *testing.T) {
+	leakcheck.Check(t)
+	var onCo atomic.Int32
+	agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		if _, ok := ev.(handler.TextEvent); !ok {
+			return nil
+		}
+		if onCoroutine() {
+			onCo.Add(1)
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- c.Say("One from a goroutine the handler started.") }()
+		err := c.Say("And one from the handler itself.")
+		return errors.Join(err, <-errc)
+	})
+	for i := range 5 {
+		res, err := voicetest.Run(context.Background(), voicetest.Config{
+			Agent:  agent,
+			Script: []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn(), voicetest.UserSays("Again?"), voicetest.AgentTurn()},
+		})
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		tr := res.TranscriptText()
+		if !res.Success || strings.Count(tr, "One from a goroutine") != 2 || strings.Count(tr, "And one from the handler") != 2 {
+			t.Fatalf("run %d: success %v, want each line said once a turn:\n%s", i, res.Success, tr)
+		}
+	}
+	if onCo.Load() == 0 {
+		t.Fatal("no handler call ran on the coroutine")
 	}
 }
