@@ -264,3 +264,35 @@ func TestCoroutineConcurrentSays(t *testing.T) {
 		t.Fatal("no handler call ran on the coroutine")
 	}
 }
+
+// A handler call that a background task starts (Emit) while the runner
+// waits for the agent runs on the coroutine: the runner, waiting, is
+// woken to resume it.
+func TestCoroutineCallStartedByATask(t *testing.T) {
+	leakcheck.Check(t)
+	var onCo atomic.Bool
+	agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+		switch ev.(type) {
+		case handler.StartEvent:
+			return c.Go("notify", func(ctx context.Context, tc *handler.Call) error {
+				time.Sleep(20 * time.Millisecond) // (real time: after the runner's Notify)
+				return tc.Emit("ready", nil)
+			})
+		case handler.CustomEvent:
+			onCo.Store(onCoroutine())
+			return c.Say("The task is done.")
+		}
+		return nil
+	})
+	res, err := voicetest.Run(context.Background(), voicetest.Config{
+		Agent:    agent,
+		Script:   []voicetest.Step{voicetest.AgentTurn()},
+		Timeouts: voicetest.Timeouts{FirstChunk: 2 * time.Second},
+	})
+	if err != nil || !res.Success || !strings.Contains(res.TranscriptText(), "The task is done.") {
+		t.Fatalf("Run: %v; transcript:\n%s", err, res.TranscriptText())
+	}
+	if !onCo.Load() {
+		t.Fatal("the call the task started did not run on the coroutine")
+	}
+}

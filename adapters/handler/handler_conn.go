@@ -424,7 +424,8 @@ func (c *handlerConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 // PromptSends declares that SendText, SendDTMF, SendAudio and Interrupt
 // never block and run no user code: they hand the input to the loop,
 // which runs under a lock and never waits (the handler's functions run on
-// goroutines of their own). The runner calls them on its own goroutine
+// goroutines of their own, or on the coroutine that the runner resumes
+// only through Resume: see handler_coro.go). The runner calls them on its own goroutine
 // (see internal/inproc). EndUtterance, which calls the STT, and Close,
 // which waits for the handler's goroutines, are not among them.
 func (c *handlerConn) PromptSends(inproc.Token) {}
@@ -483,10 +484,12 @@ func (c *handlerConn) startClose() <-chan struct{} {
 }
 
 // StartClose begins Close without waiting for it: it hands the close to
-// the loop, under its lock, and returns the channel closed once Close
-// would return. The runner waits on it on its own goroutine, within its
-// bound on Close, instead of calling Close on a goroutine of its own
-// (see internal/inproc).
+// the loop, under its lock, lets the handler's coroutine, if it has one,
+// finish what it still has to do (a Say that Close answered, the
+// StopEvent call: bounded as Resume is, by the rescue), and returns the
+// channel closed once Close would return. The runner waits on it on its
+// own goroutine, within its bound on Close, instead of calling Close on a
+// goroutine of its own (see internal/inproc).
 func (c *handlerConn) StartClose(inproc.Token) <-chan struct{} { return c.startClose() }
 
 // isVoiced reports whether samples hold more than background silence.

@@ -97,6 +97,7 @@ func newCoro(c *handlerConn) *coro {
 // stopped or given up.
 func (co *coro) body(yield func(int32) bool) {
 	co.yield = yield
+	growStack() // as the worker: a new goroutine's stack would grow, and be copied, in every conversation
 	for {
 		co.state.CompareAndSwap(coResuming, coRunning)
 		if job := co.job.Swap(nil); job != nil {
