@@ -267,32 +267,48 @@ func TestCoroutineConcurrentSays(t *testing.T) {
 
 // A handler call that a background task starts (Emit) while the runner
 // waits for the agent runs on the coroutine: the runner, waiting, is
-// woken to resume it.
+// woken to resume it at once, so the conversation is the same as on the
+// worker (through plainAgent), to the nanosecond. (Were it not woken, it
+// would wait out catchUp's real-time bound, and the virtual time would
+// run meanwhile as for an agent at work.)
 func TestCoroutineCallStartedByATask(t *testing.T) {
 	leakcheck.Check(t)
-	var onCo atomic.Bool
-	agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
-		switch ev.(type) {
-		case handler.StartEvent:
-			return c.Go("notify", func(ctx context.Context, tc *handler.Call) error {
-				time.Sleep(20 * time.Millisecond) // (real time: after the runner's Notify)
-				return tc.Emit("ready", nil)
-			})
-		case handler.CustomEvent:
-			onCo.Store(onCoroutine())
-			return c.Say("The task is done.")
+	var onCo atomic.Int32
+	run := func(wrap func(voicetest.Agent) voicetest.Agent) *voicetest.Result {
+		start := make(chan struct{})
+		agent := handler.New(func(ctx context.Context, ev handler.Event, c *handler.Call) error {
+			switch ev.(type) {
+			case handler.StartEvent:
+				return c.Go("notify", func(ctx context.Context, tc *handler.Call) error {
+					<-start // (after the runner's Notify)
+					return tc.Emit("ready", nil)
+				})
+			case handler.CustomEvent:
+				if onCoroutine() {
+					onCo.Add(1)
+				}
+				return c.Say("The task is done.")
+			}
+			return nil
+		})
+		res, err := voicetest.Run(context.Background(), voicetest.Config{
+			Agent: wrap(agent),
+			Script: []voicetest.Step{
+				voicetest.Check(func(*voicetest.State) error { close(start); return nil }),
+				voicetest.AgentTurn(),
+			},
+		})
+		if err != nil || !res.Success || !strings.Contains(res.TranscriptText(), "The task is done.") {
+			t.Fatalf("Run: %v; transcript:\n%s", err, res.TranscriptText())
 		}
-		return nil
-	})
-	res, err := voicetest.Run(context.Background(), voicetest.Config{
-		Agent:    agent,
-		Script:   []voicetest.Step{voicetest.AgentTurn()},
-		Timeouts: voicetest.Timeouts{FirstChunk: 2 * time.Second},
-	})
-	if err != nil || !res.Success || !strings.Contains(res.TranscriptText(), "The task is done.") {
-		t.Fatalf("Run: %v; transcript:\n%s", err, res.TranscriptText())
+		return res
 	}
-	if !onCo.Load() {
+	a := run(func(a voicetest.Agent) voicetest.Agent { return a })
+	if onCo.Load() != 1 {
 		t.Fatal("the call the task started did not run on the coroutine")
+	}
+	b := run(func(a voicetest.Agent) voicetest.Agent { return plainAgent{a} })
+	if a.Duration != b.Duration || a.TimelineText() != b.TimelineText() {
+		t.Fatalf("in process: %v\n%s\nthrough Recv: %v\n%s", a.Duration, a.TimelineText(), b.Duration, b.TimelineText())
 	}
 }
