@@ -41,7 +41,11 @@ func TestCoroutineBlockedHandlerIsRescued(t *testing.T) {
 	}{
 		{"channel", func(_ context.Context, release <-chan struct{}, _ *sync.Mutex) { <-release }},
 		{"ctx", func(ctx context.Context, _ <-chan struct{}, _ *sync.Mutex) { <-ctx.Done() }},
-		{"mutex", func(_ context.Context, _ <-chan struct{}, mu *sync.Mutex) { mu.Lock(); mu.Unlock() }},
+		{"mutex", func(_ context.Context, _ <-chan struct{}, mu *sync.Mutex) {
+			mu.Lock() // held by the test until Run returns
+			defer mu.Unlock()
+			runtime.Gosched()
+		}},
 		{"sleep", func(context.Context, <-chan struct{}, *sync.Mutex) { time.Sleep(400 * time.Millisecond) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
