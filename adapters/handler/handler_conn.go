@@ -142,8 +142,7 @@ type callState struct {
 	err         error
 	stack       []byte
 	stop        bool
-	view        Call    // the handler's view of the call, made at launch (one allocation for both)
-	job         callJob // the call, when it runs on the coroutine (launch)
+	view        Call // the handler's view of the call, made at launch (one allocation for both)
 }
 
 // handlerConn is the voicetest.Conn of a handler agent. All conversation

@@ -70,7 +70,7 @@ type coro struct {
 	yield func(int32) bool // set by the body before it stores coRunning
 
 	state  atomic.Int32
-	job    atomic.Pointer[callJob]   // set by launch (under c.mu) while coIdle
+	job    atomic.Pointer[callState] // the call launch left to it (under c.mu, while coIdle)
 	waitRC atomic.Pointer[replyChan] // the parked Say's reply, stored before coParked
 
 	// started counts the runner's nexts, returned those that returned:
@@ -100,8 +100,8 @@ func (co *coro) body(yield func(int32) bool) {
 	growStack() // as the worker: a new goroutine's stack would grow, and be copied, in every conversation
 	for {
 		co.state.CompareAndSwap(coResuming, coRunning)
-		if job := co.job.Swap(nil); job != nil {
-			co.run(job)
+		if cs := co.job.Swap(nil); cs != nil {
+			co.run(callJob{ctx: cs.view.ctx, ev: cs.ev, view: &cs.view})
 		}
 		if !co.idle() {
 			return
@@ -111,14 +111,14 @@ func (co *coro) body(yield func(int32) bool) {
 
 // run runs one handler call in the body, and guards the runner against a
 // runtime.Goexit in it.
-func (co *coro) run(job *callJob) {
+func (co *coro) run(job callJob) {
 	finished := false
 	defer func() {
 		if !finished {
 			co.exiting()
 		}
 	}()
-	co.c.runCall(*job)
+	co.c.runCall(job)
 	finished = true
 }
 

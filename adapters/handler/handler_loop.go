@@ -783,13 +783,11 @@ func (l *agentLoop) launch(cs *callState) {
 		ctx = l.stopCtx
 	}
 	cs.view = Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
-	job := callJob{ctx: ctx, ev: cs.ev, view: &cs.view}
 	if co := c.co.Load(); co != nil && co.state.Load() == coIdle && co.job.Load() == nil {
 		// The runner runs it on the coroutine (Resume) before it waits
 		// for the agent; one that waits already is woken (not when the
 		// runner itself runs the loop: it resumes the call next).
-		cs.job = job
-		co.job.Store(&cs.job)
+		co.job.Store(cs)
 		if l.fromView {
 			select {
 			case c.ready <- struct{}{}:
@@ -798,6 +796,7 @@ func (l *agentLoop) launch(cs *callState) {
 		}
 		return
 	}
+	job := callJob{ctx: ctx, ev: cs.ev, view: &cs.view}
 	if l.calls == nil {
 		l.calls = make(chan callJob, 1)
 		go c.callWorker(l.calls)
