@@ -46,7 +46,10 @@ func TestCoroutineBlockedHandlerIsRescued(t *testing.T) {
 			defer mu.Unlock()
 			runtime.Gosched()
 		}},
-		{"sleep", func(context.Context, <-chan struct{}, *sync.Mutex) { time.Sleep(400 * time.Millisecond) }},
+		// (Far longer than the bound: on a loaded machine the runner may
+		// look at its bound late, and a handler that has returned by then
+		// has ended its turn without a word.)
+		{"sleep", func(context.Context, <-chan struct{}, *sync.Mutex) { time.Sleep(2 * time.Second) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
