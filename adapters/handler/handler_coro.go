@@ -283,11 +283,23 @@ func (c *handlerConn) closeCoro() {
 	if co == nil {
 		return
 	}
-	for c.Resume(inproc.Token{}) {
+	var stop bool
+	for {
+		for c.Resume(inproc.Token{}) {
+		}
+		// Under the loop's lock, so that launch (a call's end on another
+		// goroutine may launch the StopEvent call now) either left its
+		// call to the coroutine already, and it runs, or sees it off.
+		c.mu.Lock()
+		pending := co.job.Load() != nil
+		if !pending {
+			stop = co.state.CompareAndSwap(coIdle, coOff)
+		}
+		c.mu.Unlock()
+		if !pending {
+			break
+		}
 	}
-	c.mu.Lock()
-	stop := co.job.Load() == nil && co.state.CompareAndSwap(coIdle, coOff)
-	c.mu.Unlock()
 	if stop {
 		co.stop() // the body returns from its idle yield
 	}
