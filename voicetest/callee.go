@@ -334,8 +334,10 @@ func closeWithin(conn Conn, limit time.Duration) error {
 // promptCloser is implemented by a Conn of this module whose Close only
 // hands the close to its loop and then waits for the loop to end (the
 // handler adapter's: its StopEvent call runs on the handler's own
-// goroutine). StartClose does the first part, never blocks and runs no
-// user code; it returns the channel closed once Close would return. The
+// goroutine, or on the coroutine the runner resumes: see resumer).
+// StartClose does the first part, never blocks and runs no user code but
+// the rest of the handler's coroutine, which the Conn bounds itself in
+// real time (see resumer); it returns the channel closed once Close would return. The
 // runner calls it on its own goroutine and waits on the channel within
 // the bound it puts on Close, without the goroutine call starts. See
 // internal/inproc: no Conn of another module can implement it.

@@ -159,6 +159,7 @@ func runOnce(parent context.Context, cfg Config, h hooks) *Result {
 			r.events = events
 			q.Notify(inproc.Token{}, r.clock.idleC) // one channel for its events and its Idle
 			r.direct = &direct{conn: q, ready: r.clock.idleC, out: events, done: done, gate: newLocalGate(), signalled: true, free: make([]*recvItem, 0, 4)}
+			r.direct.resume, _ = q.(resumer)
 			r.listen.Store(1) // listening since the start
 		} else {
 			events := make(chan *recvItem, maxQueuedEvents) // pointers: 8 KiB of queue, not 1024 items' worth

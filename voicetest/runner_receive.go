@@ -73,6 +73,16 @@ type queuedConn interface {
 	Notify(inproc.Token, chan struct{})
 }
 
+// resumer is a queuedConn whose agent runs user code as a coroutine that
+// the runner resumes on its own goroutine (the handler adapter's calls):
+// Resume runs it until it parks again, if it can go on now, and reports
+// whether it ran it. The runner calls it before it waits for the agent.
+// The Conn bounds it itself (a coroutine that does not park in time is
+// handed to a goroutine of its own).
+type resumer interface {
+	Resume(inproc.Token) bool
+}
+
 // direct is the receive side of a run whose Conn is a queuedConn: the
 // runner's goroutine does what receive does for other Conns.
 type direct struct {
@@ -89,6 +99,14 @@ type direct struct {
 	// whenever it has something after TryRecv reported nothing).
 	signalled bool
 	free      []*recvItem // items taken and handled, for fetch to reuse
+	resume    resumer     // conn, if it is one
+}
+
+// resumed resumes the agent's coroutine, if it has one that can go on
+// (see resumer), and reports whether it did.
+func (r *runner) resumed() bool {
+	d := r.direct
+	return d != nil && d.resume != nil && d.resume.Resume(inproc.Token{})
 }
 
 // takeItem takes one item from r.events; an item fetch made is reused.
@@ -289,6 +307,9 @@ func (r *runner) pump(ctx context.Context, stop func() bool, deadline func() tim
 			// which came after quiet looked: look again before waiting.
 			continue
 		}
+		if r.resumed() {
+			continue // the agent ran: look again
+		}
 		waited := r.armWait(d, virtual)
 		events := r.events
 		if r.direct != nil {
@@ -378,6 +399,10 @@ func (r *runner) catchUp() {
 		var timer *time.Timer
 		r.fetch()
 		for !r.clock.caughtUp(r.took+int64(len(r.events))) && len(r.events) < cap(r.events) {
+			if r.resumed() {
+				r.fetch()
+				continue
+			}
 			if timer == nil {
 				timer = time.NewTimer(catchUpWait)
 				defer timer.Stop()

@@ -309,6 +309,9 @@ func (c *Call) postAnswered(r *outReq) (err error, answered bool) {
 	if err := c.c.send(message{kind: msgOutput, out: r}); err != nil {
 		return err, false // (the loop is over: it never answers)
 	}
+	if co := c.c.co.Load(); co != nil && c.callID > 0 && r.isSpeech() {
+		co.park(rc) // (on the handler's coroutine: see handler_coro.go)
+	}
 	select {
 	case err := <-rc.ch:
 		// Answered: the request no longer refers to the channel (answer

@@ -178,6 +178,7 @@ type handlerConn struct {
 	// reads it without the lock to see that there is nothing to take.
 	queued      atomic.Int64
 	spareSpeech atomic.Pointer[outReq] // an answered speech request, for the next (Call.speak)
+	co          atomic.Pointer[coro]   // the handler calls' coroutine, made by Notify (handler_coro.go)
 
 	// Owned by the runner's sending goroutine.
 	userAudio  []int16
@@ -422,7 +423,8 @@ func (c *handlerConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
 // PromptSends declares that SendText, SendDTMF, SendAudio and Interrupt
 // never block and run no user code: they hand the input to the loop,
 // which runs under a lock and never waits (the handler's functions run on
-// goroutines of their own). The runner calls them on its own goroutine
+// goroutines of their own, or on the coroutine that the runner resumes
+// only through Resume: see handler_coro.go). The runner calls them on its own goroutine
 // (see internal/inproc). EndUtterance, which calls the STT, and Close,
 // which waits for the handler's goroutines, are not among them.
 func (c *handlerConn) PromptSends(inproc.Token) {}
@@ -458,6 +460,9 @@ func (c *handlerConn) Notify(_ inproc.Token, ch chan struct{}) {
 	defer c.mu.Unlock()
 	inproc.PassSignal(c.ready, ch)
 	c.ready = ch
+	if c.co.Load() == nil {
+		c.co.Store(newCoro(c))
+	}
 }
 
 // Close delivers the StopEvent, cancels the background tasks and waits (up
@@ -470,15 +475,20 @@ func (c *handlerConn) Close() error {
 // startClose delivers the close to the loop, once, and returns the
 // channel closed when Close returns (the loop has exited).
 func (c *handlerConn) startClose() <-chan struct{} {
-	c.close.Do(func() { _ = c.send(message{kind: msgClose}) })
+	c.close.Do(func() {
+		_ = c.send(message{kind: msgClose})
+		c.closeCoro()
+	})
 	return c.loopDone
 }
 
 // StartClose begins Close without waiting for it: it hands the close to
-// the loop, under its lock, and returns the channel closed once Close
-// would return. The runner waits on it on its own goroutine, within its
-// bound on Close, instead of calling Close on a goroutine of its own
-// (see internal/inproc).
+// the loop, under its lock, lets the handler's coroutine, if it has one,
+// finish what it still has to do (a Say that Close answered, the
+// StopEvent call: bounded as Resume is, by the rescue), and returns the
+// channel closed once Close would return. The runner waits on it on its
+// own goroutine, within its bound on Close, instead of calling Close on a
+// goroutine of its own (see internal/inproc).
 func (c *handlerConn) StartClose(inproc.Token) <-chan struct{} { return c.startClose() }
 
 // isVoiced reports whether samples hold more than background silence.

@@ -36,6 +36,7 @@ type agentLoop struct {
 	wakeFunc  func()       // the AfterFunc's callback (made once)
 	sent      int64        // events Recv has returned
 	exited    bool         // the loop is over (loopDone is closed)
+	fromView  bool         // the loop runs for a Call view's message (deliver)
 	closeWake *time.Timer  // wakes the loop while closing (system clock)
 
 	outbox []voicetest.AgentEvent // events Recv has not taken yet
@@ -82,8 +83,12 @@ func (l *agentLoop) deliver(m message) error {
 		return ErrCallEnded
 	}
 	l.clock.Busy()
+	// A message of a Call view comes from a goroutine other than the
+	// runner's (launch then wakes the runner for its coroutine).
+	l.fromView = m.from != nil || m.kind >= msgOutput && m.kind != msgClose
 	err := l.handle(m, l.clock.Now())
 	l.step()
+	l.fromView = false
 	return err
 }
 
@@ -778,6 +783,19 @@ func (l *agentLoop) launch(cs *callState) {
 		ctx = l.stopCtx
 	}
 	cs.view = Call{c: c, ctx: ctx, callID: cs.id, stop: cs.stop}
+	if co := c.co.Load(); co != nil && co.state.Load() == coIdle && co.job.Load() == nil {
+		// The runner runs it on the coroutine (Resume) before it waits
+		// for the agent; one that waits already is woken (not when the
+		// runner itself runs the loop: it resumes the call next).
+		co.job.Store(cs)
+		if l.fromView {
+			select {
+			case c.ready <- struct{}{}:
+			default:
+			}
+		}
+		return
+	}
 	job := callJob{ctx: ctx, ev: cs.ev, view: &cs.view}
 	if l.calls == nil {
 		l.calls = make(chan callJob, 1)

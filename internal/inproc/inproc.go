@@ -8,7 +8,10 @@
 // calls such methods on its own goroutine, without the bound it puts
 // around every call into code it does not control (voicetest/callee.go),
 // so only code of this module, whose methods are known not to block, may
-// implement them.
+// implement them. (The handler adapter's Resume and StartClose run its
+// handler's coroutine on the runner's goroutine: they bound it themselves,
+// handing a handler that blocks to a goroutine of its own within a few
+// milliseconds of real time.)
 package inproc
 
 import "time"
