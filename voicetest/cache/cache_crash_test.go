@@ -123,7 +123,6 @@ func TestCrashKilledWriterLeavesHarmlessTempFiles(t *testing.T) {
 		crashChild(dir, os.Getenv(envCrashUsage), nth, os.Getenv(envCrashText))
 		return
 	}
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}

@@ -68,7 +68,6 @@ func TestFaultProcessKilledMidWriteKeepsThePreviousEntry(t *testing.T) {
 		writerChild(dir)
 		return
 	}
-	t.Parallel()
 	dir := t.TempDir()
 	// Kill the writer at different points of its write cycle (4 MB body
 	// to a temp file, fsync, rename, then the entry the same way).

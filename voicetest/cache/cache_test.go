@@ -375,7 +375,6 @@ func TestNoAbsolutePathsOnDisk(t *testing.T) {
 
 // corrupt damages the stored entry or body of textKey("x") with "answer".
 func TestCorruptEntries(t *testing.T) {
-	t.Parallel()
 	digest, _ := textKey("x").Digest()
 	audioKey := Key{Kind: "tts", Provider: "p", Fields: map[string]any{"t": 1}}
 	audioDigest, _ := audioKey.Digest()
@@ -568,7 +567,6 @@ func writerAnswer(s string) bool { return strings.HasPrefix(s, "writer ") }
 // 32 goroutines, each with its own Cache (so no single flight), write
 // different answers for the same key while a reader reads it.
 func TestConcurrentWritersGoroutines(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	key := textKey("contended")
 	stop := make(chan struct{})
@@ -625,7 +623,6 @@ func TestConcurrentWritersGoroutines(t *testing.T) {
 // Four processes of eight writers each race on one entry while this
 // process reads it.
 func TestConcurrentWritersProcesses(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}

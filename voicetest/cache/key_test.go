@@ -147,7 +147,6 @@ func TestAudioDigest(t *testing.T) {
 
 // A fresh process (new map seeds, new heap) computes the same digest.
 func TestKeyDigestAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
