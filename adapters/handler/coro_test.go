@@ -75,13 +75,7 @@ func TestCoroutineBlockedHandlerIsRescued(t *testing.T) {
 			if !onCo.Load() {
 				t.Fatal("the handler call did not run on the coroutine")
 			}
-			var te *voicetest.TimeoutError
-			if !errors.As(err, &te) || te.Phase != voicetest.PhaseFirstChunk {
-				t.Fatalf("err = %v, want a TimeoutError in phase %q", err, voicetest.PhaseFirstChunk)
-			}
-			if res == nil || res.Success {
-				t.Fatalf("result %+v, want a failed scenario", res)
-			}
+			wantFirstChunkTimeout(t, res, err)
 		})
 	}
 }

@@ -182,6 +182,13 @@ func TestRunHungHandlerIsATimeout(t *testing.T) {
 		Timeouts: voicetest.Timeouts{FirstChunk: 200 * time.Millisecond},
 	}
 	res, err := voicetest.Run(context.Background(), cfg)
+	wantFirstChunkTimeout(t, res, err)
+}
+
+// wantFirstChunkTimeout fails the test unless Run's answer is a failed
+// scenario and a TimeoutError in phase first_chunk.
+func wantFirstChunkTimeout(t *testing.T, res *voicetest.Result, err error) {
+	t.Helper()
 	var te *voicetest.TimeoutError
 	if !errors.As(err, &te) || te.Phase != voicetest.PhaseFirstChunk {
 		t.Fatalf("err = %v, want a TimeoutError in phase %q", err, voicetest.PhaseFirstChunk)
