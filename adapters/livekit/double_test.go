@@ -39,7 +39,11 @@ func TestRoomDeletedMidReply(t *testing.T) {
 		t.Fatalf("Connect: %v", err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	speech, err := fixtures.FakeTTS().Synthesize(ctx, voicetest.SpeechRequest{Text: "Tell me a story.", Rate: pcm.DefaultRate})
+	// One word: what the caller says is not the point (the double's reply
+	// is fixed), and each burst of fake speech after Opus and WebRTC is a
+	// chance for the double's transcription to fail under load (four
+	// words failed on their last burst's tones once in six loaded runs).
+	speech, err := fixtures.FakeTTS().Synthesize(ctx, voicetest.SpeechRequest{Text: "Story?", Rate: pcm.DefaultRate})
 	if err != nil {
 		t.Fatal(err)
 	}
