@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/voicetest-go/voicetest/internal/inproc"
+	"github.com/voicetest-go/voicetest/internal/leakcheck"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -102,7 +101,7 @@ func (f *fakeTB) Errorf(format string, args ...any) {
 // record keeps an error and has the test remove the artifacts it names.
 func (f *fakeTB) record(msg string) {
 	f.errs = append(f.errs, msg)
-	removeArtifactsLater(f.T, msg)
+	leakcheck.RemoveArtifactsLater(f.T, msg)
 }
 func (f *fakeTB) Log(args ...any) { f.logs = append(f.logs, fmt.Sprint(args...)) }
 func (f *fakeTB) Logf(format string, args ...any) {
@@ -115,30 +114,6 @@ func (f *fakeTB) Fatalf(format string, args ...any) {
 }
 
 func (f *fakeTB) errorText() string { return strings.Join(f.errs, "\n") }
-
-// removeArtifactsLater has t remove, once it ends, each artifacts
-// directory a failed scenario's report names: Scenario keeps a failed
-// run's files in the temporary directory for the developer to open, and
-// a test that fails a scenario on purpose must not leave them behind
-// (leakcheck.Main reports what the tests leave there).
-func removeArtifactsLater(t testing.TB, report string) {
-	for line := range strings.Lines(report) {
-		rest, ok := strings.CutPrefix(line, "artifacts: ")
-		if !ok {
-			continue
-		}
-		dir, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
-		if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), "voicetest-") {
-			t.Errorf("the report names artifacts at %q, want a voicetest-* directory in %s", dir, os.TempDir())
-			continue
-		}
-		t.Cleanup(func() {
-			if err := os.RemoveAll(dir); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-}
 
 // ms is a shorthand for durations in timeline assertions.
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/handler"
+	"github.com/voicetest-go/voicetest/internal/leakcheck"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -132,31 +131,7 @@ func (q *quietTB) Errorf(format string, args ...any) {
 // record keeps an error and has the test remove the artifacts it names.
 func (q *quietTB) record(msg string) {
 	q.errs = append(q.errs, msg)
-	removeArtifactsLater(q.T, msg)
-}
-
-// removeArtifactsLater has t remove, once it ends, each artifacts
-// directory a failed scenario's report names: Scenario keeps a failed
-// run's files in the temporary directory for the developer to open, and
-// a test that fails a scenario on purpose must not leave them behind
-// (leakcheck.Main reports what the tests leave there).
-func removeArtifactsLater(t testing.TB, report string) {
-	for line := range strings.Lines(report) {
-		rest, ok := strings.CutPrefix(line, "artifacts: ")
-		if !ok {
-			continue
-		}
-		dir, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
-		if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), "voicetest-") {
-			t.Errorf("the report names artifacts at %q, want a voicetest-* directory in %s", dir, os.TempDir())
-			continue
-		}
-		t.Cleanup(func() {
-			if err := os.RemoveAll(dir); err != nil {
-				t.Error(err)
-			}
-		})
-	}
+	leakcheck.RemoveArtifactsLater(q.T, msg)
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
