@@ -204,13 +204,22 @@ func remoteAgent(url string, dial dialer) *wscodec.Agent {
 // come). It returns the agent's URL and, off the real clock, the dialer
 // of its in-memory connections.
 func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) {
-	var said [][]int16
-	for _, r := range replies {
-		c, err := tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: r, Rate: rate})
-		if err != nil {
-			t.Fatal(err)
-		}
-		said = append(said, c.Samples)
+	// The replies are synthesised at once: on the real clock each is a
+	// flite run the conversation waits for (three in a row took 0.5-2 s
+	// before the first turn at load 15-20; at once, about as long as the
+	// longest).
+	said := make([][]int16, len(replies))
+	errs := make([]error, len(replies))
+	var wg sync.WaitGroup
+	for i, r := range replies {
+		wg.Go(func() {
+			c, err := tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: r, Rate: rate})
+			said[i], errs[i] = c.Samples, err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	const frame = rate / 50
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
