@@ -177,6 +177,15 @@ func write(t *testing.T, path, content string) {
 // and environment.
 func (s *sample) update(t *testing.T, wantCode int, args ...string) string {
 	t.Helper()
+	return s.start(t, wantCode, args...)()
+}
+
+// start starts voicetest-update in s, as update does, with s's
+// environment as it is now, and returns the function that waits for it,
+// checks its exit code and returns its output. Call that function from
+// the test's goroutine.
+func (s *sample) start(t *testing.T, wantCode int, args ...string) (wait func() string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -194,23 +203,31 @@ func (s *sample) update(t *testing.T, wantCode int, args ...string) string {
 	for name, value := range s.env {
 		cmd.Env = append(cmd.Env, name+"="+value)
 	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	code := exitOK
-	var exitErr *exec.ExitError
-	switch err := cmd.Run(); {
-	case errors.As(err, &exitErr):
-		code = exitErr.ExitCode()
-	case err != nil:
-		t.Fatalf("voicetest-update %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, errOut
+	startErr := cmd.Start()
+	return func() string {
+		t.Helper()
+		err := startErr
+		if err == nil {
+			err = cmd.Wait()
+		}
+		code := exitOK
+		var exitErr *exec.ExitError
+		switch {
+		case errors.As(err, &exitErr):
+			code = exitErr.ExitCode()
+		case err != nil:
+			t.Fatalf("voicetest-update %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+		}
+		if code != wantCode {
+			t.Fatalf("voicetest-update %s: exit %d, want %d\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out.String(), errOut.String())
+		}
+		if errOut.Len() > 0 {
+			t.Logf("voicetest-update %s: stderr:\n%s", strings.Join(args, " "), errOut.String())
+		}
+		return out.String()
 	}
-	if code != wantCode {
-		t.Fatalf("voicetest-update %s: exit %d, want %d\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out.String(), errOut.String())
-	}
-	if errOut.Len() > 0 {
-		t.Logf("voicetest-update %s: stderr:\n%s", strings.Join(args, " "), errOut.String())
-	}
-	return out.String()
 }
 
 func mustContain(t *testing.T, out string, wants ...string) {
