@@ -69,6 +69,11 @@ func TestKilledWriterLeftoversArePruned(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
+	// Parallel: as a sequential test it ran before the two end-to-end
+	// tests could start (they are parallel, and parallel tests resume only
+	// once every sequential one is done), 0.35-0.45 s of waiting on its
+	// writer's fsyncs in front of the package's longest test.
+	t.Parallel()
 	pkgDir := t.TempDir()
 	cacheDir := filepath.Join(pkgDir, filepath.FromSlash(cacheSubdir))
 	llmDir := filepath.Join(cacheDir, "llm")

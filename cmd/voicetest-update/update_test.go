@@ -177,6 +177,15 @@ func write(t *testing.T, path, content string) {
 // and environment.
 func (s *sample) update(t *testing.T, wantCode int, args ...string) string {
 	t.Helper()
+	return s.start(t, wantCode, args...)()
+}
+
+// start starts voicetest-update in s, as update does, with s's
+// environment as it is now, and returns the function that waits for it,
+// checks its exit code and returns its output. Call that function from
+// the test's goroutine.
+func (s *sample) start(t *testing.T, wantCode int, args ...string) (wait func() string) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -194,23 +203,31 @@ func (s *sample) update(t *testing.T, wantCode int, args ...string) string {
 	for name, value := range s.env {
 		cmd.Env = append(cmd.Env, name+"="+value)
 	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	code := exitOK
-	var exitErr *exec.ExitError
-	switch err := cmd.Run(); {
-	case errors.As(err, &exitErr):
-		code = exitErr.ExitCode()
-	case err != nil:
-		t.Fatalf("voicetest-update %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+	out, errOut := new(bytes.Buffer), new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, errOut
+	startErr := cmd.Start()
+	return func() string {
+		t.Helper()
+		err := startErr
+		if err == nil {
+			err = cmd.Wait()
+		}
+		code := exitOK
+		var exitErr *exec.ExitError
+		switch {
+		case errors.As(err, &exitErr):
+			code = exitErr.ExitCode()
+		case err != nil:
+			t.Fatalf("voicetest-update %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+		}
+		if code != wantCode {
+			t.Fatalf("voicetest-update %s: exit %d, want %d\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out.String(), errOut.String())
+		}
+		if errOut.Len() > 0 {
+			t.Logf("voicetest-update %s: stderr:\n%s", strings.Join(args, " "), errOut.String())
+		}
+		return out.String()
 	}
-	if code != wantCode {
-		t.Fatalf("voicetest-update %s: exit %d, want %d\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out.String(), errOut.String())
-	}
-	if errOut.Len() > 0 {
-		t.Logf("voicetest-update %s: stderr:\n%s", strings.Join(args, " "), errOut.String())
-	}
-	return out.String()
 }
 
 func mustContain(t *testing.T, out string, wants ...string) {
@@ -310,12 +327,16 @@ func (f tempFixture) checkStale(t *testing.T, there bool) {
 	}
 }
 
-// TestEndToEnd runs voicetest-update on the greet sample nine times.
+// TestEndToEnd runs voicetest-update on the greet sample eight times.
 // Where two checks need the same state they share a run, each with
 // assertions of its own on its output; where a run was only there to set
 // the state for the next one and nothing of it was checked, the files are
 // written directly (an entry no test uses, recorded by the cache's own
 // writer; the goldens put back; the temporary files of killed writers).
+// Each run costs about half a second of CPU, most of it the go command's
+// own (loading and hashing the sample's 213 packages, and starting the
+// compiler, assembler, cgo, gcc and linker for their versions) even when
+// nothing is built.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a sample module's tests")
@@ -340,35 +361,44 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("%d cache files, want 4 (two entries and their bodies)", n)
 	}
 
+	// Temporary files of killed writers (see
+	// TestKilledWriterLeftoversArePruned for a real one): stale ones are
+	// listed and kept with -prune=false, with or without -check, removed
+	// otherwise, by -check and by a filtered run too, which they do not
+	// fail, and whether or not the tests pass; fresh ones stay. Neither
+	// kind is an unused entry or a changed file.
+	temps := newTempFixture(dir)
+	temps.plantStale(t)
+	temps.plantFresh(t)
+
 	// CI check: everything replays and nothing changes, but an entry that
-	// a test once recorded and no test uses now fails the check. (That
-	// failure is only reported for a package whose tests all ran and
-	// passed; a check that passes is the last run below.)
+	// a test once recorded and no test uses now fails the check, with
+	// -prune=false too. (That failure is only reported for a package whose
+	// tests all ran and passed; a check that passes is the last run
+	// below.) -check -prune=false keeps the stale temporary files.
 	recordAnswer(t, dir, "extra question")
 	if n := len(cacheFiles(t, dir)); n != 6 {
 		t.Fatalf("%d cache files after recording one more answer, want 6", n)
 	}
-	out = s.update(t, exitFail, "-check", "./...")
+	out = s.update(t, exitFail, "-check", "-prune=false", "./...")
 	mustContain(t, out, "cache replay, goldens compared", "  ok   TestGreeting", "    ok   TestFarewell/polite", "ok   example.com/sample/greet",
 		"golden and testdata files: 0 added, 0 changed, 0 removed", "cache files: 0 added, 0 changed, 0 removed")
 	mustContain(t, out, "check: 2 cache file(s) unused by any test", "voicetest-update: FAIL")
+	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "1 temporary file(s) newer than 10m0s kept")
+	temps.checkStale(t, true)
 
-	// A filtered run neither prunes nor judges unused entries.
+	// A filtered run neither prunes nor judges unused entries; it removes
+	// stale temporary files all the same.
 	out = s.update(t, exitOK, "-run", "TestGreeting")
 	// TestFarewell's entry and the extra one, each with its body.
 	mustContain(t, out, "4 cache file(s) not used, but not pruned or checked: only some tests ran")
 	if n := len(cacheFiles(t, dir)); n != 6 {
 		t.Fatalf("filtered run changed the cache: %d files, want 6", n)
 	}
+	mustContain(t, out, "removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):")
+	temps.checkStale(t, false)
 
-	// Temporary files of killed writers (see
-	// TestKilledWriterLeftoversArePruned for a real one): stale ones are
-	// listed and kept with -prune=false, removed otherwise, by -check too,
-	// which they do not fail, and whether or not the tests pass; fresh
-	// ones stay. Neither kind is an unused entry or a changed file.
-	temps := newTempFixture(dir)
 	temps.plantStale(t)
-	temps.plantFresh(t)
 	out = s.update(t, exitOK, "-prune=false")
 	mustContain(t, out, "2 unused cache file(s) kept (-prune=false)")
 	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "1 temporary file(s) newer than 10m0s kept", "voicetest-update: ok")
@@ -386,16 +416,12 @@ func TestEndToEnd(t *testing.T) {
 	mustContain(t, out, "removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):", "1 temporary file(s) newer than 10m0s kept")
 	temps.checkStale(t, false)
 
-	// After pruning, the check passes; stale temporary files do not fail
-	// it.
-	temps.plantStale(t)
-	out = s.update(t, exitOK, "-check", "-prune=false")
-	mustContain(t, out, "2 stale temporary file(s) left by interrupted writers kept (-prune=false)", "voicetest-update: ok")
-	temps.checkStale(t, true)
-
 	// Output that no longer matches a golden fails the check (TestGreeting),
 	// and so does a missing entry (TestFarewell's), with the command that
-	// records it.
+	// records it. (The pruning above left what the tests use: TestGreeting
+	// replays to its golden mismatch, and the update below re-records
+	// TestFarewell's entry only, its body still there.)
+	temps.plantStale(t)
 	greeting := filepath.Join(dir, "greet", "testdata", "golden", "TestGreeting.golden")
 	polite := filepath.Join(dir, "greet", "testdata", "golden", "TestFarewell", "polite.golden")
 	goldens := map[string][]byte{}
