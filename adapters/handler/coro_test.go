@@ -76,7 +76,7 @@ func TestCoroutineBlockedHandlerIsRescued(t *testing.T) {
 			cfg := voicetest.Config{
 				Agent:    agent,
 				Script:   []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn()},
-				Timeouts: voicetest.Timeouts{FirstChunk: 200 * time.Millisecond},
+				Timeouts: voicetest.Timeouts{FirstChunk: blockedBound},
 			}
 			res, err := voicetest.Run(context.Background(), cfg)
 			close(release)
