@@ -109,9 +109,12 @@ func TestCoroutineGoexitInHandler(t *testing.T) {
 		name    string
 		exitOn  func(handler.Event) bool
 		timeout bool
+		// bound is the runner's real-clock bound: blockedBound where the
+		// call never answers; longer where it must answer within it.
+		bound time.Duration
 	}{
-		{"text", func(ev handler.Event) bool { _, ok := ev.(handler.TextEvent); return ok }, true},
-		{"stop", func(ev handler.Event) bool { _, ok := ev.(handler.StopEvent); return ok }, false},
+		{"text", func(ev handler.Event) bool { _, ok := ev.(handler.TextEvent); return ok }, true, blockedBound},
+		{"stop", func(ev handler.Event) bool { _, ok := ev.(handler.StopEvent); return ok }, false, 200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leakcheck.Check(t)
@@ -129,7 +132,7 @@ func TestCoroutineGoexitInHandler(t *testing.T) {
 			cfg := voicetest.Config{
 				Agent:    agent,
 				Script:   []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn()},
-				Timeouts: voicetest.Timeouts{FirstChunk: 200 * time.Millisecond},
+				Timeouts: voicetest.Timeouts{FirstChunk: tc.bound},
 			}
 			returned := false
 			t.Cleanup(func() {
