@@ -47,12 +47,21 @@ func TestCoroutineBlockedHandlerIsRescued(t *testing.T) {
 			defer mu.Unlock()
 			runtime.Gosched()
 		}},
-		// (Far longer than the bound: on a loaded machine the runner may
-		// look at its bound late, and a handler that has returned by then
-		// has ended its turn without a word.)
-		{"sleep", func(context.Context, <-chan struct{}, *sync.Mutex) { time.Sleep(2 * time.Second) }},
+		// (Asleep until Run has returned, however late: on a loaded
+		// machine the runner may look at its bound late, and a handler
+		// that has returned by then has ended its turn without a word.
+		// Short sleeps, so that the handler's goroutine is gone soon after
+		// the test, not one the binary's final leak check waits for.)
+		{"sleep", func(_ context.Context, release <-chan struct{}, _ *sync.Mutex) {
+			for !closed(release) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The cases wait on the real clock (the bound) and share
+			// nothing: in parallel.
+			t.Parallel()
 			release := make(chan struct{})
 			var mu sync.Mutex
 			mu.Lock()
@@ -67,7 +76,7 @@ func TestCoroutineBlockedHandlerIsRescued(t *testing.T) {
 			cfg := voicetest.Config{
 				Agent:    agent,
 				Script:   []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn()},
-				Timeouts: voicetest.Timeouts{FirstChunk: 200 * time.Millisecond},
+				Timeouts: voicetest.Timeouts{FirstChunk: blockedBound},
 			}
 			res, err := voicetest.Run(context.Background(), cfg)
 			close(release)
@@ -77,6 +86,16 @@ func TestCoroutineBlockedHandlerIsRescued(t *testing.T) {
 			}
 			wantFirstChunkTimeout(t, res, err)
 		})
+	}
+}
+
+// closed reports whether c is closed, without waiting.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -90,9 +109,12 @@ func TestCoroutineGoexitInHandler(t *testing.T) {
 		name    string
 		exitOn  func(handler.Event) bool
 		timeout bool
+		// bound is the runner's real-clock bound: blockedBound where the
+		// call never answers; longer where it must answer within it.
+		bound time.Duration
 	}{
-		{"text", func(ev handler.Event) bool { _, ok := ev.(handler.TextEvent); return ok }, true},
-		{"stop", func(ev handler.Event) bool { _, ok := ev.(handler.StopEvent); return ok }, false},
+		{"text", func(ev handler.Event) bool { _, ok := ev.(handler.TextEvent); return ok }, true, blockedBound},
+		{"stop", func(ev handler.Event) bool { _, ok := ev.(handler.StopEvent); return ok }, false, 200 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leakcheck.Check(t)
@@ -110,7 +132,7 @@ func TestCoroutineGoexitInHandler(t *testing.T) {
 			cfg := voicetest.Config{
 				Agent:    agent,
 				Script:   []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn()},
-				Timeouts: voicetest.Timeouts{FirstChunk: 200 * time.Millisecond},
+				Timeouts: voicetest.Timeouts{FirstChunk: tc.bound},
 			}
 			returned := false
 			t.Cleanup(func() {

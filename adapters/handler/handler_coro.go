@@ -210,10 +210,12 @@ func (co *coro) resume() {
 	if co.watching.CompareAndSwap(false, true) {
 		co.watchSeq.Store(seq)
 		if co.timer == nil {
-			co.timer = time.AfterFunc(rescueAfter, co.watch)
-		} else {
-			co.timer.Reset(rescueAfter)
+			// Made stopped and armed once stored: its function (watch)
+			// uses co.timer, and may run before AfterFunc has returned.
+			co.timer = time.AfterFunc(time.Hour, co.watch)
+			co.timer.Stop()
 		}
+		co.timer.Reset(rescueAfter)
 	}
 	v, ok := co.next()
 	co.returned.Store(seq)
@@ -225,10 +227,13 @@ func (co *coro) resume() {
 }
 
 // watch is the rescue's timer: a resume seen at its last look that still
-// runs is rescued; one that began since is looked at again a period later.
+// runs is rescued; one that began since, or one under way whose body has
+// not stored coRunning yet (coResuming: on a loaded machine the switch may
+// outlast rescueAfter), is looked at again a period later.
 func (co *coro) watch() {
 	seq := co.started.Load()
-	if co.state.Load() == coRunning {
+	switch co.state.Load() {
+	case coRunning:
 		if seq == co.watchSeq.Load() && co.state.CompareAndSwap(coRunning, coOff) {
 			co.yield(coOff) // parked until the body returns
 			return
@@ -236,9 +241,13 @@ func (co *coro) watch() {
 		co.watchSeq.Store(seq)
 		co.timer.Reset(rescueAfter)
 		return
+	case coResuming:
+		co.watchSeq.Store(seq)
+		co.timer.Reset(rescueAfter)
+		return
 	}
 	co.watching.Store(false)
-	if co.state.Load() == coRunning && co.watching.CompareAndSwap(false, true) {
+	if s := co.state.Load(); (s == coRunning || s == coResuming) && co.watching.CompareAndSwap(false, true) {
 		// A resume began after the look.
 		co.watchSeq.Store(co.started.Load())
 		co.timer.Reset(rescueAfter)

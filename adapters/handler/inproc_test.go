@@ -179,11 +179,17 @@ func TestRunHungHandlerIsATimeout(t *testing.T) {
 	cfg := voicetest.Config{
 		Agent:    agent,
 		Script:   []voicetest.Step{voicetest.UserSays("Hello?"), voicetest.AgentTurn()},
-		Timeouts: voicetest.Timeouts{FirstChunk: 200 * time.Millisecond},
+		Timeouts: voicetest.Timeouts{FirstChunk: blockedBound},
 	}
 	res, err := voicetest.Run(context.Background(), cfg)
 	wantFirstChunkTimeout(t, res, err)
 }
+
+// blockedBound is the runner's real-clock bound (Timeouts.FirstChunk) in
+// the tests whose handler never answers: any bound shows that the wait is
+// bounded, and each is paid in wall time (twice: Run takes ~2 × the bound
+// + 70 ms).
+const blockedBound = 100 * time.Millisecond
 
 // wantFirstChunkTimeout fails the test unless Run's answer is a failed
 // scenario and a TimeoutError in phase first_chunk.

@@ -422,36 +422,48 @@ func testCapabilities(t *testing.T, s Subject) {
 // testConversation: three user turns, each answered with audio (and with
 // its transcript where the adapter streams them), through the runner.
 func testConversation(t *testing.T, s Subject) {
-	conversation(t, s, Peer{}, "A table for two.", "At seven.", "Thank you.")
+	conversation(t, s, Peer{}, voicetest.Timeouts{}, "A table for two.", "At seven.", "Thank you.")
 }
+
+// realTimeTailSilence is RealTimeConversation's Timeouts.TailSilence: the
+// quiet, on the real clock, after which the runner ends the agent's turn
+// where the protocol has no turn end of its own (Twilio, a phone line,
+// LayerCode, ElevenLabs, Pipecat's Twilio serializer). Half the default:
+// the peers send their brief replies at once, the check is that the turn
+// ends on the real clock after that much quiet since the agent's last
+// act, and no check depends on how long the quiet is.
+const realTimeTailSilence = 300 * time.Millisecond
 
 // testRealTimeConversation is the conversation over loopback TCP on the
 // real clock, as short as its checks allow: each second of it is a second
 // of wall time (on a phone line or a WebRTC track the user's audio plays
 // in real time, whatever the runner's pacing). One exchange: the user's
-// utterance has a word gap (150 ms of silence inside one utterance, which
-// a line that sent its audio late would stretch into an end of speech),
-// the peer detects its end of speech on the real clock, answers briefly
-// (Peer.Brief: no check depends on the reply's length), and the runner
-// ends the agent's turn on the real clock. Turn after turn is
-// Conversation's (three turns, on virtual time where the Subject is
-// InMemory).
+// utterance ("I do.", 580 ms of fake speech) has a word gap (150 ms of
+// silence inside one utterance, which a line that sent its audio late
+// would stretch into an end of speech), the peer detects its end of
+// speech on the real clock, answers briefly (Peer.Brief: no check depends
+// on the reply's length), and the runner ends the agent's turn on the
+// real clock (the protocol's turn end, or realTimeTailSilence of quiet).
+// Turn after turn is Conversation's (three turns, on virtual time where
+// the Subject is InMemory).
 func testRealTimeConversation(t *testing.T, s Subject) {
-	conversation(t, s, Peer{Brief: true}, "For two.")
+	conversation(t, s, Peer{Brief: true}, voicetest.Timeouts{TailSilence: realTimeTailSilence}, "I do.")
 }
 
 // conversation runs one user turn per utterance, each answered by an
-// agent turn, against a peer behaving as p, and checks them: every turn
-// answered with audio (and its transcript where the adapter streams
-// them), as many user turns as utterances.
-func conversation(t *testing.T, s Subject, p Peer, utterances ...string) {
+// agent turn, against a peer behaving as p with the runner's timeouts
+// (zero fields: the defaults), and checks them: every turn answered with
+// audio (and its transcript where the adapter streams them), as many user
+// turns as utterances.
+func conversation(t *testing.T, s Subject, p Peer, timeouts voicetest.Timeouts, utterances ...string) {
 	var script []voicetest.Step
 	for _, u := range utterances {
 		script = append(script, voicetest.UserSays(u), voicetest.AgentTurn())
 	}
 	res, err := s.run(t, p, voicetest.Config{
-		Golden: voicetest.GoldenOptions{Disable: true},
-		Script: script,
+		Golden:   voicetest.GoldenOptions{Disable: true},
+		Script:   script,
+		Timeouts: timeouts,
 	})
 	if err != nil {
 		t.Fatalf("conversation failed: %v\n%s", err, timeline(res))
