@@ -3,6 +3,10 @@ package voicetest_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -13,7 +17,13 @@ import (
 // AfterWords(3) then barges in once the third word has played, not when
 // the text arrives. The reply here is five words of 400 ms (the rate of
 // Config.WordsPerMinute's default, 150), so the barge-in comes 1.2 s into
-// it.
+// it. It prints:
+//
+//	barged in once three words had played: true
+//	interrupted: one two three four five
+//
+// (go test compiles this example; TestExampleAfterWordsTranscriptAhead
+// runs it on virtual time and checks what it prints.)
 func ExampleAfterWords_transcriptAhead() {
 	agent := &replayAgent{
 		caps: voicetest.Capabilities{Adapter: "ahead", Audio: true, StreamingTranscripts: true, TranscriptAhead: true},
@@ -40,7 +50,48 @@ func ExampleAfterWords_transcriptAhead() {
 	}
 	fmt.Println("barged in once three words had played:", at-start >= 1200*time.Millisecond)
 	fmt.Println("interrupted:", res.Transcript[1].Text)
-	// Output:
-	// barged in once three words had played: true
-	// interrupted: one two three four five
+}
+
+// TestExampleAfterWordsTranscriptAhead runs ExampleAfterWords_transcriptAhead
+// inside a testing/synctest bubble and checks that it prints what its doc
+// comment shows. As a runnable example it held its test binary for 2.1 s
+// of real time (the reply's 2 s of audio playing out, at the binary's very
+// end); in the bubble the same code runs on virtual time, with the same
+// agent, script and checks. The runner's AfterWords logic reads the
+// conversation's clock, whichever it is; TestAfterWordsTranscriptAhead
+// checks the exact offsets of this and six other cases, also on virtual
+// time. Not parallel: it redirects os.Stdout, which is the process's.
+func TestExampleAfterWordsTranscriptAhead(t *testing.T) {
+	const want = "barged in once three words had played: true\ninterrupted: one two three four five\n"
+	if got := exampleStdout(t, func() { synctest.Test(t, func(*testing.T) { ExampleAfterWords_transcriptAhead() }) }); got != want {
+		t.Errorf("ExampleAfterWords_transcriptAhead printed:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// exampleStdout runs f with os.Stdout redirected to a pipe and returns
+// what f wrote there: an example's output, for a test that runs the
+// example itself. The caller must not run in parallel with other tests.
+func exampleStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
+		io.Copy(io.Discard, r)
+		r.Close()
+		out <- string(b)
+	}()
+	stdout := os.Stdout
+	os.Stdout = w
+	defer func() {
+		os.Stdout = stdout
+		w.Close()
+	}()
+	f()
+	os.Stdout = stdout
+	w.Close()
+	return <-out
 }

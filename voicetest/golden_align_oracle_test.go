@@ -511,6 +511,7 @@ func showDiffs(diffs []entryDiff) string {
 // (the table would be too large) but paired in order, every entry shown
 // changed, and the report is still correct.
 func TestGoldenDiffLongListsAreBounded(t *testing.T) {
+	t.Parallel() // pure
 	c := newGoldenComparer(GoldenOptions{Match: GoldenExact}, true)
 	for _, n := range []int{1000, 1500} {
 		golden := make([]goldenEvent, n)

@@ -34,6 +34,7 @@ func TestClipPair(t *testing.T) {
 // A failure report shows each message of the transcript clipped: an agent
 // that says 5 MB in one message makes a report of a few KiB.
 func TestReportClipsHugeMessages(t *testing.T) {
+	t.Parallel() // pure
 	huge := strings.Repeat("word ", 1<<20)
 	res := &Result{Name: "huge", Transcript: []Message{{Role: RoleAgent, Text: huge}, {Role: RoleUser, Text: "hi"}}}
 	rep := res.report()

@@ -115,6 +115,7 @@ func TestGoldenCrashKilledWriterKeepsWholeFiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
+	t.Parallel() // after the child's branch; each run in its own directory
 	dir := filepath.Join(t.TempDir(), "golden")
 	v1, v2 := crashResult(1), crashResult(2)
 	if err := v1.WriteGolden(dir, crashOpts); err != nil {

@@ -174,6 +174,7 @@ func longResult() *Result {
 // TestHTMLReportMatchesTemplate: the writer's page is byte for byte
 // html/template's, for reports of every shape.
 func TestHTMLReportMatchesTemplate(t *testing.T) {
+	t.Parallel() // pure: renders pages and compares them with the oracle
 	for name, res := range oracleResults() {
 		t.Run(name, func(t *testing.T) {
 			d, err := res.htmlData()
@@ -278,6 +279,7 @@ func pageStructure(page []byte) string {
 // still matches the template, and no value adds a tag or an attribute
 // quote: the page's structure is that of the same report with plain text.
 func TestHTMLReportHostileText(t *testing.T) {
+	t.Parallel() // pure: renders pages and compares them with the oracle
 	plain := pageStructure(compareWithOracle(t, hostileReport(t, "x", 1, 50)))
 	for _, s := range hostileStrings {
 		page := compareWithOracle(t, hostileReport(t, s, -3, 100))

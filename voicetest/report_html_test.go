@@ -71,6 +71,7 @@ func reportScenario(t *testing.T) *voicetest.Result {
 }
 
 func TestHTMLReportContent(t *testing.T) {
+	t.Parallel() // a bubble and a page; no process-wide state
 	res := reportScenario(t)
 	page, err := res.HTMLReport()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // with UserAudio: through ffmpeg, at the scenario's rate. FLAC is lossless,
 // so its user segment is exactly the one the WAV file gives.
 func TestUserAudioCompressedFormats(t *testing.T) {
+	t.Parallel() // ffmpeg processes and synctest bubbles; no process-wide state
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg)")
