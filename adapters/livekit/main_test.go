@@ -41,7 +41,8 @@ var alone = newGate()
 // plays, in real time (at load 30-50 it missed it, or the story stopped
 // after a word, with conversations beside it); the cassette's replay
 // must keep its recording's timing.
-// TestConformance's checks, one at a time, do not take it.
+// TestConformance's checks, one at a time, do not take it, nor the
+// conversations that run in their lane (besideChecks).
 var quiet = newGate()
 
 // checks is the lane of TestConformance's checks, which run one after
@@ -181,10 +182,10 @@ func beside(t *testing.T) {
 // are left out of the suite's leak checks, as beside's, and once the
 // suite's heap check is over and its Dial check has begun (dialing) it
 // holds alone shared and checks alone, beside that check or between two
-// of the suite's checks. It does not hold quiet: it is, like
-// a check, the one conversation that runs beside TestNodeAgent's
-// barge-in or TestLiveKitCassette's recording. Call it right after
-// t.Parallel, before t starts any goroutine.
+// of the suite's checks. It does not hold quiet: it is, like a check,
+// the one conversation that runs beside TestNodeAgent's barge-in or
+// TestLiveKitCassette's recording. Call it right after t.Parallel,
+// before t starts any goroutine.
 func besideChecks(t *testing.T) {
 	t.Helper()
 	adaptertest.Exempt(t)
