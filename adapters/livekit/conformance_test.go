@@ -2,6 +2,7 @@ package livekit_test
 
 import (
 	"encoding/json"
+	"flag"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,7 +81,8 @@ func packet(p *lkproto.DataPacket) lkagent.Message {
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	t.Cleanup(heapChecked.open) // when the heap check did not run
-	conformance.Run(t, subject())
+	t.Cleanup(dialing.open)     // when the Dial check did not run
+	conformance.Run(t, subject(true))
 }
 
 // FuzzAgentMessage fuzzes what the adapter decodes of the agent's
@@ -89,10 +91,25 @@ func TestConformance(t *testing.T) {
 // double's message when it is one (a text stream, say), and otherwise as
 // the raw bytes of a data packet. The inputs share the package's
 // livekit-server (a fuzzing worker starts its own).
+//
+// Run as a test (no -fuzz), the seed inputs run side by side: each is a
+// call through its own room, mostly waiting on the network, and the
+// testing package runs the fuzz tests after every test, one input after
+// another (0.5 s each, 3.8 s in all, alone on the package's path). An
+// input calls T.Parallel, which the testing package honours for the seed
+// corpus and ignores while fuzzing, where each input runs alone and
+// keeps its own leak check. Side by side, each input's leak check would
+// see the others' goroutines, so their goroutines are left out of it
+// (adaptertest.Exempt) and found by the package's leak check at its end
+// (leakcheck.Main); fuzzing tells them apart again (see fuzzing).
 func FuzzAgentMessage(f *testing.F) {
-	s := subject()
+	s := subject(false)
 	start := s.Start
 	s.Start = func(t *testing.T, p conformance.Peer) voicetest.Agent {
+		if !fuzzing() {
+			t.Parallel()
+			adaptertest.Exempt(t)
+		}
 		if len(p.Send) > 0 && !p.Send[0].Binary {
 			var m lkagent.Message
 			if json.Unmarshal(p.Send[0].Data, &m) != nil {
@@ -105,9 +122,18 @@ func FuzzAgentMessage(f *testing.F) {
 	conformance.Fuzz(f, s)
 }
 
+// fuzzing reports whether the binary fuzzes (-test.fuzz) or is a fuzz
+// worker: read from the test flags, which TestMain has parsed.
+func fuzzing() bool {
+	f, w := flag.Lookup("test.fuzz"), flag.Lookup("test.fuzzworker")
+	return (f != nil && f.Value.String() != "") || (w != nil && w.Value.String() == "true")
+}
+
 // subject describes the adapter, the server and the agent double to the
-// suite.
-func subject() conformance.Subject {
+// suite. With inLane, as TestConformance runs it, each check's
+// conversation holds the checks' lane (see checks); the fuzz inputs,
+// which run after every test, do not.
+func subject(inLane bool) conformance.Subject {
 	var started atomic.Int32 // peers started before this one
 	return conformance.Subject{
 		Adapter:   "livekit",
@@ -169,6 +195,14 @@ func subject() conformance.Subject {
 				t.Cleanup(heapChecked.open)
 			} else {
 				alone.share(t)
+				switch {
+				case !inLane:
+				case p.Stall == conformance.StallDial:
+					// No conversation: the agent dials a black hole.
+					dialing.open()
+				default:
+					checks.share(t)
+				}
 			}
 			if len(cfg.Send) > 50 {
 				// A flood, paced only so that it leaves the double's own

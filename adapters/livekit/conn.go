@@ -376,7 +376,7 @@ func (c *conn) participantJoined(rp *lksdk.RemoteParticipant) {
 	c.capture.Note("agent", fmt.Sprintf("agent %s joined", rp.Identity()))
 	c.joinedOnce.Do(func() { close(c.joined) })
 	if state, ok := rp.Attributes()[AttributeAgentState]; ok {
-		c.recv.onAttributes(map[string]string{AttributeAgentState: state}, rp)
+		c.recv.joinedAttributes(map[string]string{AttributeAgentState: state}, rp)
 	}
 	c.checkReady()
 }

@@ -30,7 +30,7 @@ import (
 // errors show it, without measuring time.
 func TestRoomDeletedMidReply(t *testing.T) {
 	t.Parallel()
-	beside(t)
+	besideChecks(t)
 	a, w := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "Once upon a time there was a voice agent that talked for a very long time."}}})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

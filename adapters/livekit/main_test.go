@@ -41,8 +41,34 @@ var alone = newGate()
 // plays, in real time (at load 30-50 it missed it, or the story stopped
 // after a word, with conversations beside it); the cassette's replay
 // must keep its recording's timing.
-// TestConformance's checks, one at a time, do not take it.
+// TestConformance's checks, one at a time, do not take it, nor the
+// conversations that run in their lane (besideChecks).
 var quiet = newGate()
+
+// checks is the lane of TestConformance's checks, which run one after
+// another: each check's conversation holds it shared (see subject), and
+// a Go-double conversation that runs in their lane rather than in
+// doubles' (see besideChecks) holds it alone, between two checks. Those
+// conversations do not take quiet: beside TestNodeAgent's barge-in, as
+// beside TestLiveKitCassette's recording, this lane is the one Go-double
+// conversation at a time that runs, a check or one of them.
+//
+// Why: on a quiet machine the package's path is the longer of the two
+// lanes, and doubles' is the longer (its conversations, ~24 s, plus
+// TestNodeAgent's hold of quiet, ~11 s, during which it idles, against
+// ~32 s of checks). They start at the one stretch of the checks' lane
+// with no conversation in it (dialing), so that they lengthen it little.
+var checks = newGate()
+
+// dialing is closed when TestConformance's Timeouts/Dial check starts:
+// its agent dials a black hole, and the SDK's own validate request after
+// the failed join waits out its fixed 3 s (server-sdk-go's
+// cValidateTimeout) with no conversation, so that check does not hold
+// checks, and the conversations of besideChecks start there. It is also
+// closed when TestConformance ends or will not run (and, as heapChecked,
+// with a -test.parallel of the caller's), and is closed once: with
+// -count above 1 they start at once.
+var dialing = newLatch()
 
 // heapChecked is closed once TestConformance's heap check is over (or
 // will not run): the other conversations start after it (see beside), so
@@ -151,6 +177,24 @@ func beside(t *testing.T) {
 	besideQuiet(t, false)
 }
 
+// besideChecks marks t, a parallel test, as a conversation that runs in
+// TestConformance's lane (checks) rather than in doubles': its goroutines
+// are left out of the suite's leak checks, as beside's, and once the
+// suite's heap check is over and its Dial check has begun (dialing) it
+// holds alone shared and checks alone, beside that check or between two
+// of the suite's checks. It does not hold quiet: it is, like a check,
+// the one conversation that runs beside TestNodeAgent's barge-in or
+// TestLiveKitCassette's recording. Call it right after t.Parallel,
+// before t starts any goroutine.
+func besideChecks(t *testing.T) {
+	t.Helper()
+	adaptertest.Exempt(t)
+	heapChecked.wait()
+	dialing.wait()
+	alone.share(t)
+	checks.exclusive(t)
+}
+
 // besideQuiet is beside for a conversation whose timing is checked to a
 // few hundred milliseconds (TestLiveKitCassette's replay against its
 // recording): with exclusive set it holds quiet alone, so that no other
@@ -205,6 +249,7 @@ func TestMain(m *testing.M) {
 		// check hold: they do not wait, and the check waits for them at
 		// the gate instead.
 		heapChecked.open()
+		dialing.open()
 	}
 	if willRun("TestNodeAgent") {
 		nodeEarly.start()

@@ -203,7 +203,8 @@ func (e *earlyNode) close() {
 // turn on to the answer to the barge-in it holds quiet alone: the
 // Go-double conversations wait (those under way end first), so that the
 // framework's Silero VAD hears the barge-in in real time beside nothing
-// but TestConformance's checks, one at a time, and its tool turn is not
+// but TestConformance's checks, one at a time (or a conversation in their
+// lane, besideChecks, in their place), and its tool turn is not
 // starved (session 9's lead widened the hold to the tool turn after its
 // tool call once reached the runner 7 ms after the reply's speech began;
 // the adapter now orders the framework's tool events ahead of the speech

@@ -239,6 +239,22 @@ func silent(s []int16, peak int16) bool {
 
 // onAttributes follows the agent's lk.agent.state.
 func (r *receiver) onAttributes(changed map[string]string, p lksdk.Participant) {
+	r.attributes(changed, p, false)
+}
+
+// joinedAttributes takes the agent's lk.agent.state as it was when the
+// agent joined (the participant's attributes, read when the SDK reported
+// the join). The SDK reports a join from a goroutine of its own and the
+// attribute changes after it in order, so a change may come first: the
+// state read at the join is then older than the one already followed,
+// and is ignored (it made "listening → initializing" out of
+// "initializing → listening" when the agent joined slowly, under load).
+func (r *receiver) joinedAttributes(changed map[string]string, p lksdk.Participant) {
+	r.attributes(changed, p, true)
+}
+
+// attributes is onAttributes, or with joined joinedAttributes.
+func (r *receiver) attributes(changed map[string]string, p lksdk.Participant, joined bool) {
 	c := r.c
 	// The SDK may call this with the room's lock held: ask rp, not the
 	// room.
@@ -260,13 +276,22 @@ func (r *receiver) onAttributes(changed map[string]string, p lksdk.Participant) 
 		r.frameError(fmt.Sprintf("%s=%s", AttributeAgentState, state), fmt.Errorf("unknown agent state %q; LiveKit Agents use initializing, idle, listening, thinking and speaking", state))
 		return
 	}
+	r.agentState(state, joined)
+}
+
+// agentState follows a valid lk.agent.state: an agent_log line for the
+// change, and the turn's end when the agent goes back to listening. With
+// joined, state is the one read when the agent joined, and is ignored if
+// a state came already (see joinedAttributes).
+func (r *receiver) agentState(state string, joined bool) {
+	c := r.c
 	c.mu.Lock()
 	if r.stopped {
 		c.mu.Unlock()
 		return
 	}
 	old := r.state
-	if old == state {
+	if old == state || (joined && old != "") {
 		c.mu.Unlock()
 		return
 	}

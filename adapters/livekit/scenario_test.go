@@ -190,7 +190,7 @@ func TestScenarioBargeIn(t *testing.T) {
 // and the conversation ends there.
 func TestScenarioHangUp(t *testing.T) {
 	t.Parallel()
-	beside(t)
+	besideChecks(t)
 	a, _ := goAgent(t, lkagent.Config{Turns: []lkagent.Turn{{Reply: "Goodbye."}}, HangUpAfter: 1})
 	res := voicetest.Scenario(t, voicetest.Config{
 		Agent:     a,
