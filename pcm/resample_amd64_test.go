@@ -58,6 +58,7 @@ func asmKernels(t testing.TB) []namedKernel {
 // kernel computes the first whole runs of 4·l outputs with shared rows
 // (polyRunSharedAVX) and the rest four rows at a time.
 func TestPolyKernelsMatchPortable(t *testing.T) {
+	t.Parallel() // pure computation: no process state, no heap figures
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, nk := range asmKernels(t) {
 		name, kern := nk.name, nk.kern

@@ -224,6 +224,12 @@ func needFFmpeg(t *testing.T) string {
 	return p
 }
 
+// TestFilesOtherFormatsThroughFFmpeg: Files plays a file that is not WAV
+// (MP3) through ffmpeg and a G.711 WAV file, which pcm reads itself.
+// Files hands every path to pcm.ReadAudioFile, whose tests check each
+// codec (FLAC, WavPack, Vorbis, Opus, MP3) against ffmpeg's own decoding:
+// one ffmpeg-decoded format here shows the persona takes that path (each
+// decode is an ffmpeg start, ~0.3 s of CPU).
 func TestFilesOtherFormatsThroughFFmpeg(t *testing.T) {
 	t.Parallel()
 	ffmpeg := needFFmpeg(t)
@@ -235,10 +241,8 @@ func TestFilesOtherFormatsThroughFFmpeg(t *testing.T) {
 		name, codec string
 		rate        int
 	}{
-		{"a.mp3", "libmp3lame", 16000}, // at the file's own rate
-		{"a.ogg", "libvorbis", 16000},
+		{"a.mp3", "libmp3lame", 16000},  // at the file's own rate
 		{"alaw.wav", "pcm_alaw", 16000}, // pcm reads G.711 WAV itself
-		{"a.flac", "flac", 16000},
 	}
 	// One ffmpeg run encodes every file (starting ffmpeg costs about 0.3 s
 	// of CPU, encoding a second of audio far less); if it fails, each file

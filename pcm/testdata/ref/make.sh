@@ -21,8 +21,9 @@ raw16() { echo -t raw -e signed -b 16 -L; }
 
 # ffmpeg costs about 0.3 s of CPU to start (it loads some 200 libraries),
 # far more than these conversions: one run writes every WAV file below
-# (sections 1, 2 and 5) and a second run reads them back, each output
-# mapped from its own input (-map N:a), as separate runs would do.
+# (sections 1, 2 and 5) and a second run, at the end of section 4, reads
+# them back and measures section 4's levels, each output mapped from its
+# own input (-map N:a), as separate runs would do.
 
 # --- 5: a stereo call recording: agent on the left, caller on the right ---
 # G.711 µ-law at 8 kHz, as call centres record; ffmpeg's left channel, right
@@ -107,11 +108,22 @@ sx -m -v 1 "$tmp/clean.wav" -v 1 "$tmp/wnoise15.wav" $(raw16) "$out/speech_white
 # first to the end of the last frame whose level is at least the noise's,
 # and a gap of more than 300 ms separates two segments.
 # The clean speech's frame levels are the same for both noises. One ffmpeg
-# run measures them and each noise's level (ffmpeg costs ~0.3 s of CPU to
-# start), each filter chain on its own input, as separate runs would; the
-# noises' statistics go to its log, under each astats instance's name.
-ffmpeg -nostdin -hide_banner -i "$tmp/clean.wav" -i "$tmp/noise15.wav" -i "$tmp/wnoise15.wav" \
-	-filter_complex "[0:a]highpass=f=100,asetnsamples=n=80:p=0,astats=metadata=1:reset=1:measure_perchannel=none,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=-[levels];[1:a]highpass=f=100,astats@pink=measure_perchannel=none[pink];[2:a]highpass=f=100,astats@white=measure_perchannel=none[white]" \
+# run (ffmpeg costs ~0.3 s of CPU to start) measures them and each noise's
+# level, and makes the 16-bit conversions of sections 1, 2 and 5 (inputs 0
+# to 3): each filter chain and each output on its own input, as separate
+# runs would. The levels go to its standard output, the noises' statistics
+# to its log, under each astats instance's name.
+s16="-f s16le -c:a pcm_s16le"
+ffmpeg -nostdin -hide_banner -y -i "$out/f32_mono.wav" -i "$out/s24_stereo.wav" -i "$out/s24_mono.wav" -i "$out/call_8k_stereo_mulaw.wav" \
+	-i "$tmp/clean.wav" -i "$tmp/noise15.wav" -i "$tmp/wnoise15.wav" \
+	-filter_complex "[4:a]highpass=f=100,asetnsamples=n=80:p=0,astats=metadata=1:reset=1:measure_perchannel=none,ametadata=print:key=lavfi.astats.Overall.RMS_level:file=-[levels];[5:a]highpass=f=100,astats@pink=measure_perchannel=none[pink];[6:a]highpass=f=100,astats@white=measure_perchannel=none[white]" \
+	-map 0:a $s16 "$out/f32_mono.ffmpeg.s16" \
+	-map 1:a -ac 1 $s16 "$out/s24_stereo.ffmpeg-ac1.s16" \
+	-map 1:a -af aformat=sample_fmts=flt $s16 "$out/s24_stereo.ffmpeg-flt.s16" \
+	-map 2:a -af aformat=sample_fmts=flt $s16 "$out/s24_mono.ffmpeg-flt.s16" \
+	-map 3:a -af "pan=mono|c0=c0" $s16 "$out/call_8k_stereo_mulaw.left.s16" \
+	-map 3:a -af "pan=mono|c0=c1" $s16 "$out/call_8k_stereo_mulaw.right.s16" \
+	-map 3:a -ac 1 $s16 "$out/call_8k_stereo_mulaw.ffmpeg-ac1.s16" \
 	-map "[levels]" -f null - -map "[pink]" -f null - -map "[white]" -f null - \
 	>"$tmp/clean.levels" 2>"$tmp/noise.log"
 segments() { # segments NOISE OUT: the reference segments against the noise measured by astats@NOISE
