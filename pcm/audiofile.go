@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // ErrNoFFmpeg reports an audio file that only ffmpeg can decode (MP3, Ogg,
@@ -24,6 +25,9 @@ const (
 	maxDecodedBytes = 256 << 20
 	// maxFFmpegStderr bounds the ffmpeg messages kept for an error.
 	maxFFmpegStderr = 4 << 10
+	// ffmpegWaitDelay bounds the wait for ffmpeg's output pipes to close
+	// once its context has ended or it has exited (exec.Cmd.WaitDelay).
+	ffmpegWaitDelay = time.Second
 )
 
 // ReadAudioFile reads the audio file at path as 16-bit mono at the file's
@@ -133,8 +137,18 @@ func decodeWithFFmpeg(ctx context.Context, path, why string, max int) ([]byte, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is %s; decoding it needs ffmpeg (Debian package ffmpeg: apt-get install ffmpeg), or convert it to a WAV file first", ErrNoFFmpeg, path, why)
 	}
+	return runFFmpeg(ctx, bin, path, max)
+}
+
+// runFFmpeg runs the ffmpeg at bin as decodeWithFFmpeg describes.
+func runFFmpeg(ctx context.Context, bin, path string, max int) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, bin, "-nostdin", "-hide_banner", "-loglevel", "error",
 		"-i", path, "-map", "0:a:0", "-c:a", "pcm_f32le", "-f", "wav", "-bitexact", "pipe:1")
+	// Once ctx ends (or ffmpeg exits), its pipes are closed after
+	// ffmpegWaitDelay even if a process it left behind holds them open (an
+	// "ffmpeg" that is a wrapper running the real one as its child):
+	// cancelling kills only the process started here.
+	cmd.WaitDelay = ffmpegWaitDelay
 	stderr := &headBuffer{max: maxFFmpegStderr}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()

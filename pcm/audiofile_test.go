@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // needFFmpeg returns the path of ffmpeg, or skips the test.
@@ -221,6 +223,52 @@ func TestReadAudioFileErrors(t *testing.T) {
 			t.Errorf("WAV without ffmpeg: %v", err)
 		}
 	})
+}
+
+// TestFFmpegWrapperOrphanHoldsTheOutput: an "ffmpeg" that is a wrapper (a
+// script that runs the real one as its child, as timing and sandboxing
+// wrappers do). Cancelling kills the wrapper only, and the child keeps the
+// output pipe open: the read must end with the context all the same, not
+// when the child does.
+func TestFFmpegWrapperOrphanHoldsTheOutput(t *testing.T) {
+	t.Parallel()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skipf("no sleep on PATH: %v", err)
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	bin := filepath.Join(dir, "ffmpeg")
+	script := "#!/bin/sh\n" + sleep + " 600 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				if p, err := os.FindProcess(pid); err == nil {
+					_ = p.Kill()
+				}
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := runFFmpeg(ctx, bin, "call.mp3", 1<<20)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want context.DeadlineExceeded", err)
+		}
+	case <-time.After(time.Minute):
+		// Not a speed check: without a bound on the wait, the read ends
+		// only when the orphan exits, ten minutes on.
+		t.Fatal("still reading ffmpeg's output a minute after the context ended: the wrapper's orphan holds it open")
+	}
 }
 
 // TestReadAudioFileFFmpegErrors: ffmpeg's failures, a cancelled context and
