@@ -216,6 +216,14 @@ type Subject struct {
 	// (Peer.MeasuresHeap), can then hold them back for the first seconds
 	// only, not wait for those under way in the middle of the suite.
 	MemoryFirst bool
+	// Unordered reports that frames the peer sends on separate streams
+	// may reach the adapter out of the order they were sent (LiveKit's
+	// SDK reads each text stream on a goroutine of its own). With it,
+	// MalformedFrames waits for a frame error for every malformed frame
+	// as well as for the frame sent after them, rather than stopping at
+	// that frame; without it, errors that come after that frame fail the
+	// check.
+	Unordered bool
 
 	// net is the in-memory network of the check being run (InMemory).
 	net *adaptertest.MemNet
@@ -578,7 +586,8 @@ func testHangUp(t *testing.T, s Subject) {
 
 // testMalformed: each malformed frame is one *wire.FrameError from Recv,
 // naming the adapter; the frames after it are still delivered and the
-// conversation goes on.
+// conversation goes on. Without s.Unordered the errors must all come
+// before the frame sent after the malformed ones.
 func testMalformed(t *testing.T, s Subject) {
 	if len(s.Malformed) == 0 {
 		t.Fatal("Subject.Malformed is empty: give the suite frames the adapter must reject")
@@ -587,7 +596,11 @@ func testMalformed(t *testing.T, s Subject) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var errs []error
+	seen := false // the sentinel
 	for {
+		if seen && len(errs) >= len(s.Malformed) {
+			break
+		}
 		ev, err := conn.Recv(ctx)
 		if err != nil {
 			var fe *wire.FrameError
@@ -601,6 +614,9 @@ func testMalformed(t *testing.T, s Subject) {
 			continue
 		}
 		if mentions(ev, sentinel) {
+			seen = true
+		}
+		if seen && (!s.Unordered || len(errs) >= len(s.Malformed)) {
 			break
 		}
 	}
