@@ -36,7 +36,8 @@
 // user-transcription. Voiced user audio while it speaks cuts the reply
 // (bot-interrupted with RTVI). After HangUpAfter replies it sends
 // peerLeft and closes the peer connection, as connection.py disconnect
-// does. It ends a call when the client leaves (its SCTP association
+// does, once the client has left or a second has passed (see
+// awaitLeave). It ends a call when the client leaves (its SCTP association
 // closes) or the connection fails. Every protocol violation is recorded
 // in Call.Errors.
 //
@@ -378,6 +379,11 @@ type conn struct {
 	cancel context.CancelFunc
 	ended  atomic.Bool // end has begun
 
+	// left is closed once the client has left (its SCTP ABORT ended the
+	// association); leaveOnce guards it.
+	left      chan struct{}
+	leaveOnce sync.Once
+
 	dcMu sync.Mutex
 	dc   *webrtc.DataChannel
 
@@ -417,7 +423,7 @@ func (s *Server) newConn(in offerIn) (*conn, error) {
 	}
 	rec := s.calls.Add(func(int) *Call { return &Call{PCID: id, RequestData: string(rd)} })
 	ctx, cancel := s.srv.CallContext()
-	c := &conn{s: s, id: id, pc: pc, rec: rec, ctx: ctx, cancel: cancel, enc: enc, replies: peerkit.NewReplier(&s.wg),
+	c := &conn{s: s, id: id, pc: pc, rec: rec, ctx: ctx, cancel: cancel, enc: enc, replies: peerkit.NewReplier(&s.wg), left: make(chan struct{}),
 		ear: peerkit.Ear{Rate: Rate, Threshold: s.cfg.Threshold, EndSilence: s.cfg.EndSilence}}
 	pc.OnDataChannel(c.onDataChannel)
 	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
@@ -431,7 +437,10 @@ func (s *Server) newConn(in offerIn) (*conn, error) {
 	// The client left: its SCTP ABORT (a WebRTC peer's close) ended the
 	// association. pion calls this after its accept loop let go of the
 	// transport's lock.
-	pc.SCTP().OnClose(func(error) { s.goTracked(c.end) })
+	pc.SCTP().OnClose(func(error) {
+		c.leaveOnce.Do(func() { close(c.left) })
+		s.goTracked(c.end)
+	})
 	s.mu.Lock()
 	s.conns[id] = c
 	s.mu.Unlock()
@@ -798,8 +807,32 @@ func (c *conn) afterReply() {
 		c.send(map[string]any{"type": "signalling", "message": map[string]any{"type": "peerLeft"}})
 		c.s.goTracked(func() {
 			c.flushData()
+			c.awaitLeave()
 			c.end()
 		})
+	}
+}
+
+// leaveWait bounds how long the bot waits, after its peerLeft, for the
+// client to leave before it closes the peer connection itself.
+const leaveWait = time.Second
+
+// awaitLeave waits (up to leaveWait, or until the call ends) for the
+// client to leave after the bot's peerLeft. Pipecat closes its peer
+// connection at once; this double lets the client's close go first,
+// because pion's close racing the client's SCTP ABORT deadlocks on
+// virtual time: SCTPTransport.Stop holds the transport's lock through
+// SCTP Abort's 200 ms flush wait while the association's accept loop,
+// ended by the ABORT, waits for that lock to report the close, and a
+// goroutine blocked on a mutex stops a synctest bubble's clock (CI hung
+// 7 minutes in adapters/webrtc's TestConformance that way). After the
+// client's close, the accept loop has let go of the lock (OnClose runs
+// after it), and Stop has nothing to race.
+func (c *conn) awaitLeave() {
+	select {
+	case <-c.left:
+	case <-c.ctx.Done():
+	case <-time.After(leaveWait):
 	}
 }
 
