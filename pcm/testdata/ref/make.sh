@@ -48,15 +48,6 @@ ff -f f32le -ar 8000 -ac 1 -i "$tmp/f32_mono.f32le" \
 	-map 1:a -c:a pcm_s24le -fflags +bitexact "$out/s24_stereo.wav" \
 	-map 2:a -c:a pcm_s24le -fflags +bitexact "$out/s24_mono.wav" \
 	-map 3:a -c:a pcm_mulaw -fflags +bitexact "$out/call_8k_stereo_mulaw.wav"
-s16="-f s16le -c:a pcm_s16le"
-ff -i "$out/f32_mono.wav" -i "$out/s24_stereo.wav" -i "$out/s24_mono.wav" -i "$out/call_8k_stereo_mulaw.wav" \
-	-map 0:a $s16 "$out/f32_mono.ffmpeg.s16" \
-	-map 1:a -ac 1 $s16 "$out/s24_stereo.ffmpeg-ac1.s16" \
-	-map 1:a -af aformat=sample_fmts=flt $s16 "$out/s24_stereo.ffmpeg-flt.s16" \
-	-map 2:a -af aformat=sample_fmts=flt $s16 "$out/s24_mono.ffmpeg-flt.s16" \
-	-map 3:a -af "pan=mono|c0=c0" $s16 "$out/call_8k_stereo_mulaw.left.s16" \
-	-map 3:a -af "pan=mono|c0=c1" $s16 "$out/call_8k_stereo_mulaw.right.s16" \
-	-map 3:a -ac 1 $s16 "$out/call_8k_stereo_mulaw.ffmpeg-ac1.s16"
 
 # --- 3: the resampler's pass and stop band against sox's rate -v ----------
 # Tone segments of 0.15 s at -6 dBFS, at 0.5, 0.8, 0.875, 0.9 (pass band),
