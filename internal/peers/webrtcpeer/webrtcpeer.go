@@ -817,8 +817,9 @@ func (c *conn) afterReply() {
 // client to leave before it closes the peer connection itself.
 const leaveWait = time.Second
 
-// awaitLeave waits (up to leaveWait, or until the call ends) for the
-// client to leave after the bot's peerLeft. Pipecat closes its peer
+// awaitLeave waits (up to leaveWait) for the client to leave after the
+// bot's peerLeft. Not until the call's context ends: Close cancels it
+// first, often just as the client closes, which is the race below. Pipecat closes its peer
 // connection at once; this double lets the client's close go first,
 // because pion's close racing the client's SCTP ABORT deadlocks on
 // virtual time: SCTPTransport.Stop holds the transport's lock through
@@ -831,7 +832,6 @@ const leaveWait = time.Second
 func (c *conn) awaitLeave() {
 	select {
 	case <-c.left:
-	case <-c.ctx.Done():
 	case <-time.After(leaveWait):
 	}
 }
