@@ -3,12 +3,11 @@ package voicetest_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/voicetest-go/voicetest/internal/testlog"
 	"github.com/voicetest-go/voicetest/voicetest"
 )
 
@@ -63,35 +62,7 @@ func ExampleAfterWords_transcriptAhead() {
 // time. Not parallel: it redirects os.Stdout, which is the process's.
 func TestExampleAfterWordsTranscriptAhead(t *testing.T) {
 	const want = "barged in once three words had played: true\ninterrupted: one two three four five\n"
-	if got := exampleStdout(t, func() { synctest.Test(t, func(*testing.T) { ExampleAfterWords_transcriptAhead() }) }); got != want {
+	if got := testlog.Stdout(t, func() { synctest.Test(t, func(*testing.T) { ExampleAfterWords_transcriptAhead() }) }); got != want {
 		t.Errorf("ExampleAfterWords_transcriptAhead printed:\n%s\nwant:\n%s", got, want)
 	}
-}
-
-// exampleStdout runs f with os.Stdout redirected to a pipe and returns
-// what f wrote there: an example's output, for a test that runs the
-// example itself. The caller must not run in parallel with other tests.
-func exampleStdout(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
-		io.Copy(io.Discard, r)
-		r.Close()
-		out <- string(b)
-	}()
-	stdout := os.Stdout
-	os.Stdout = w
-	defer func() {
-		os.Stdout = stdout
-		w.Close()
-	}()
-	f()
-	os.Stdout = stdout
-	w.Close()
-	return <-out
 }

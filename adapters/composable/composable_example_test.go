@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/composable"
-	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/internal/testlog"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
 )
@@ -96,7 +96,7 @@ func TestExampleNew(t *testing.T) {
 agent heard "A table for two."
 agent said "You want: A table for two." (2.225s of audio)
 `
-	if got := adaptertest.Stdout(t, func() { synctest.Test(t, func(*testing.T) { ExampleNew() }) }); got != want {
+	if got := testlog.Stdout(t, func() { synctest.Test(t, func(*testing.T) { ExampleNew() }) }); got != want {
 		t.Errorf("ExampleNew printed:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -6,6 +6,8 @@ package testlog
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -114,4 +116,38 @@ func (s *Stack) Logf(tb testing.TB) func(format string, args ...any) {
 		}
 		write(tb, loc, format, args...)
 	}
+}
+
+// Stdout runs f with os.Stdout redirected to a pipe and returns what f
+// wrote there (up to 1 MiB): an example's output, for a test that runs
+// the example itself (on virtual time, say) where go test would only
+// compile it. The test must not run in parallel with others (os.Stdout is
+// the process's).
+func Stdout(t testing.TB, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
+		_, _ = io.Copy(io.Discard, r)
+		r.Close()
+		out <- string(b)
+	}()
+	stdout := os.Stdout
+	os.Stdout = w
+	restored := false
+	defer func() { // f panicked or called runtime.Goexit
+		if !restored {
+			os.Stdout = stdout
+			w.Close()
+		}
+	}()
+	f()
+	os.Stdout = stdout
+	restored = true
+	w.Close()
+	return <-out
 }

@@ -1,6 +1,8 @@
 package testlog
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"testing"
@@ -45,5 +47,17 @@ func TestCallStackIsCallersLine(t *testing.T) {
 	go func() { got <- s.Location() }()
 	if want := "testlog_test.go:" + strconv.Itoa(line+1); <-got != want || s.Location() != want {
 		t.Errorf("Location = %q, want %q", s.Location(), want)
+	}
+}
+
+// TestStdout: what f prints is returned, and os.Stdout is the process's
+// again afterwards.
+func TestStdout(t *testing.T) {
+	before := os.Stdout
+	if got := Stdout(t, func() { fmt.Print("one\ntwo\n") }); got != "one\ntwo\n" {
+		t.Errorf("Stdout = %q, want %q", got, "one\ntwo\n")
+	}
+	if os.Stdout != before {
+		t.Error("os.Stdout not restored")
 	}
 }

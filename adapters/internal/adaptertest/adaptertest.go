@@ -10,12 +10,10 @@ package adaptertest
 import (
 	"bytes"
 	"context"
-	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -563,36 +561,4 @@ func FakeSpeech(text string, rate int) pcm.Chunk {
 		panic(err)
 	}
 	return c
-}
-
-// Stdout runs f with os.Stdout redirected to a pipe and returns what f
-// wrote there: an example's output, for a test that runs the example
-// itself (on virtual time, say) where go test would only compile it. The
-// test must not run in parallel with others (os.Stdout is the process's).
-func Stdout(t testing.TB, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(r)
-		r.Close()
-		out <- string(b)
-	}()
-	stdout := os.Stdout
-	os.Stdout = w
-	restored := false
-	defer func() { // f panicked or called runtime.Goexit
-		if !restored {
-			os.Stdout = stdout
-			w.Close()
-		}
-	}()
-	f()
-	os.Stdout = stdout
-	restored = true
-	w.Close()
-	return <-out
 }
