@@ -2,6 +2,7 @@ package voicetest_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -152,23 +153,11 @@ func TestBeforeSpeechOrdersWithoutDelay(t *testing.T) {
 		{"late, BeforeSpeech", marked, want},
 		{"late, unmarked", unmarked, []voicetest.EventType{voicetest.EventMessage, voicetest.EventToolCall, voicetest.EventToolResult}},
 	} {
-		if !equalTypes(c.o.order, c.want) {
+		if !slices.Equal(c.o.order, c.want) {
 			t.Errorf("%s: items %v, want %v", c.name, c.o.order, c.want)
 		}
 		if c.o.latency != inOrder.latency || c.o.start != inOrder.start {
 			t.Errorf("%s: reply latency %v, start %v; in order %v, %v: a late tool event must not move the speech", c.name, c.o.latency, c.o.start, inOrder.latency, inOrder.start)
 		}
 	}
-}
-
-func equalTypes(a, b []voicetest.EventType) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
