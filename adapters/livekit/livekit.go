@@ -46,6 +46,15 @@
 //     id, voicetest.HandoffEvent); errors, overlapping speech and false
 //     interruptions become AgentLog. The protocol's console audio (audio_output, and
 //     audio_playback_clear) is taken as agent audio and an interruption.
+//     Nothing orders these streams against the audio track: a tool event
+//     that comes after the first audio of the reply it led to is marked
+//     voicetest.AgentEvent.BeforeSpeech (recorded ahead of the reply's
+//     message) when its created_at shows the agent made it before that
+//     audio came, judged against the least lag of the session events so
+//     far. A reply whose speech starts sooner after its tool ran than the
+//     data channel lags the audio track (a model that answers in a few
+//     milliseconds) leaves no such evidence: its tool event is recorded
+//     where it came, after the message.
 //   - SIP DTMF data packets from the agent: AgentData named "dtmf"
 //     ({"digit","code"}); other data packets: AgentData named by their
 //     topic, with the payload as JSON (as a JSON string when it is not).

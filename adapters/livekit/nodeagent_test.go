@@ -42,6 +42,10 @@ func (l *modelLog) snapshot() ([]string, int) {
 	return append([]string(nil), l.asked...), l.streamed
 }
 
+// toolThink is how long TestNodeAgent's model takes to answer a tool's
+// result before its reply (see nodeAgent).
+const toolThink = 200 * time.Millisecond
+
 func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
 	t.Helper()
 	if err := speech.Installed("flite"); err != nil {
@@ -97,6 +101,17 @@ func nodeAgent(t *testing.T, heard ...string) (*livekit.Agent, *modelLog) {
 		model.mu.Unlock()
 		switch {
 		case last.Role == "tool":
+			// A model takes a while to answer a tool's result; this
+			// double would answer at once, and the reply's speech could
+			// then start sooner after the tool ran than the data
+			// channel lags the audio track: the adapter's evidence
+			// that the tool event was made before the speech (its
+			// created_at against the least lag of the session events
+			// so far) would not show it, and the tool turn's items
+			// would come message first (CI at 48f670d: the tool event
+			// came 1.3 ms after the reply's first audio). toolThink
+			// gives the reply a model's head start.
+			time.Sleep(toolThink)
 			return fakeopenai.ChatReply{Content: "You have table four at seven."}, nil
 		case strings.Contains(last.Content, "booking"):
 			return fakeopenai.ChatReply{ToolCalls: []fakeopenai.ToolCall{{Name: "lookup_booking", Arguments: `{"name":"ada"}`}}}, nil
