@@ -1,7 +1,6 @@
 package speech
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -98,21 +97,75 @@ func SkipIfNotInstalled(t testing.TB, engine string) {
 // stderrLimit bounds how much of a program's stderr an error quotes.
 const stderrLimit = 2048
 
+// maxStdout bounds what a speech program may print on its standard output
+// (pocketsphinx's transcript: a few hundred bytes for an utterance).
+const maxStdout = 1 << 20
+
 // run runs program with args and returns its standard output. A failure
 // says which program failed, how, and the tail of its standard error.
+// Neither stream can fill memory: stdout beyond maxStdout is an error,
+// and only the last stderrLimit bytes of stderr are kept.
 func run(ctx context.Context, program string, args ...string) ([]byte, error) {
+	return runBounded(ctx, maxStdout, program, args...)
+}
+
+// runBounded is run with stdout bounded at limit bytes.
+func runBounded(ctx context.Context, limit int, program string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, program, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
+	stdout := &capped{max: limit}
+	stderr := &tailBuffer{max: stderrLimit}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("speech: %s stopped: %w", program, ctxErr)
 		}
-		return nil, fmt.Errorf("speech: %s failed: %w; stderr: %s", program, err, tail(stderr.Bytes()))
+		return nil, fmt.Errorf("speech: %s failed: %w; stderr: %s", program, err, tail(stderr.b))
 	}
-	return stdout.Bytes(), nil
+	if stdout.over {
+		return nil, fmt.Errorf("speech: %s printed more than %d bytes on its standard output; a speech program prints a transcript, not this much: check the program and its arguments", program, limit)
+	}
+	return stdout.b, nil
+}
+
+// capped keeps the first max bytes written to it and notes whether more
+// came; it takes everything, so the program is never blocked on a full
+// pipe.
+type capped struct {
+	b    []byte
+	max  int
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - len(c.b)
+	if len(p) > room {
+		c.over = true
+		c.b = append(c.b, p[:max(room, 0)]...)
+		return len(p), nil
+	}
+	c.b = append(c.b, p...)
+	return len(p), nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.max {
+		t.b = append(t.b[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if drop := len(t.b) + len(p) - t.max; drop > 0 {
+		t.b = append(t.b[:0], t.b[drop:]...)
+	}
+	t.b = append(t.b, p...)
+	return n, nil
 }
 
 // tail returns the last stderrLimit bytes of b as trimmed text.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -185,14 +186,34 @@ func (p *PocketsphinxSTT) decode(ctx context.Context, a pcm.Chunk, phrases []str
 	}
 	out, err := run(ctx, prog, args...)
 	if err != nil {
-		log, _ := os.ReadFile(logFile)
-		return sttAnswer{}, fmt.Errorf("%w; log: %s", err, errorLines(log))
+		return sttAnswer{}, fmt.Errorf("%w; log: %s", err, errorLines(readTail(logFile, maxLogTail)))
 	}
 	var words []string
 	for line := range strings.Lines(string(out)) {
 		words = append(words, strings.Fields(line)...)
 	}
 	return sttAnswer{Text: strings.Join(words, " "), Language: "en", Engine: "pocketsphinx_continuous, model " + filepath.Base(p.modelDir)}, nil
+}
+
+// maxLogTail bounds how much of a failed decoder's log is read for its
+// error lines (a pocketsphinx log runs to tens of kilobytes).
+const maxLogTail = 1 << 20
+
+// readTail returns up to the last n bytes of the file at path, or nil when
+// it cannot be read.
+func readTail(path string, n int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(st.Size()-n, 0)
+	b, _ := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+	return b
 }
 
 // errorLines returns the ERROR and FATAL lines of a pocketsphinx log, or
