@@ -96,12 +96,14 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// sample is a module that voicetest-update runs on: its directory and the
+// sample is a module that voicetest-update runs on: its directory, the
 // environment voicetest-update runs with there (this process's, with env's
-// variables set).
+// variables set), and the directory where go test writes its packages'
+// test binaries (go test -o).
 type sample struct {
 	dir string
 	env map[string]string
+	bin string
 }
 
 // setenv sets a variable of the environment voicetest-update runs with.
@@ -150,7 +152,7 @@ func newSample(t *testing.T) *sample {
 	// None of these changes a build cache key: every compile still hits
 	// the cache the repository's own build filled.
 	bin := t.TempDir()
-	s := &sample{dir: dir, env: map[string]string{
+	s := &sample{dir: dir, bin: bin, env: map[string]string{
 		"GOFLAGS":    strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod -vet=off -ldflags=-s -o=" + bin + string(filepath.Separator)),
 		"GOMAXPROCS": "1",
 		"GOSUMDB":    "off",
