@@ -421,7 +421,8 @@ func (s *sample) runTestBinary(t *testing.T, pkg string, env map[string]string, 
 	}
 	maps.Copy(vars, env)
 	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !mapHas(vars, name) {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, set := vars[name]; !set {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -451,11 +452,6 @@ func changedFiles(before, after map[string][sha256.Size]byte) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func mapHas(m map[string]string, key string) bool {
-	_, ok := m[key]
-	return ok
 }
 
 // hashFiles returns the SHA-256 of every file under dir, by path.
@@ -501,8 +497,8 @@ func files(t *testing.T, pattern string) []string {
 // voicetest-update runs four times here, and the sample's test binary once
 // on its own (the five conversations that show the keys independent of
 // the arrival; nothing of voicetest-update is checked there). Where two
-// checks need the same
-// state they share a run, each with assertions of its own on its output:
+// checks need the same state they share a run, each with assertions of
+// its own on its output:
 // the replay that passes with the agent down is the run whose -check
 // fails on an unused cassette planted beside it (a failure only reported
 // for a package whose tests all ran and passed), and the renamed
