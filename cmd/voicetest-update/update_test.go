@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -285,20 +286,20 @@ func recordAnswer(t *testing.T, dir, prompt string) {
 // prunedCacheFiles returns the cache files voicetest-update's output
 // lists as pruned, in its order.
 func prunedCacheFiles(out string) []string {
-	_, list, ok := strings.Cut(out, "unused cache file(s):\n")
-	if !ok || !strings.Contains(out, "\npruned ") {
+	m := prunedCacheList.FindStringSubmatch(out)
+	if m == nil {
 		return nil
 	}
 	var files []string
-	for line := range strings.Lines(list) {
-		f, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "  - ")
-		if !ok {
-			break
-		}
-		files = append(files, f)
+	for line := range strings.Lines(m[1]) {
+		files = append(files, strings.TrimSuffix(strings.TrimPrefix(line, "  - "), "\n"))
 	}
 	return files
 }
+
+// prunedCacheList matches the list of pruned cache files in
+// voicetest-update's output.
+var prunedCacheList = regexp.MustCompile(`(?m)^pruned [0-9]+ unused cache file\(s\):\n((?:  - .*\n)*)`)
 
 // tempFixture is a set of temporary files of killed writers in the greet
 // sample (see TestKilledWriterLeftoversArePruned for a real one): two
