@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,12 +97,14 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// sample is a module that voicetest-update runs on: its directory and the
+// sample is a module that voicetest-update runs on: its directory, the
 // environment voicetest-update runs with there (this process's, with env's
-// variables set).
+// variables set), and the directory where go test writes its packages'
+// test binaries (go test -o).
 type sample struct {
 	dir string
 	env map[string]string
+	bin string
 }
 
 // setenv sets a variable of the environment voicetest-update runs with.
@@ -150,7 +153,7 @@ func newSample(t *testing.T) *sample {
 	// None of these changes a build cache key: every compile still hits
 	// the cache the repository's own build filled.
 	bin := t.TempDir()
-	s := &sample{dir: dir, env: map[string]string{
+	s := &sample{dir: dir, bin: bin, env: map[string]string{
 		"GOFLAGS":    strings.TrimSpace(os.Getenv("GOFLAGS") + " -mod=mod -vet=off -ldflags=-s -o=" + bin + string(filepath.Separator)),
 		"GOMAXPROCS": "1",
 		"GOSUMDB":    "off",
@@ -280,6 +283,24 @@ func recordAnswer(t *testing.T, dir, prompt string) {
 	}
 }
 
+// prunedCacheFiles returns the cache files voicetest-update's output
+// lists as pruned, in its order.
+func prunedCacheFiles(out string) []string {
+	m := prunedCacheList.FindStringSubmatch(out)
+	if m == nil {
+		return nil
+	}
+	var files []string
+	for line := range strings.Lines(m[1]) {
+		files = append(files, strings.TrimSuffix(strings.TrimPrefix(line, "  - "), "\n"))
+	}
+	return files
+}
+
+// prunedCacheList matches the list of pruned cache files in
+// voicetest-update's output.
+var prunedCacheList = regexp.MustCompile(`(?m)^pruned [0-9]+ unused cache file\(s\):\n((?:  - .*\n)*)`)
+
 // tempFixture is a set of temporary files of killed writers in the greet
 // sample (see TestKilledWriterLeftoversArePruned for a real one): two
 // stale ones and a fresh one.
@@ -327,7 +348,7 @@ func (f tempFixture) checkStale(t *testing.T, there bool) {
 	}
 }
 
-// TestEndToEnd runs voicetest-update on the greet sample eight times.
+// TestEndToEnd runs voicetest-update on the greet sample seven times.
 // Where two checks need the same state they share a run, each with
 // assertions of its own on its output; where a run was only there to set
 // the state for the next one and nothing of it was checked, the files are
@@ -407,20 +428,10 @@ func TestEndToEnd(t *testing.T) {
 	}
 	temps.checkStale(t, true)
 
-	// A complete passing run prunes the unused entry and its body.
-	out = s.update(t, exitOK)
-	mustContain(t, out, "pruned 2 unused cache file(s):\n  - "+filepath.Join("greet", "testdata", "voicetest", "cache", "llm"))
-	if n := len(cacheFiles(t, dir)); n != 4 {
-		t.Fatalf("after pruning: %d cache files, want 4", n)
-	}
-	mustContain(t, out, "removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):", "1 temporary file(s) newer than 10m0s kept")
-	temps.checkStale(t, false)
-
 	// Output that no longer matches a golden fails the check (TestGreeting),
 	// and so does a missing entry (TestFarewell's), with the command that
-	// records it. (The pruning above left what the tests use: TestGreeting
-	// replays to its golden mismatch, and the update below re-records
-	// TestFarewell's entry only, its body still there.)
+	// records it. TestFarewell's entry goes, its body stays (the update
+	// below re-records the entry, which points at that body again).
 	temps.plantStale(t)
 	greeting := filepath.Join(dir, "greet", "testdata", "golden", "TestGreeting.golden")
 	polite := filepath.Join(dir, "greet", "testdata", "golden", "TestFarewell", "polite.golden")
@@ -440,8 +451,9 @@ func TestEndToEnd(t *testing.T) {
 	out = s.update(t, exitFail, "-check")
 	mustContain(t, out, "FAIL TestGreeting", "golden mismatch in "+filepath.Join("testdata", "golden", "TestGreeting.golden"), "FAIL example.com/sample/greet", "voicetest-update: FAIL")
 	mustContain(t, out, "FAIL TestFarewell/polite", "no recorded llm answer from sample", "-voicetest.record")
-	// Its orphaned body is not pruned, because a test failed.
-	mustContain(t, out, "not pruned or checked: its tests failed")
+	// Neither the unused entry nor the orphaned body is pruned or judged,
+	// because a test failed.
+	mustContain(t, out, "3 cache file(s) not used, but not pruned or checked: its tests failed")
 	// Replay changes nothing; the stale temporary files go all the same.
 	mustContain(t, out, "golden and testdata files: 0 added, 0 changed, 0 removed", "cache files: 0 added, 0 changed, 0 removed",
 		"removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):")
@@ -449,13 +461,26 @@ func TestEndToEnd(t *testing.T) {
 
 	// An update rewrites the goldens and lists them, and re-records the
 	// entry; its body, named by its content, is still there and in use
-	// again.
+	// again. The run is complete and passes, so it prunes the unused
+	// entry and its body, and those only (not the body in use again).
+	temps.plantStale(t)
 	out = s.update(t, exitOK)
 	mustContain(t, out, "golden and testdata files: 0 added, 2 changed, 0 removed", "  ~ "+filepath.Join("greet", "testdata", "golden", "TestGreeting.golden"))
 	mustContain(t, out, "cache files: 1 added, 0 changed, 0 removed", "voicetest-update: ok")
-	if strings.Contains(out, "pruned") {
-		t.Errorf("re-recording pruned files:\n%s", out)
+	_, extra := greetCache(t, dir, "extra question")
+	extra, err := filepath.Rel(dir, extra)
+	if err != nil {
+		t.Fatal(err)
 	}
+	pruned := prunedCacheFiles(out)
+	if len(pruned) != 2 || pruned[0] != extra || !strings.HasPrefix(pruned[1], strings.TrimSuffix(extra, ".json")+".") {
+		t.Errorf("pruned %q, want the unused entry %s and its body, nothing else\n%s", pruned, extra, out)
+	}
+	if n := len(cacheFiles(t, dir)); n != 4 {
+		t.Fatalf("after pruning: %d cache files, want 4", n)
+	}
+	mustContain(t, out, "removed 2 stale temporary file(s) left by interrupted writers (older than 10m0s):", "1 temporary file(s) newer than 10m0s kept")
+	temps.checkStale(t, false)
 
 	// The goldens as they were, and the check passes: the re-recorded
 	// entry replays. It removes stale temporary files (listed) and
