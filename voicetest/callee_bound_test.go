@@ -261,6 +261,7 @@ func TestNeverReturningCheckUnderScenario(t *testing.T) {
 		})
 		return
 	}
+	t.Parallel() // waits on a child process, which runs the branch above alone
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNeverReturningCheckUnderScenario$", "-test.v", "-test.count=1")
 	// The child's scenario fails, so it keeps its artifacts: in a
 	// directory of this test's, gone when it ends.

@@ -103,6 +103,7 @@ func TestLogLinesAreAttributedToTheTest(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel() // waits on a child process, which runs the branch above alone
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLogLinesAreAttributedToTheTest$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "VOICETEST_LOG_CHILD=1")
 	out, err := cmd.CombinedOutput()
@@ -136,6 +137,7 @@ func TestAttrsReachGoTestV(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel() // waits on child processes, which run the branch above alone
 	for _, v := range []string{"-test.v", "-test.v=test2json"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAttrsReachGoTestV$", v, "-test.count=1")
 		cmd.Env = append(os.Environ(), "VOICETEST_ATTR_CHILD=1")

@@ -2,6 +2,7 @@ package voicetest
 
 import (
 	"context"
+	"runtime/metrics"
 	"sync/atomic"
 	"testing/synctest"
 	"time"
@@ -380,11 +381,11 @@ func (r *runner) waitUntil(ctx context.Context, t time.Duration) error {
 // room in the queue). poll then handles all of it, on every run alike.
 // On the runner's virtual Clock (Capabilities.SessionClock, outside a
 // bubble) it waits until the agent says it is idle and every event its
-// Recv has returned is queued, for at most catchUpWait of real time. An
-// agent still at work then (a model over the network, a task that lasts
-// the call) runs on real time, as the Clock lets it: catchUp does not
-// wait for it again until it has been idle. On the real clock it does
-// nothing.
+// Recv has returned is queued, for at most catchUpWait of real time in
+// which the agent was waiting on something (see catchUpBudget). An agent
+// still at work then (a model over the network, a task that lasts the
+// call) runs on real time, as the Clock lets it: catchUp does not wait for
+// it again until it has been idle. On the real clock it does nothing.
 func (r *runner) catchUp() {
 	switch {
 	case r.bubble:
@@ -396,17 +397,18 @@ func (r *runner) catchUp() {
 			}
 			r.agentAtWork = false
 		}
-		var timer *time.Timer
+		var budget *catchUpBudget
 		r.fetch()
 		for !r.clock.caughtUp(r.took+int64(len(r.events))) && len(r.events) < cap(r.events) {
 			if r.resumed() {
 				r.fetch()
 				continue
 			}
-			if timer == nil {
-				timer = time.NewTimer(catchUpWait)
-				defer timer.Stop()
+			if budget == nil {
+				budget = newCatchUpBudget()
+				defer budget.timer.Stop()
 			}
+			spent := false
 			select {
 			case <-r.clock.idleC: // or a queuedConn has something new (Notify)
 				if r.direct != nil {
@@ -415,18 +417,75 @@ func (r *runner) catchUp() {
 			case <-r.queued:
 			case <-r.received:
 				return // all it received is queued
-			case <-timer.C:
+			case <-budget.timer.C:
+				spent = budget.spent()
+			}
+			r.fetch()
+			if spent && !r.clock.caughtUp(r.took+int64(len(r.events))) {
 				r.agentAtWork = true
 				return
 			}
-			r.fetch()
 		}
 	}
 }
 
 // catchUpWait bounds, in real time, catchUp's wait for an agent on the
-// runner's virtual Clock to finish what it does at one instant.
-const catchUpWait = 100 * time.Millisecond
+// runner's virtual Clock to finish what it does at one instant: the time
+// in which the agent was waiting on something of its own (catchUpBudget).
+// catchUpTick is how often the wait looks; catchUpMax bounds the whole
+// wait, however busy the process is.
+const (
+	catchUpWait = 100 * time.Millisecond
+	catchUpTick = 10 * time.Millisecond
+	catchUpMax  = 2 * time.Second
+)
+
+// catchUpBudget is the real time catchUp's wait has counted against
+// catchUpWait. It counts only the time in which the agent can have been
+// waiting on something (a model over the network, a task of its own):
+// every catchUpTick the runner looks at the process's scheduler, and a
+// tick in which another goroutine was running or ready to run is not
+// counted, for the agent's may be that one (a loaded machine that does
+// not run its thread, a goroutine waiting for a processor); a tick that
+// came late is counted as at most two ticks, for the runner itself was
+// not run, nor then was the agent. So a starved agent cannot lose what
+// it did at an instant to the runner's next step, and a quiet wait is
+// counted as before. The whole wait stays under catchUpMax.
+type catchUpBudget struct {
+	timer   *time.Timer
+	start   time.Time
+	last    time.Time
+	counted time.Duration
+	sched   []metrics.Sample // running and runnable goroutines
+}
+
+func newCatchUpBudget() *catchUpBudget {
+	now := time.Now()
+	return &catchUpBudget{timer: time.NewTimer(catchUpTick), start: now, last: now, sched: []metrics.Sample{
+		{Name: "/sched/goroutines/running:goroutines"},
+		{Name: "/sched/goroutines/runnable:goroutines"},
+	}}
+}
+
+// spent counts the tick that has just fired, and reports whether the
+// wait has used up its budget; if not, it arms the next tick.
+func (b *catchUpBudget) spent() bool {
+	now := time.Now()
+	step := min(now.Sub(b.last), 2*catchUpTick)
+	b.last = now
+	metrics.Read(b.sched)
+	running, runnable := b.sched[0].Value, b.sched[1].Value
+	// This goroutine is one of the running ones.
+	if running.Kind() == metrics.KindUint64 && runnable.Kind() == metrics.KindUint64 &&
+		running.Uint64() <= 1 && runnable.Uint64() == 0 {
+		b.counted += step
+	}
+	if b.counted >= catchUpWait || now.Sub(b.start) >= catchUpMax {
+		return true
+	}
+	b.timer.Reset(catchUpTick)
+	return false
+}
 
 // poll handles the agent events already waiting, without blocking; inside
 // a synctest bubble, every event sent up to this instant (catchUp). It

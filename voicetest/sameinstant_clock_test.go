@@ -3,6 +3,7 @@ package voicetest_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -106,5 +107,58 @@ func TestSameInstantEventsOnTheSessionClock(t *testing.T) {
 				t.Errorf("%v: got\n%s", pacing, k)
 			}
 		}
+	}
+}
+
+// stalledClockAgent is clockStaleEndAgent whose first Recv keeps its
+// goroutine running, without returning, for stall of real time: what a
+// starved goroutine looks like to the scheduler (runnable, or running on
+// a thread the machine does not run), where a goroutine waiting for
+// something (a model over the network) is blocked.
+type stalledClockAgent struct{ stall time.Duration }
+
+func (a stalledClockAgent) VirtualTime() bool { return true }
+
+func (a stalledClockAgent) Connect(ctx context.Context, s voicetest.Session) (voicetest.Conn, error) {
+	c, err := clockStaleEndAgent{log: "hello"}.Connect(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return &stalledClockConn{clockStaleEndConn: c.(*clockStaleEndConn), stall: a.stall}, nil
+}
+
+type stalledClockConn struct {
+	*clockStaleEndConn
+	stall time.Duration
+	first atomic.Bool
+}
+
+func (c *stalledClockConn) Recv(ctx context.Context) (voicetest.AgentEvent, error) {
+	if c.first.CompareAndSwap(false, true) {
+		for start := time.Now(); time.Since(start) < c.stall; {
+			runtime.Gosched() // runnable all along, never blocked
+		}
+	}
+	return c.clockStaleEndConn.Recv(ctx)
+}
+
+// TestSameInstantEventsOnTheSessionClock failed about once in 20 runs on
+// a loaded machine: catchUp gave the agent 100 ms of real time to take up
+// what it queued at connect, and a goroutine the machine did not run for
+// that long lost the stale turn end to the user's first line. A stall
+// longer than that bound, of a goroutine that wants to run, does not
+// change the conversation.
+func TestSameInstantEventsSurviveAStarvedAgent(t *testing.T) {
+	want := "user: one\nagent: You said one\nuser: two\nagent: You said two\n"
+	// (PaceFast: where it failed; the stall costs 150 ms of CPU a run.)
+	res, err := voicetest.Run(t.Context(), voicetest.Config{Agent: stalledClockAgent{stall: 150 * time.Millisecond}, Pacing: voicetest.PaceFast, Script: []voicetest.Step{
+		voicetest.UserSays("one"), voicetest.AgentTurn(),
+		voicetest.UserSays("two"), voicetest.AgentTurn(),
+	}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res.TranscriptText())
+	}
+	if got := res.TranscriptText(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

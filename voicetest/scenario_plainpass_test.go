@@ -50,6 +50,7 @@ func TestPassedLineIsAttributedToTheTest(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel() // waits on a child process, which runs the branch above alone
 	src, err := os.ReadFile("scenario_plainpass_test.go")
 	if err != nil {
 		t.Fatal(err)
