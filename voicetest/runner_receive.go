@@ -437,7 +437,7 @@ func (r *runner) catchUp() {
 const (
 	catchUpWait = 100 * time.Millisecond
 	catchUpTick = 10 * time.Millisecond
-	catchUpMax  = 2 * time.Second
+	catchUpMax  = time.Second
 )
 
 // catchUpBudget is the real time catchUp's wait has counted against
@@ -475,8 +475,9 @@ func (b *catchUpBudget) spent() bool {
 	b.last = now
 	metrics.Read(b.sched)
 	running, runnable := b.sched[0].Value, b.sched[1].Value
-	// This goroutine is one of the running ones.
-	if running.Kind() == metrics.KindUint64 && runnable.Kind() == metrics.KindUint64 &&
+	// This goroutine is one of the running ones. A runtime without these
+	// metrics has every tick counted, as before they were read.
+	if running.Kind() != metrics.KindUint64 || runnable.Kind() != metrics.KindUint64 ||
 		running.Uint64() <= 1 && runnable.Uint64() == 0 {
 		b.counted += step
 	}
