@@ -142,13 +142,19 @@ func decodeWithFFmpeg(ctx context.Context, path, why string, max int) ([]byte, e
 
 // runFFmpeg runs the ffmpeg at bin as decodeWithFFmpeg describes.
 func runFFmpeg(ctx context.Context, bin, path string, max int) ([]byte, error) {
+	return runFFmpegWait(ctx, bin, path, max, ffmpegWaitDelay)
+}
+
+// runFFmpegWait is runFFmpeg with the wait for ffmpeg's pipes bounded by
+// waitDelay.
+func runFFmpegWait(ctx context.Context, bin, path string, max int, waitDelay time.Duration) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, bin, "-nostdin", "-hide_banner", "-loglevel", "error",
 		"-i", path, "-map", "0:a:0", "-c:a", "pcm_f32le", "-f", "wav", "-bitexact", "pipe:1")
 	// Once ctx ends (or ffmpeg exits), its pipes are closed after
-	// ffmpegWaitDelay even if a process it left behind holds them open (an
+	// waitDelay even if a process it left behind holds them open (an
 	// "ffmpeg" that is a wrapper running the real one as its child):
 	// cancelling kills only the process started here.
-	cmd.WaitDelay = ffmpegWaitDelay
+	cmd.WaitDelay = waitDelay
 	stderr := &headBuffer{max: maxFFmpegStderr}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()

@@ -3,14 +3,16 @@ package pcm
 import (
 	"math"
 	"math/bits"
+	"math/cmplx"
 )
 
 // This file holds a radix-2 FFT and an FFT convolution, for effects that
 // filter with long impulse responses (Reverb).
 
 // fftRadix2 transforms x in place (forward when inverse is false); len(x)
-// must be a power of two. The inverse is not scaled by 1/n.
-func fftRadix2(x []complex128, inverse bool) {
+// must be a power of two and tw must be fftTwiddles(len(x)). The inverse
+// is not scaled by 1/n.
+func fftRadix2(x []complex128, inverse bool, tw []complex128) {
 	n := len(x)
 	if n <= 1 {
 		return
@@ -22,22 +24,46 @@ func fftRadix2(x []complex128, inverse bool) {
 			x[i], x[j] = x[j], x[i]
 		}
 	}
-	sign := -1.0
-	if inverse {
-		sign = 1
-	}
 	for size := 2; size <= n; size <<= 1 {
 		half := size / 2
-		step := sign * 2 * math.Pi / float64(size)
-		for k := range half {
-			s, c := math.Sincos(step * float64(k))
-			w := complex(c, s)
-			for start := k; start < n; start += size {
-				a, b := x[start], x[start+half]*w
-				x[start], x[start+half] = a+b, a-b
+		w := tw[half-1 : size-1]
+		// Block by block, each block's butterflies in order: the data
+		// and the twiddles are read in sequence (an FFT of a long
+		// impulse response is larger than the caches).
+		for start := 0; start < n; start += size {
+			lo, hi := x[start:start+half], x[start+half:start+size]
+			if inverse {
+				for k, wk := range w {
+					a, b := lo[k], hi[k]*cmplx.Conj(wk)
+					lo[k], hi[k] = a+b, a-b
+				}
+				continue
+			}
+			for k, wk := range w {
+				a, b := lo[k], hi[k]*wk
+				lo[k], hi[k] = a+b, a-b
 			}
 		}
 	}
+}
+
+// fftTwiddles returns the twiddle factors of a forward radix-2 FFT of
+// size n, stage by stage: the stage of size s (s = 2, 4, …, n) has
+// e^(−2πik/s) for k < s/2 at index s/2−1+k, computed as
+// math.Sincos(−2π/s·k). The inverse uses their conjugates: math.Sincos is
+// odd in its argument, so those are e^(+2πik/s) as math.Sincos(2π/s·k)
+// gives them, bit for bit.
+func fftTwiddles(n int) []complex128 {
+	tw := make([]complex128, max(n-1, 0))
+	for size := 2; size <= n; size <<= 1 {
+		half := size / 2
+		step := -2 * math.Pi / float64(size)
+		for k := range half {
+			s, c := math.Sincos(step * float64(k))
+			tw[half-1+k] = complex(c, s)
+		}
+	}
+	return tw
 }
 
 // nextPow2 returns the smallest power of two ≥ n (1 for n ≤ 1).
@@ -62,11 +88,12 @@ func convolve(x, h []float64) []float64 {
 	if len(h) > block {
 		n = nextPow2(block + len(h))
 	}
+	tw := fftTwiddles(n)
 	hf := make([]complex128, n)
 	for i, v := range h {
 		hf[i] = complex(v, 0)
 	}
-	fftRadix2(hf, false)
+	fftRadix2(hf, false, tw)
 	buf := make([]complex128, n)
 	for start := 0; start < len(x); start += block {
 		clear(buf)
@@ -74,11 +101,11 @@ func convolve(x, h []float64) []float64 {
 		for i := start; i < end; i++ {
 			buf[i-start] = complex(x[i], 0)
 		}
-		fftRadix2(buf, false)
+		fftRadix2(buf, false, tw)
 		for i := range buf {
 			buf[i] *= hf[i]
 		}
-		fftRadix2(buf, true)
+		fftRadix2(buf, true, tw)
 		scale := 1 / float64(n)
 		for i := range buf {
 			j := start + i

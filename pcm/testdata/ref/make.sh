@@ -56,9 +56,14 @@ ff -f f32le -ar 8000 -ac 1 -i "$tmp/f32_mono.f32le" \
 tones() { # tones RATE FREQ...: the segments at RATE, raw s16le on stdout
 	r=$1
 	shift
+	# One sox for all segments: effect chains separated by ":" run one
+	# after the other into the same output, each as a sox of its own
+	# would (byte for byte; a sox start costs more than a segment).
+	chains=
 	for f in "$@"; do
-		sx -n -r "$r" -c 1 $(raw16) - synth 0.15 sine "$f" vol 0.5
+		chains="$chains${chains:+ : }synth 0.15 sine $f vol 0.5"
 	done
+	sx -n -r "$r" -c 1 $(raw16) - $chains
 }
 tones 24000 4000 6400 7000 7200 8400 10000 2000 3200 3500 3600 4200 5000 >"$out/tones_24k.s16"
 sx $(raw16) -r 24000 -c 1 "$out/tones_24k.s16" $(raw16) -r 16000 "$out/tones_24k.sox16k.s16" rate -v
