@@ -15,11 +15,11 @@ import (
 )
 
 // fakeSpeech writes text as fixtures.FakeTTS speech, raw PCM16 mono at
-// rate, to a file in t's temporary directory and returns its path and
-// samples.
-func fakeSpeech(t *testing.T, text string, rate int) (string, []int16) {
+// rate and speed (FakeTTS's Speed, 1 for its own pace), to a file in t's
+// temporary directory and returns its path and samples.
+func fakeSpeech(t *testing.T, text string, rate int, speed float64) (string, []int16) {
 	t.Helper()
-	c, err := fixtures.FakeTTS().Synthesize(context.Background(), voicetest.SpeechRequest{Text: text, Rate: rate})
+	c, err := fixtures.FakeTTS().Synthesize(context.Background(), voicetest.SpeechRequest{Text: text, Rate: rate, Speed: speed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func fakeSpeech(t *testing.T, text string, rate int) (string, []int16) {
 func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 	t.Parallel()
 	const said = "a table for two"
-	speech, _ := fakeSpeech(t, said, realtimepeer.Rate)
+	speech, _ := fakeSpeech(t, said, realtimepeer.Rate, 1)
 	s := realtimepeer.New(t, realtimepeer.Config{
 		APIKey:   "sk-sdkcheck",
 		Greeting: "Hello.",
