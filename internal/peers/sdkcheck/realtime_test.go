@@ -46,15 +46,19 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 		APIKey:   "sk-sdkcheck",
 		Greeting: "Hello.",
 		Turns: []realtimepeer.Turn{
-			// The replies are spoken in real time (ChunkDelay): those
-			// not interrupted are a word (400 ms) long.
+			// The replies are spoken at twice real time (ChunkDelay 50 ms
+			// a 100 ms delta), as the service streams faster than it
+			// plays: those not interrupted are a word (400 ms of audio,
+			// 200 ms to send) long; the two that are interrupted take
+			// about 3.5 s to send, and the SDK and the script count playback
+			// from the first delta, not from what has come.
 			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "Booked."},
 			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a long list of desserts for you."},
 			{Reply: "Sure."},
 			{Reply: "We have cake, ice cream, fruit, cheese, tarts and a very long list of other sweet things."},
 			{Reply: "Done."},
 		},
-		ChunkDelay: 100 * time.Millisecond,
+		ChunkDelay: 50 * time.Millisecond,
 	})
 	r := runNode(t, "realtime.mjs",
 		"SDKCHECK_URL="+s.URL+"?model=gpt-realtime",
