@@ -46,16 +46,18 @@ func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 		APIKey:   "sk-sdkcheck",
 		Greeting: "Hello.",
 		Turns: []realtimepeer.Turn{
-			// The replies are spoken at twice real time (ChunkDelay 50 ms
-			// a 100 ms delta), as the service streams faster than it
-			// plays: those not interrupted are a word (400 ms of audio,
-			// 200 ms to send) long; the two that are interrupted take
-			// about 3.5 s to send, and the SDK and the script count playback
-			// from the first delta, not from what has come.
+			// The replies are sent at twice real time (ChunkDelay 50 ms
+			// a 100 ms delta), as the service sends faster than it plays
+			// (the SDK and the script count playback from the first
+			// delta). Those not interrupted are a word long (400 ms of
+			// audio, 200 ms to send). The two the user or the client
+			// interrupts must still be coming when the interruption
+			// does: they are long (about 40 words, 7 s to send, as at
+			// real time before), which costs nothing when it comes.
 			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "Booked."},
-			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a long list of desserts for you."},
+			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas, a risotto, a curry, four kinds of bread, cheese from the hills, a stew, a tart, grilled lamb, roast chicken, a plate of greens and a long list of desserts for you."},
 			{Reply: "Sure."},
-			{Reply: "We have cake, ice cream, fruit, cheese, tarts and a very long list of other sweet things."},
+			{Reply: "We have cake, ice cream, fruit, cheese, tarts, pies, puddings, biscuits, sorbets, a trifle, a crumble, three kinds of custard, chocolates from the town, honey from the hills and a very long list of other sweet things."},
 			{Reply: "Done."},
 		},
 		ChunkDelay: 50 * time.Millisecond,
