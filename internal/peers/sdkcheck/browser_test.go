@@ -38,13 +38,21 @@ const (
 	bargeLine    = "make it eight"
 )
 
+// pageSpeechSpeed is the speed of the fake speech the browser pages say
+// (FakeTTS's Speed: its bursts, gaps and edges scale by 1/speed, and
+// FakeSTT learns the speed from the bursts): the pages wait for each line
+// to be said in real time, and at 1.5 the four lines LayerCode's page says
+// take 3.8 s instead of 5.7. The words, and so what the doubles must
+// transcribe, are the same.
+const pageSpeechSpeed = 1.5
+
 // pageSpeech returns the user's lines the browser pages speak, as raw
 // PCM16 fake speech at rate: hello.pcm, specials.pcm and barge.pcm.
 func pageSpeech(t *testing.T, rate int) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	for name, text := range map[string]string{"hello": helloLine, "specials": specialsLine, "barge": bargeLine} {
-		_, samples := fakeSpeech(t, text, rate)
+		_, samples := fakeSpeech(t, text, rate, pageSpeechSpeed)
 		files[name+".pcm"] = pcm.EncodePCM16(nil, samples)
 	}
 	return files

@@ -44,7 +44,7 @@ func proxyTo(t *testing.T, target string) http.Handler {
 func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 	t.Parallel()
 	const (
-		endSilence = 600 * time.Millisecond
+		endSilence = 400 * time.Millisecond
 		longReply  = "Tonight we have soup, fish, a pie, three salads, two pastas, a risotto, a curry, four kinds of bread, cheese from the hills, a stew, a tart, grilled lamb, roast chicken, a plate of vegetables from the garden and a very long list of desserts, wines and teas for you to choose from."
 	)
 	const rate = 16000
@@ -80,12 +80,14 @@ func TestLayerCodeDoubleWithJSSDK(t *testing.T) {
 		// play); the double's record shows the text it got.
 		return layercodepeer.Reply{Text: "Ten."}
 	}
-	// An utterance ends after 600 ms of silence, three of the SDK's
-	// 205 ms chunks: the speech's own pauses are 150 ms, and the fake
-	// microphone plays into the SDK's own AudioContext, so a loaded
-	// machine delays the recorder's chunks but puts no silence into them
-	// (the 800 ms of session 9, kept for the browser's drop-outs, are
-	// not needed: those drop-outs were 10 ms, within a symbol).
+	// An utterance ends after 400 ms of silence, two of the SDK's 205 ms
+	// chunks: the speech's own pauses are 100 ms (pageSpeechSpeed), and
+	// the fake microphone plays into the SDK's own AudioContext, so a
+	// loaded machine delays the recorder's chunks but puts no silence
+	// into them (the 800 ms of session 9 and the 600 ms of session 10
+	// were for the browser's drop-outs: those were 10 ms, within a symbol,
+	// from Chromium's MediaStream hop, which the microphone no longer
+	// takes).
 	//
 	// The replies' audio goes out as it plays (RealTimeAudio), as a
 	// streaming TTS sends it: the double takes the SDK's replay_finished

@@ -15,11 +15,11 @@ import (
 )
 
 // fakeSpeech writes text as fixtures.FakeTTS speech, raw PCM16 mono at
-// rate, to a file in t's temporary directory and returns its path and
-// samples.
-func fakeSpeech(t *testing.T, text string, rate int) (string, []int16) {
+// rate and speed (FakeTTS's Speed, 1 for its own pace), to a file in t's
+// temporary directory and returns its path and samples.
+func fakeSpeech(t *testing.T, text string, rate int, speed float64) (string, []int16) {
 	t.Helper()
-	c, err := fixtures.FakeTTS().Synthesize(context.Background(), voicetest.SpeechRequest{Text: text, Rate: rate})
+	c, err := fixtures.FakeTTS().Synthesize(context.Background(), voicetest.SpeechRequest{Text: text, Rate: rate, Speed: speed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,20 +41,26 @@ func fakeSpeech(t *testing.T, text string, rate int) (string, []int16) {
 func TestRealtimeDoubleWithAgentsSDK(t *testing.T) {
 	t.Parallel()
 	const said = "a table for two"
-	speech, _ := fakeSpeech(t, said, realtimepeer.Rate)
+	speech, _ := fakeSpeech(t, said, realtimepeer.Rate, 1)
 	s := realtimepeer.New(t, realtimepeer.Config{
 		APIKey:   "sk-sdkcheck",
 		Greeting: "Hello.",
 		Turns: []realtimepeer.Turn{
-			// The replies are spoken in real time (ChunkDelay): those
-			// not interrupted are a word (400 ms) long.
+			// The replies are sent at twice real time (ChunkDelay 50 ms
+			// a 100 ms delta), as the service sends faster than it plays
+			// (the SDK and the script count playback from the first
+			// delta). Those not interrupted are a word long (400 ms of
+			// audio, 200 ms to send). The two the user or the client
+			// interrupts must still be coming when the interruption
+			// does: they are long (about 40 words, 7 s to send, as at
+			// real time before), which costs nothing when it comes.
 			{ToolCall: &realtimepeer.ToolCall{Name: "lookup_table", Arguments: `{"party":2}`}, Reply: "Booked."},
-			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas and a long list of desserts for you."},
+			{Reply: "Tonight we have soup, fish, a pie, three salads, two pastas, a risotto, a curry, four kinds of bread, cheese from the hills, a stew, a tart, grilled lamb, roast chicken, a plate of greens and a long list of desserts for you."},
 			{Reply: "Sure."},
-			{Reply: "We have cake, ice cream, fruit, cheese, tarts and a very long list of other sweet things."},
+			{Reply: "We have cake, ice cream, fruit, cheese, tarts, pies, puddings, biscuits, sorbets, a trifle, a crumble, three kinds of custard, chocolates from the town, honey from the hills and a very long list of other sweet things."},
 			{Reply: "Done."},
 		},
-		ChunkDelay: 100 * time.Millisecond,
+		ChunkDelay: 50 * time.Millisecond,
 	})
 	r := runNode(t, "realtime.mjs",
 		"SDKCHECK_URL="+s.URL+"?model=gpt-realtime",
