@@ -240,8 +240,9 @@ func Start(cfg Config) *Server {
 	s := &Server{cfg: cfg, convs: peerkit.NewLog(cloneConversation)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/convai/conversation", s.serve)
-	s.srv = peerkit.StartOn(mux, cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.WSURL("/v1/convai/conversation")
+	s.srv.Serve(mux)
 	return s
 }
 

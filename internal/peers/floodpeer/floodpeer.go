@@ -51,8 +51,9 @@ type Peer struct {
 func New(tb testing.TB, cfg Config) *Peer {
 	tb.Helper()
 	p := &Peer{done: make(chan struct{})}
-	p.srv = peerkit.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.serve(w, r, cfg) }))
+	p.srv = peerkit.Listen(nil)
 	p.URL = p.srv.WSURL("/ws")
+	p.srv.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.serve(w, r, cfg) }))
 	tb.Cleanup(p.srv.Close)
 	return p
 }

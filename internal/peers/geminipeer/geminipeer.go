@@ -195,8 +195,9 @@ func Start(cfg Config) *Server {
 		cfg.APIKey = "test-key"
 	}
 	s := &Server{cfg: cfg, sessions: peerkit.NewLog(cloneSession)}
-	s.srv = peerkit.StartOn(http.HandlerFunc(s.serve), cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.WSURL("")
+	s.srv.Serve(http.HandlerFunc(s.serve))
 	return s
 }
 

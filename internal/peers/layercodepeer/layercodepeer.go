@@ -270,9 +270,10 @@ func Start(cfg Config) *Peer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/authorize", p.authorize)
 	mux.HandleFunc("GET /v1/agents/web/websocket", p.serveWS)
-	p.srv = peerkit.StartOn(mux, cfg.Listener)
+	p.srv = peerkit.Listen(cfg.Listener)
 	p.AuthorizeURL = p.srv.URL + "/api/authorize"
 	p.WebSocketURL = p.srv.WSURL("/v1/agents/web/websocket")
+	p.srv.Serve(mux)
 	return p
 }
 

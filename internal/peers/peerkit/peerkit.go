@@ -34,19 +34,38 @@ func Start(h http.Handler) *Server { return StartOn(h, nil) }
 // StartOn starts a server that serves h on ln, or on loopback when ln is
 // nil; Close stops it (and closes ln). A test passes an in-memory
 // listener (adaptertest.MemNet) to run the double and its client in a
-// testing/synctest bubble, on virtual time.
+// testing/synctest bubble, on virtual time. A double whose handler reads
+// what it sets from the Server (its *Server, addresses made from URL)
+// uses Listen and Serve instead, setting them between the two.
 func StartOn(h http.Handler, ln net.Listener) *Server {
+	s := Listen(ln)
+	s.Serve(h)
+	return s
+}
+
+// Listen makes a server on ln, or on loopback when ln is nil, that does
+// not serve yet: its URL is known, and a double sets what its handler
+// reads (the *Server itself, its addresses) before Serve starts serving.
+// Set after serving began, they would race with the first request's
+// handler as far as the race detector can tell: the request comes from
+// another process, which orders nothing it can see. Close stops it (and
+// closes ln), whether or not it served.
+func Listen(ln net.Listener) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	var srv *httptest.Server
 	if ln == nil {
-		srv = httptest.NewServer(h)
+		srv = httptest.NewUnstartedServer(nil)
 	} else {
-		srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
-		srv.Start()
+		srv = &httptest.Server{Listener: ln, Config: &http.Server{}}
 	}
-	s := &Server{srv: srv, ctx: ctx, cancel: cancel}
-	s.URL = s.srv.URL
-	return s
+	// As httptest.Server.Start sets it.
+	return &Server{URL: "http://" + srv.Listener.Addr().String(), srv: srv, ctx: ctx, cancel: cancel}
+}
+
+// Serve starts serving h; call it once, after Listen.
+func (s *Server) Serve(h http.Handler) {
+	s.srv.Config.Handler = h
+	s.srv.Start()
 }
 
 // WSURL returns the ws:// address of path on the server.

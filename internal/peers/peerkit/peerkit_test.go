@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -166,4 +167,33 @@ func TestAcceptRejectsPlainHTTP(t *testing.T) {
 	if resp.StatusCode < 400 {
 		t.Errorf("plain GET answered %d, want an error status", resp.StatusCode)
 	}
+}
+
+// Listen knows the server's URL before it serves, so a double sets what
+// its handler reads in between; Serve then serves at that URL. A server
+// closed without serving closes.
+func TestListenThenServe(t *testing.T) {
+	t.Parallel()
+	s := peerkit.Listen(nil)
+	defer s.Close()
+	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
+		t.Fatalf("URL before serving = %q, want http://127.0.0.1:port", s.URL)
+	}
+	echo := s.URL + "/echo" // set before Serve, read by the handler
+	s.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, echo)
+	}))
+	resp, err := http.Get(s.URL + "/echo")
+	if err != nil {
+		t.Fatalf("GET at the URL Listen gave: %v", err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	if _, err := io.Copy(&b, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != s.URL+"/echo" {
+		t.Errorf("the handler answered %q, want %q", b.String(), s.URL+"/echo")
+	}
+	peerkit.Listen(nil).Close()
 }

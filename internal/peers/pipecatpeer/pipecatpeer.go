@@ -208,8 +208,9 @@ func Start(cfg Config) *Server {
 		cfg.Threshold = 300
 	}
 	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall)}
-	s.srv = peerkit.StartOn(http.HandlerFunc(s.serve), cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.WSURL("/ws")
+	s.srv.Serve(http.HandlerFunc(s.serve))
 	return s
 }
 

@@ -217,8 +217,9 @@ func Start(cfg Config) *Server {
 	s := &Server{cfg: cfg, sessions: peerkit.NewLog(cloneSession)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/realtime", s.serve)
-	s.srv = peerkit.StartOn(mux, cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.WSURL("/v1/realtime")
+	s.srv.Serve(mux)
 	return s
 }
 

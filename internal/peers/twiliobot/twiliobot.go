@@ -173,8 +173,9 @@ func Start(cfg Config) *Server {
 		cfg.Threshold = 500
 	}
 	s := &Server{cfg: cfg, calls: peerkit.NewLog(cloneCall)}
-	s.srv = peerkit.StartOn(http.HandlerFunc(s.serve), cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.WSURL("")
+	s.srv.Serve(http.HandlerFunc(s.serve))
 	return s
 }
 

@@ -199,8 +199,9 @@ func Start(cfg Config) *Server {
 	mux.HandleFunc("POST "+base+"Calls/{sid}", s.auth(s.updateCall))
 	mux.HandleFunc("GET "+base+"IncomingPhoneNumbers.json", s.auth(s.listNumbers))
 	mux.HandleFunc("POST "+base+"IncomingPhoneNumbers/{sid}", s.auth(s.updateNumber))
-	s.srv = peerkit.StartOn(mux, cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.URL
+	s.srv.Serve(mux)
 	return s
 }
 

@@ -186,8 +186,9 @@ func Start(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /call", s.create)
 	mux.HandleFunc("GET /{id}/transport", s.transport)
-	s.srv = peerkit.StartOn(mux, cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.URL
+	s.srv.Serve(mux)
 	return s
 }
 

@@ -274,8 +274,9 @@ func Start(cfg Config) (*Server, error) {
 		api: webrtc.NewAPI(webrtc.WithMediaEngine(&me), webrtc.WithInterceptorRegistry(&ir), webrtc.WithSettingEngine(se))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/offer", s.offer)
-	s.srv = peerkit.StartOn(mux, cfg.Listener)
+	s.srv = peerkit.Listen(cfg.Listener)
 	s.URL = s.srv.URL + "/api/offer"
+	s.srv.Serve(mux)
 	return s, nil
 }
 
