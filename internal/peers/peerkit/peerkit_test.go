@@ -90,8 +90,8 @@ func TestLogWaitTimesOut(t *testing.T) {
 
 func TestServerAcceptWriteJSONAndClose(t *testing.T) {
 	accepted := make(chan context.Context, 1)
-	var srv *peerkit.Server
-	srv = peerkit.Start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := peerkit.Listen(nil) // the handler reads srv: set before serving
+	srv.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := peerkit.Accept(w, r, 64)
 		if err != nil {
 			return
