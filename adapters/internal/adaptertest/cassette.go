@@ -135,7 +135,11 @@ const (
 //   - an agent event must come as long after the runner's own event
 //     before it (its anchor: the latest user_*, silence or sleep event
 //     recorded before it) as it did live, within replayTolerance plus
-//     replayRelTolerance of its time;
+//     replayRelTolerance of its time; one recorded while the user spoke
+//     (its anchor the user's start of speech) followed one of the
+//     utterance's frames, not on the timeline, which live went out late
+//     by up to how much longer the utterance took live than on replay:
+//     it may come that much earlier too;
 //   - the runner's own events (the simulated caller's speech, waits and
 //     hang-up) are the runner's, timed by it, not replayed: live, its
 //     steps take time, and more under load (an utterance sent in real
@@ -200,13 +204,39 @@ func sameTimeline(rec, rep []voicetest.Event, ignore []voicetest.EventType) erro
 		}
 		return false
 	}
+	// lag is, per turn, how much longer the user's utterance took live
+	// than on replay: an agent event recorded while the user spoke came
+	// after one of the utterance's frames, which live went out up to that
+	// much later than on replay (the frame is not on the timeline).
+	utterance := func(evs []voicetest.Event, turn int) (d time.Duration, ok bool) {
+		var start time.Duration
+		var started bool
+		for _, e := range evs {
+			switch {
+			case e.Turn != turn:
+			case e.Type == voicetest.EventUserStartSpeaking:
+				start, started = e.At, true
+			case e.Type == voicetest.EventUserStopSpeaking && started:
+				return e.At - start, true
+			}
+		}
+		return 0, false
+	}
+	lag := func(turn int) time.Duration {
+		r, ok1 := utterance(rec, turn)
+		p, ok2 := utterance(rep, turn)
+		if !ok1 || !ok2 {
+			return 0
+		}
+		return max(r-p, 0)
+	}
 	used := make([]bool, len(rep))
 	// last is the latest replay time of the events matched so far,
 	// lastOwn that of the runner's own among them and lastAgent that of
 	// the agent's; anchorRec and anchorRep are the recorded and replayed
 	// times of the runner's own event recorded last (0 before the first).
 	last, lastOwn, lastAgent := time.Duration(-1<<62), time.Duration(-1<<62), time.Duration(-1<<62)
-	var anchorRec, anchorRep time.Duration
+	var anchorRec, anchorRep, early time.Duration
 	anchor := "start of the call"
 	for i, want := range rec {
 		found := -1
@@ -228,7 +258,7 @@ func sameTimeline(rec, rep []voicetest.Event, ignore []voicetest.EventType) erro
 		after, recAfter := got.At-anchorRep, want.At-anchorRec
 		own := runnersOwn(want.Type)
 		switch d := after - recAfter; {
-		case d > tol || (!own && d < -tol):
+		case d > tol || (!own && d < -tol-early):
 			return fmt.Errorf("event %s turn %d %q: replayed at %v, recorded at %v: %v after the %s, recorded %v after it (tolerance %v)",
 				want.Type, want.Turn, want.Text, got.At, want.At, after, anchor, recAfter, tol)
 		case own && got.At < lastAgent-tol:
@@ -251,6 +281,10 @@ func sameTimeline(rec, rep []voicetest.Event, ignore []voicetest.EventType) erro
 			lastOwn = max(lastOwn, got.At)
 			anchorRec, anchorRep = want.At, got.At
 			anchor = fmt.Sprintf("%s of turn %d", want.Type, want.Turn)
+			early = 0
+			if want.Type == voicetest.EventUserStartSpeaking {
+				early = lag(want.Turn)
+			}
 		} else {
 			lastAgent = max(lastAgent, got.At)
 		}
