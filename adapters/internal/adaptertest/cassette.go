@@ -155,7 +155,7 @@ const (
 // A check of the times from the start of the call (as until lk9) added up
 // the live runner's lateness of every turn before, which no replay can
 // reproduce and the cassette does not record: TestLiveKitCassette failed
-// so under load (the user's end of speech 0.39-0.53 s off, its start of a
+// so under load (the user's end of speech 0.39-0.83 s off, its start of a
 // turn 0.91 s off, with every agent event on time after them).
 func sameTimeline(rec, rep []voicetest.Event, ignore []voicetest.EventType) error {
 	type key struct {
