@@ -225,7 +225,10 @@ func (e *earlyNode) close() {
 // the adapter now orders the framework's tool events ahead of the speech
 // they caused, see TestScenarioMultiTurn, but a branch that held it from
 // the story on again failed the tool turn's reply, split "You have", in
-// 1 of 4 runs at load ~43, so the hold stays).
+// 1 of 4 runs at load ~43, so the hold stays; lk9 found that split's
+// cause: the Node agent's VAD ended the caller's line at a 300 ms gap a
+// starved sender left in it, and now waits the framework's 550 ms, see
+// agent.mjs).
 // (Until suite-lk5 the whole conversation held
 // the gate alone, which cost the package its length in wall time on top
 // of TestConformance's.)

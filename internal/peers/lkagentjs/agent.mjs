@@ -53,7 +53,15 @@ const apiKey = process.env.OPENAI_API_KEY;
 
 export default defineAgent({
   prewarm: async (proc) => {
-    proc.userData.vad = await silero.VAD.load({ minSilenceDuration: 300 });
+    // The framework's default end of speech, 550 ms of silence
+    // (@livekit/agents-plugin-silero dist/vad.js:14). 300 ms (until lk9)
+    // ended a caller's line at a gap that a starved sender leaves in its
+    // track under load: the line reached the STT as two uploads, the
+    // test's transcriptions went one line ahead, and the second half cut
+    // the reply short (TestNodeAgent's tool turn said "You have", lk8:
+    // 2 in 23 runs at load 15-38; a 400 ms gap put in "check my booking"
+    // failed the test at 300 ms and passes at 550).
+    proc.userData.vad = await silero.VAD.load({ minSilenceDuration: 550 });
     // lkagentjs.go waits for this line (Worker.Ready): a job dispatched
     // from now on starts in this process at once.
     log().info('lkagentjs: job process prewarmed');
