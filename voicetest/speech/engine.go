@@ -139,14 +139,13 @@ type capped struct {
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	room := c.max - len(c.b)
-	if len(p) > room {
+	n := len(p)
+	if room := c.max - len(c.b); n > room {
 		c.over = true
-		c.b = append(c.b, p[:max(room, 0)]...)
-		return len(p), nil
+		p = p[:max(room, 0)]
 	}
 	c.b = append(c.b, p...)
-	return len(p), nil
+	return n, nil
 }
 
 // tailBuffer keeps the last max bytes written to it.
@@ -156,16 +155,11 @@ type tailBuffer struct {
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(p) >= t.max {
-		t.b = append(t.b[:0], p[len(p)-t.max:]...)
-		return n, nil
-	}
-	if drop := len(t.b) + len(p) - t.max; drop > 0 {
-		t.b = append(t.b[:0], t.b[drop:]...)
-	}
 	t.b = append(t.b, p...)
-	return n, nil
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
 }
 
 // tail returns the last stderrLimit bytes of b as trimmed text.
