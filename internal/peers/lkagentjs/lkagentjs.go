@@ -65,6 +65,9 @@ type Worker struct {
 	log  *lkserver.Tail
 	done chan struct{}
 	once sync.Once
+	// runtimeDir is the worker's own XDG runtime directory (see
+	// workerEnv), removed once the worker has exited.
+	runtimeDir string
 }
 
 // Dir returns the folder of agent.mjs and its node_modules.
@@ -140,31 +143,60 @@ func Start(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lkagentjs: %w", err)
 	}
-	w := &Worker{log: &lkserver.Tail{}, done: make(chan struct{})}
+	runtimeDir, err := os.MkdirTemp("", "lkagentjs-runtime-")
+	if err != nil {
+		return nil, fmt.Errorf("lkagentjs: the worker's runtime directory: %w", err)
+	}
+	w := &Worker{log: &lkserver.Tail{}, done: make(chan struct{}), runtimeDir: runtimeDir}
 	w.cmd = exec.Command(node, "agent.mjs", "start", "--log-level", "info")
 	w.cmd.Dir = Dir()
 	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
-	for _, kv := range os.Environ() {
-		// The worker takes its settings from these names: only the
-		// test's count.
-		if !strings.HasPrefix(kv, "LIVEKIT_") && !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "LKAGENTJS_") {
-			w.cmd.Env = append(w.cmd.Env, kv)
-		}
-	}
-	w.cmd.Env = append(w.cmd.Env,
-		"LIVEKIT_URL="+cfg.URL, "LIVEKIT_API_KEY="+cfg.APIKey, "LIVEKIT_API_SECRET="+cfg.APISecret,
-		"LKAGENTJS_AGENT_NAME="+cfg.AgentName, "LKAGENTJS_HTTP_PORT="+strconv.Itoa(port),
-		"OPENAI_BASE_URL="+cfg.OpenAIBaseURL, "OPENAI_API_KEY="+cfg.OpenAIKey,
-		"NODE_NO_WARNINGS=1")
+	w.cmd.Env = workerEnv(os.Environ(), cfg, port, runtimeDir)
 	ownGroup(w.cmd)
 	if err := w.cmd.Start(); err != nil {
+		os.RemoveAll(runtimeDir)
 		return nil, fmt.Errorf("lkagentjs: starting %s agent.mjs: %w", node, err)
 	}
 	go func() {
 		_ = w.cmd.Wait()
+		os.RemoveAll(w.runtimeDir)
 		close(w.done)
 	}()
 	return w, nil
+}
+
+// workerEnv returns the worker's environment: environ without the names
+// the worker takes its settings from (LIVEKIT_, OPENAI_, LKAGENTJS_: only
+// the test's count) nor the audio runtime's (XDG_RUNTIME_DIR, PULSE_),
+// then cfg's settings, and runtimeDir as the worker's runtime directory.
+//
+// The audio runtime is the worker's own because LiveKit's native WebRTC
+// (@livekit/rtc-node) opens an audio device module when it joins a room,
+// which loads the PulseAudio client library where it is installed (a
+// Debian machine with ffmpeg or Chromium has it). Without
+// XDG_RUNTIME_DIR, that library makes a directory pulse-XXXXXXXXXXXX in
+// TMPDIR (a test's temporary directory: left behind) and points a link
+// in the user's ~/.config/pulse at it; with the user's own
+// XDG_RUNTIME_DIR, it would reach the user's sound server. In runtimeDir
+// there is no server: the library finds none and leaves nothing outside
+// runtimeDir.
+func workerEnv(environ []string, cfg Config, port int, runtimeDir string) []string {
+	var env []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "LIVEKIT_"), strings.HasPrefix(name, "OPENAI_"), strings.HasPrefix(name, "LKAGENTJS_"),
+			name == "XDG_RUNTIME_DIR", strings.HasPrefix(name, "PULSE_"):
+		default:
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"LIVEKIT_URL="+cfg.URL, "LIVEKIT_API_KEY="+cfg.APIKey, "LIVEKIT_API_SECRET="+cfg.APISecret,
+		"LKAGENTJS_AGENT_NAME="+cfg.AgentName, "LKAGENTJS_HTTP_PORT="+strconv.Itoa(port),
+		"OPENAI_BASE_URL="+cfg.OpenAIBaseURL, "OPENAI_API_KEY="+cfg.OpenAIKey,
+		"XDG_RUNTIME_DIR="+runtimeDir,
+		"NODE_NO_WARNINGS=1")
 }
 
 // Adopt makes tb own w: w is closed when tb ends, and a tb that failed
