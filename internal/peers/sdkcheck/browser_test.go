@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,6 +80,37 @@ func requireChromium(t *testing.T) string {
 // see BENCHMARKS.md). Nothing here uses the omnibox.
 const omniboxPopups = "WebUIOmniboxPopup,WebUIOmniboxFullPopup,WebUIOmniboxAimPopup"
 
+// browserEnv returns Chromium's environment: environ with TMPDIR and
+// XDG_RUNTIME_DIR set to dir, and without PULSE_ settings. Chromium
+// makes its singleton socket's directory (org.chromium.Chromium.XXXXXX)
+// in TMPDIR and leaves it there when it is killed, as runBrowser's
+// Chromium is; and the pages' WebRTC loads the PulseAudio client, which
+// without XDG_RUNTIME_DIR makes pulse-XXXXXXXXXXXX in TMPDIR and links
+// ~/.config/pulse to it, or with the user's XDG_RUNTIME_DIR reaches the
+// user's sound server. In dir (browserTempDir) both are the test's own
+// and removed with it.
+func browserEnv(environ []string, dir string) []string {
+	env := slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "TMPDIR" || name == "XDG_RUNTIME_DIR" || strings.HasPrefix(name, "PULSE_")
+	})
+	return append(env, "TMPDIR="+dir, "XDG_RUNTIME_DIR="+dir)
+}
+
+// browserTempDir returns a new directory in os.TempDir for Chromium's
+// TMPDIR, removed when t ends. It is not a t.TempDir, whose path (it
+// holds the test's name) makes the singleton socket's path too long for
+// a Unix socket (108 bytes; Chromium then aborts).
+func browserTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // runBrowser opens page (an HTML page of this folder) in headless
 // Chromium, with query as the page's query string, and returns the report
 // the page posts to /report. The folder (with node_modules) is served from
@@ -145,6 +178,7 @@ func runBrowser(t *testing.T, page string, query url.Values, files map[string][]
 		"--disable-features=Translate,MediaRouter,"+omniboxPopups, "--autoplay-policy=no-user-gesture-required",
 		"--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
 		"--user-data-dir="+t.TempDir(), srv.URL+"/"+page+"?"+query.Encode())
+	cmd.Env = browserEnv(os.Environ(), browserTempDir(t))
 	ownGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
