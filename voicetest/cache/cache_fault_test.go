@@ -154,9 +154,20 @@ func TestFaultReadOnlyCacheDirInRecordMode(t *testing.T) {
 		return
 	}
 	base := t.TempDir()
-	// Let an unprivileged child reach base.
+	// Let an unprivileged child reach base: the directories this test
+	// made are opened to it; os.TempDir and those above it are not this
+	// test's to change, so when one of them shuts other users out (a
+	// private TMPDIR), the child could not reach the cache at all.
 	for d := base; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()) && d != os.TempDir(); d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
+	}
+	for d := os.TempDir(); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			t.Skipf("%s (mode %v) is not searchable by other users, so the unprivileged child cannot reach the cache under it; run with a TMPDIR others can search, such as /tmp", d, fi.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
 	}
 	for _, tc := range []struct {
 		name  string
