@@ -457,11 +457,11 @@ func TestDTMFTalkOffLive(t *testing.T) {
 	for _, voice := range []string{"en-us", "en-us+f3"} {
 		out := filepath.Join(dir, voice+".wav")
 		cmd := exec.CommandContext(t.Context(), "espeak-ng", "-v", voice, "-w", out, text)
-		// espeak-ng loads the PulseAudio client even to write a file: in
-		// a runtime directory of its own it finds no sound server and
-		// leaves no pulse-XXXXXXXXXXXX in TMPDIR nor a link in
-		// ~/.config/pulse (as voicetest/speech runs it).
-		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+		// espeak-ng loads the PulseAudio client even to write a file:
+		// given a server that cannot exist, it fails at once and leaves
+		// no pulse-XXXXXXXXXXXX in TMPDIR nor a link in ~/.config/pulse
+		// (as voicetest/speech runs it).
+		cmd.Env = append(os.Environ(), "PULSE_SERVER=unix:/dev/null/voicetest-no-sound-server")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("espeak-ng -v %s: %v\n%s", voice, err, b)
 		}

@@ -112,13 +112,8 @@ func run(ctx context.Context, program string, args ...string) ([]byte, error) {
 
 // runBounded is run with stdout bounded at limit bytes.
 func runBounded(ctx context.Context, limit int, program string, args ...string) ([]byte, error) {
-	runtimeDir, err := os.MkdirTemp("", "voicetest-runtime-")
-	if err != nil {
-		return nil, fmt.Errorf("speech: %s: runtime directory: %w", program, err)
-	}
-	defer os.RemoveAll(runtimeDir)
 	cmd := exec.CommandContext(ctx, program, args...)
-	cmd.Env = programEnv(os.Environ(), runtimeDir)
+	cmd.Env = programEnv(os.Environ())
 	stdout := &capped{max: limit}
 	stderr := &tailBuffer{max: stderrLimit}
 	cmd.Stdout = stdout
@@ -136,25 +131,29 @@ func runBounded(ctx context.Context, limit int, program string, args ...string) 
 	return stdout.b, nil
 }
 
+// noSoundServer is the PulseAudio server address speech programs get: a
+// socket under /dev/null, which cannot exist.
+const noSoundServer = "unix:/dev/null/voicetest-no-sound-server"
+
 // programEnv returns a speech program's environment: environ without the
-// audio runtime's settings (XDG_RUNTIME_DIR, PULSE_*), and runtimeDir as
-// its XDG_RUNTIME_DIR. The programs write files and need no sound server,
-// but espeak-ng loads the PulseAudio client library all the same. Without
-// XDG_RUNTIME_DIR that library makes a directory pulse-XXXXXXXXXXXX in
-// TMPDIR (a test's temporary directory: left behind) and links it from
-// ~/.config/pulse; with the user's XDG_RUNTIME_DIR it goes to the user's
-// sound server. In runtimeDir, which run removes, it finds no server and
-// leaves nothing elsewhere.
-func programEnv(environ []string, runtimeDir string) []string {
+// PulseAudio settings (PULSE_*), and PULSE_SERVER naming no server. The
+// programs write files and need no sound server, but espeak-ng loads the
+// PulseAudio client library all the same. Left to find a server, that
+// library made a directory pulse-XXXXXXXXXXXX in TMPDIR (a test's
+// temporary directory: left behind) and linked it from ~/.config/pulse
+// when there was no XDG_RUNTIME_DIR, and went to the user's sound server
+// when there was one. Given a server that cannot exist, it fails at once
+// and leaves nothing anywhere.
+func programEnv(environ []string) []string {
 	env := make([]string, 0, len(environ)+1)
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "XDG_RUNTIME_DIR" || strings.HasPrefix(name, "PULSE_") {
+		if strings.HasPrefix(name, "PULSE_") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "XDG_RUNTIME_DIR="+runtimeDir)
+	return append(env, "PULSE_SERVER="+noSoundServer)
 }
 
 // capped keeps the first max bytes written to it and notes whether more

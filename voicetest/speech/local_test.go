@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,8 +81,8 @@ func TestEspeakSynthesize(t *testing.T) {
 // (a test's temporary directory: left behind) and a link to it in
 // ~/.config/pulse when there was no XDG_RUNTIME_DIR, and went to the
 // user's sound server in XDG_RUNTIME_DIR when there was one. Engines run
-// their programs with a runtime directory of their own, removed after
-// them: nothing appears in HOME, TMPDIR or the user's XDG_RUNTIME_DIR.
+// their programs with PULSE_SERVER naming no server: nothing appears in
+// HOME, TMPDIR or the user's XDG_RUNTIME_DIR.
 // (Not parallel: it sets the process environment.)
 func TestEspeakLeavesNoAudioRuntime(t *testing.T) {
 	SkipIfNotInstalled(t, "espeak")
@@ -111,6 +112,36 @@ func TestEspeakLeavesNoAudioRuntime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEspeakReachesNoSoundServer: with PULSE_SERVER naming the user's
+// sound server (here a socket the test listens on, closing what it
+// accepts), espeak-ng does not connect to it. (Not parallel: it sets the
+// process environment.)
+func TestEspeakReachesNoSoundServer(t *testing.T) {
+	SkipIfNotInstalled(t, "espeak")
+	sock := filepath.Join(t.TempDir(), "native")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	accepted := make(chan int)
+	go func() {
+		n := 0
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				accepted <- n
+				return
+			}
+			n++
+			c.Close()
+		}
+	}()
+	t.Setenv("PULSE_SERVER", "unix:"+sock)
+	_, err = Espeak().Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Your table is booked."})
+	l.Close()
+	n := <-accepted
+	require.NoError(t, err)
+	assert.Zero(t, n, "espeak-ng connected to the sound server PULSE_SERVER names")
 }
 
 func TestLocalTTSValidation(t *testing.T) {
