@@ -16,6 +16,7 @@ import (
 // compare with this package's committed goldens (testdata/golden) are left
 // out: under -update the child would write those.
 func TestGoldenTestsPassUnderGoldieUpdate(t *testing.T) {
+	t.Parallel() // the child is a process of its own: no flag of this one changes
 	if os.Getenv("GOLDIE_UPDATE") != "" {
 		t.Skip("GOLDIE_UPDATE is set: this is the child run, or a run that is one already")
 	}
