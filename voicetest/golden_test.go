@@ -368,6 +368,7 @@ func TestGoldenTextNormalisation(t *testing.T) {
 }
 
 func TestGoldenMissing(t *testing.T) {
+	compareMode(t)
 	dir := t.TempDir()
 	err := goldenResult().CompareGolden(dir, voicetest.GoldenOptions{})
 	if !errors.Is(err, voicetest.ErrGoldenMissing) || errors.Is(err, voicetest.ErrGoldenMismatch) {
@@ -421,9 +422,30 @@ func withFlags(t *testing.T, flags map[string]string, f func()) {
 	f()
 }
 
+// compareMode turns goldie's -update and -clean off until t ends,
+// whatever the command line or GOLDIE_UPDATE chose (voicetest-update and
+// `GOLDIE_UPDATE=1 go test ./...` run every package with it on), for a
+// test that checks what a comparison reports. It sets the flags, so its
+// test must not run in parallel with other scenarios.
+func compareMode(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{"update", "clean"} {
+		fl := flag.Lookup(name)
+		if fl == nil {
+			t.Fatalf("flag -%s is not registered", name)
+		}
+		old := fl.Value.String()
+		if err := flag.Set(name, "false"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
+}
+
 // TestGoldenUpdateRoundTrip sets goldie's -update and -clean flags
 // itself, so it must not run in parallel with other scenarios.
 func TestGoldenUpdateRoundTrip(t *testing.T) {
+	compareMode(t)
 	dir := t.TempDir()
 	scenario := func(reply string) (*voicetest.Result, *fakeTB) {
 		var res *voicetest.Result
@@ -631,6 +653,7 @@ func TestGoldenDisable(t *testing.T) {
 // AssertGolden checks a Run result as Scenario checks its own: under the
 // test's name, reporting through t.
 func TestAssertGoldenOnARunResult(t *testing.T) {
+	compareMode(t)
 	dir := t.TempDir()
 	var res *voicetest.Result
 	synctest.Test(t, func(t *testing.T) {

@@ -43,10 +43,11 @@ type Attr struct {
 //	voicetest.wire_frames_in, voicetest.wire_frames_out, voicetest.wire_bytes_in, voicetest.wire_bytes_out
 //	voicetest.wire_marks_received, voicetest.wire_marks_echoed, voicetest.wire_mark_delay_max_ms,
 //	voicetest.wire_marks_sent, voicetest.wire_clears, voicetest.wire_cancels, voicetest.wire_dropped_frames
+//	voicetest.pass_rate                             under Repeat: the fraction of runs that passed (PassRate)
+//	voicetest.criteria_{pass,fail,inconclusive}     criteria the judge answered (Passed, …), when a final verdict was asked
 //
 // Under Repeat, latency is over all runs and the rest is the reported
-// run's; voicetest.pass_rate and the voicetest.criteria_* counts are
-// published beside them.
+// run's.
 func (res *Result) Attrs() []Attr {
 	a := make(attrs, 0, 48)
 	a.str("voicetest.verdict", string(res.Status))

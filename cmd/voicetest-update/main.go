@@ -1,5 +1,5 @@
-// Command voicetest-update refreshes the golden files and the recorded
-// voicetest cache of Go packages, and checks them in CI.
+// Command voicetest-update refreshes the golden files, the recorded
+// voicetest cache and the cassettes of Go packages, and checks them in CI.
 //
 // Usage:
 //
@@ -10,10 +10,12 @@
 // go test -json -count=1 on them with golden updates on (GOLDIE_UPDATE=1,
 // which goldie's -update flag reads, and which every package tolerates,
 // unlike the -update flag itself) and the cache in record mode
-// (VOICETEST_CACHE=record), so missing cache entries are recorded. It prints
-// progress per package and test as the events arrive, then lists the golden
-// files and cache files that were added, changed and removed, and prunes
-// cache entries that no test used (-prune=false keeps them).
+// (VOICETEST_CACHE=record), so missing cache entries are recorded, and so
+// are missing cassettes (voicetest/cassette follows the cache's mode; the
+// agent must then be reachable). It prints progress per package and test as
+// the events arrive, then lists the golden files, cache files and cassette
+// files that were added, changed and removed, and prunes the cache entries
+// and cassettes that no test used (-prune=false keeps them).
 //
 // Pruning only happens for a package whose tests all ran and passed: not
 // with -run or -skip (or -short after --), and not in a package where a test
@@ -22,8 +24,9 @@
 //
 // With -check it runs the tests in replay mode (VOICETEST_CACHE=replay,
 // golden updates off) and fails when a test fails (a golden would change, a
-// cache entry is missing), when any file under a package's testdata changed,
-// or when a cache entry or body file is unused. This is the CI mode.
+// cache entry or cassette is missing), when any file under a package's
+// testdata changed, or when a cache entry, body file or cassette is unused.
+// This is the CI mode.
 //
 // Temporary files: the cache and golden writers write each file to a
 // hidden temporary file next to it (.<name>.tmp-<digits>) and rename it
@@ -37,15 +40,16 @@
 // -prune=false lists them and keeps them.
 //
 // Use tracking: the command sets VOICETEST_CACHE_USAGE to a temporary
-// directory; every test process writes there the cache entries it used.
+// directory; every test process writes there the cache entries and the
+// cassettes it used.
 // Tests always run with -count=1, so go test's result cache never hides a
 // package's use of its entries.
 //
 // Flags:
 //
 //	-check         replay-only run for CI (see above)
-//	-prune         remove unused cache entries after a complete passing run, and stale
-//	               temporary files (default true)
+//	-prune         remove unused cache entries and cassettes after a complete passing
+//	               run, and stale temporary files (default true)
 //	-run regexp    run only matching tests (passed to go test; disables pruning)
 //	-skip regexp   skip matching tests (passed to go test; disables pruning)
 //	-v             print test output as it arrives, not only for failures

@@ -1,7 +1,8 @@
 // Package cassette records the conversations of an agent under test once
 // and replays them offline, the way httprr and go-vcr do for HTTP: a suite
-// against a deployed Twilio, OpenAI Realtime, ElevenLabs, LayerCode or
-// WebSocket agent runs in CI with no agent running and no key.
+// against a deployed agent (over Twilio, OpenAI Realtime, Gemini Live,
+// ElevenLabs, LayerCode, Pipecat, Vapi, LiveKit, WebRTC, a phone number or
+// a plain WebSocket) runs in CI with no agent running and no key.
 //
 // A cassette is opt-in per test: wrap the agent.
 //

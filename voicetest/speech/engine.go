@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -112,6 +113,7 @@ func run(ctx context.Context, program string, args ...string) ([]byte, error) {
 // runBounded is run with stdout bounded at limit bytes.
 func runBounded(ctx context.Context, limit int, program string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Env = programEnv(os.Environ())
 	stdout := &capped{max: limit}
 	stderr := &tailBuffer{max: stderrLimit}
 	cmd.Stdout = stdout
@@ -127,6 +129,31 @@ func runBounded(ctx context.Context, limit int, program string, args ...string) 
 		return nil, fmt.Errorf("speech: %s printed more than %d bytes on its standard output; a speech program prints a transcript, not this much: check the program and its arguments", program, limit)
 	}
 	return stdout.b, nil
+}
+
+// noSoundServer is the PulseAudio server address speech programs get: a
+// socket under /dev/null, which cannot exist.
+const noSoundServer = "unix:/dev/null/voicetest-no-sound-server"
+
+// programEnv returns a speech program's environment: environ without the
+// PulseAudio settings (PULSE_*), and PULSE_SERVER naming no server. The
+// programs write files and need no sound server, but espeak-ng loads the
+// PulseAudio client library all the same. Left to find a server, that
+// library made a directory pulse-XXXXXXXXXXXX in TMPDIR (a test's
+// temporary directory: left behind) and linked it from ~/.config/pulse
+// when there was no XDG_RUNTIME_DIR, and went to the user's sound server
+// when there was one. Given a server that cannot exist, it fails at once
+// and leaves nothing anywhere.
+func programEnv(environ []string) []string {
+	env := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "PULSE_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "PULSE_SERVER="+noSoundServer)
 }
 
 // capped keeps the first max bytes written to it and notes whether more

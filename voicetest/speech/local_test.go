@@ -3,7 +3,9 @@ package speech
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +73,75 @@ func TestEspeakSynthesize(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "espeak-ng failed")
 	assert.Contains(t, err.Error(), "voice does not exist")
+}
+
+// TestEspeakLeavesNoAudioRuntime: espeak-ng loads the PulseAudio client
+// library even when it only writes a WAV file. Run in the user's
+// environment, that library made a directory pulse-XXXXXXXXXXXX in TMPDIR
+// (a test's temporary directory: left behind) and a link to it in
+// ~/.config/pulse when there was no XDG_RUNTIME_DIR, and went to the
+// user's sound server in XDG_RUNTIME_DIR when there was one. Engines run
+// their programs with PULSE_SERVER naming no server: nothing appears in
+// HOME, TMPDIR or the user's XDG_RUNTIME_DIR.
+// (Not parallel: it sets the process environment.)
+func TestEspeakLeavesNoAudioRuntime(t *testing.T) {
+	SkipIfNotInstalled(t, "espeak")
+	for _, userRuntime := range []bool{false, true} {
+		t.Run(fmt.Sprintf("XDG_RUNTIME_DIR set %v", userRuntime), func(t *testing.T) {
+			home, tmp, rt := t.TempDir(), t.TempDir(), t.TempDir()
+			t.Setenv("HOME", home)
+			t.Setenv("TMPDIR", tmp)
+			t.Setenv("XDG_RUNTIME_DIR", rt)
+			watched := map[string]string{"HOME": home, "TMPDIR": tmp}
+			if userRuntime {
+				watched["XDG_RUNTIME_DIR"] = rt
+			} else {
+				require.NoError(t, os.Unsetenv("XDG_RUNTIME_DIR"))
+			}
+			got, err := Espeak().Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Your table is booked."})
+			require.NoError(t, err)
+			assert.Greater(t, rms(got), 300.0)
+			for name, dir := range watched {
+				entries, err := os.ReadDir(dir)
+				require.NoError(t, err)
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				assert.Empty(t, names, "espeak-ng left these in %s", name)
+			}
+		})
+	}
+}
+
+// TestEspeakReachesNoSoundServer: with PULSE_SERVER naming the user's
+// sound server (here a socket the test listens on, closing what it
+// accepts), espeak-ng does not connect to it. (Not parallel: it sets the
+// process environment.)
+func TestEspeakReachesNoSoundServer(t *testing.T) {
+	SkipIfNotInstalled(t, "espeak")
+	sock := filepath.Join(t.TempDir(), "native")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	accepted := make(chan int)
+	go func() {
+		n := 0
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				accepted <- n
+				return
+			}
+			n++
+			c.Close()
+		}
+	}()
+	t.Setenv("PULSE_SERVER", "unix:"+sock)
+	_, err = Espeak().Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Your table is booked."})
+	l.Close()
+	n := <-accepted
+	require.NoError(t, err)
+	assert.Zero(t, n, "espeak-ng connected to the sound server PULSE_SERVER names")
 }
 
 func TestLocalTTSValidation(t *testing.T) {

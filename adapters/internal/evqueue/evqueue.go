@@ -1,7 +1,9 @@
-// Package evqueue is the receive queue of the adapters that do not read
-// their agent through wire.Conn (an SDK's own connection, a WebRTC peer
-// connection): what their reader goroutines received, held until Recv
-// takes it, bounded by the bytes its events hold (AgentEvent.Size).
+// Package evqueue is the receive queue of the adapters that read their
+// agent without wire.Conn, through a WebRTC peer connection
+// (adapters/webrtc) or a Media Stream they serve (adapters/twiliophone):
+// what their reader goroutines received, held until Recv takes it,
+// bounded by the bytes its events hold (AgentEvent.Size); and, in Call,
+// the end of such a call.
 package evqueue
 
 import (
