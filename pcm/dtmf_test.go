@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -430,6 +431,22 @@ func TestDTMFNoGap(t *testing.T) {
 	checkDigits(t, got, "1236", 0, 60*time.Millisecond, 60*time.Millisecond, 2*dtmfTol)
 }
 
+// ownAudioRuntime returns environ with runtimeDir as XDG_RUNTIME_DIR and
+// no PULSE_ settings, for espeak-ng: it opens the PulseAudio client library
+// even when it writes a file, and without a runtime directory that library
+// makes pulse-XXXXXXXXXXXX in TMPDIR (the leak check's) and links
+// ~/.config/pulse to it; with the user's, it reaches their sound server.
+func ownAudioRuntime(environ []string, runtimeDir string) []string {
+	var env []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "XDG_RUNTIME_DIR" && !strings.HasPrefix(name, "PULSE_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "XDG_RUNTIME_DIR="+runtimeDir)
+}
+
 // TestDTMFTalkOffLive synthesises several voices saying several sentences
 // and checks that none of it is heard as a key, at 8 and 16 kHz.
 func TestDTMFTalkOffLive(t *testing.T) {
@@ -455,7 +472,9 @@ func TestDTMFTalkOffLive(t *testing.T) {
 	}
 	for _, voice := range []string{"en-us", "en-us+f3"} {
 		out := filepath.Join(dir, voice+".wav")
-		if b, err := exec.CommandContext(t.Context(), "espeak-ng", "-v", voice, "-w", out, text).CombinedOutput(); err != nil {
+		cmd := exec.CommandContext(t.Context(), "espeak-ng", "-v", voice, "-w", out, text)
+		cmd.Env = ownAudioRuntime(os.Environ(), t.TempDir())
+		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("espeak-ng -v %s: %v\n%s", voice, err, b)
 		}
 		wavs = append(wavs, out)

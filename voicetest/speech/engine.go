@@ -106,12 +106,14 @@ const maxStdout = 1 << 20
 // Neither stream can fill memory: stdout beyond maxStdout is an error,
 // and only the last stderrLimit bytes of stderr are kept.
 func run(ctx context.Context, program string, args ...string) ([]byte, error) {
-	return runBounded(ctx, maxStdout, program, args...)
+	return runBounded(ctx, maxStdout, nil, program, args...)
 }
 
-// runBounded is run with stdout bounded at limit bytes.
-func runBounded(ctx context.Context, limit int, program string, args ...string) ([]byte, error) {
+// runBounded is run with stdout bounded at limit bytes, and env as the
+// program's environment (nil: this process's).
+func runBounded(ctx context.Context, limit int, env []string, program string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Env = env
 	stdout := &capped{max: limit}
 	stderr := &tailBuffer{max: stderrLimit}
 	cmd.Stdout = stdout
@@ -127,6 +129,27 @@ func runBounded(ctx context.Context, limit int, program string, args ...string) 
 		return nil, fmt.Errorf("speech: %s printed more than %d bytes on its standard output; a speech program prints a transcript, not this much: check the program and its arguments", program, limit)
 	}
 	return stdout.b, nil
+}
+
+// engineEnv returns the environment of a local TTS engine: environ
+// without the audio runtime's variables (XDG_RUNTIME_DIR, PULSE_*), and
+// runtimeDir, a directory of the call's own, as XDG_RUNTIME_DIR.
+//
+// espeak-ng opens the PulseAudio client library even when it only writes
+// a file (Debian's espeak-ng plays through libpcaudio). Without
+// XDG_RUNTIME_DIR that library makes pulse-XXXXXXXXXXXX in TMPDIR, left
+// behind, and links ~/.config/pulse to it; with the user's, it reaches the
+// user's sound server. In runtimeDir it does neither, and the directory is
+// removed with the call's other files.
+func engineEnv(environ []string, runtimeDir string) []string {
+	env := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "XDG_RUNTIME_DIR" && !strings.HasPrefix(name, "PULSE_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "XDG_RUNTIME_DIR="+runtimeDir)
 }
 
 // capped keeps the first max bytes written to it and notes whether more

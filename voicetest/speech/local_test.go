@@ -73,6 +73,41 @@ func TestEspeakSynthesize(t *testing.T) {
 	assert.Contains(t, err.Error(), "voice does not exist")
 }
 
+// TestLocalTTSLeavesNoAudioRuntime runs each local TTS engine as on a
+// fresh machine (a new HOME, no XDG_RUNTIME_DIR): nothing may be left in
+// TMPDIR or HOME. espeak-ng opens the PulseAudio client library even when
+// it writes a file; without a runtime directory of its own, that library
+// makes pulse-XXXXXXXXXXXX in TMPDIR and links ~/.config/pulse to it.
+func TestLocalTTSLeavesNoAudioRuntime(t *testing.T) {
+	for _, tc := range []struct {
+		engine string
+		tts    voicetest.TTS
+	}{{"flite", Flite()}, {"espeak", Espeak()}} {
+		t.Run(tc.engine, func(t *testing.T) {
+			SkipIfNotInstalled(t, tc.engine)
+			home, tmp := t.TempDir(), t.TempDir()
+			t.Setenv("HOME", home)
+			t.Setenv("TMPDIR", tmp)
+			t.Setenv("XDG_RUNTIME_DIR", "")
+			require.NoError(t, os.Unsetenv("XDG_RUNTIME_DIR"))
+			got, err := tc.tts.Synthesize(t.Context(), voicetest.SpeechRequest{Text: "Your table is ready."})
+			require.NoError(t, err)
+			assert.Greater(t, rms(got), 300.0)
+			for name, dir := range map[string]string{"TMPDIR": tmp, "HOME": home} {
+				var left []string
+				err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+					if err == nil && path != dir {
+						left = append(left, strings.TrimPrefix(path, dir+string(filepath.Separator)))
+					}
+					return err
+				})
+				require.NoError(t, err)
+				assert.Empty(t, left, "%s left these in %s", tc.engine, name)
+			}
+		})
+	}
+}
+
 func TestLocalTTSValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -196,7 +196,7 @@ func runToWAV(ctx context.Context, name, text string, args func(textFile, wavFil
 	if err := os.WriteFile(textFile, []byte(text+"\n"), 0o600); err != nil {
 		return cache.Audio{}, fmt.Errorf("speech: %s: %w", name, err)
 	}
-	if _, err := run(ctx, prog, args(textFile, wavFile)...); err != nil {
+	if _, err := runBounded(ctx, maxStdout, engineEnv(os.Environ(), dir), prog, args(textFile, wavFile)...); err != nil {
 		return cache.Audio{}, err
 	}
 	ch, err := pcm.ReadWAVFile(wavFile)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,11 +14,11 @@ import (
 // that names the program and the bound; one that prints up to it is not.
 func TestRunBoundsStdout(t *testing.T) {
 	t.Parallel()
-	out, err := runBounded(t.Context(), 1000, "sh", "-c", "head -c 1000 /dev/zero")
+	out, err := runBounded(t.Context(), 1000, nil, "sh", "-c", "head -c 1000 /dev/zero")
 	if err != nil || len(out) != 1000 {
 		t.Fatalf("1000 bytes under a bound of 1000: %d bytes, %v", len(out), err)
 	}
-	out, err = runBounded(t.Context(), 1000, "sh", "-c", "head -c 3000000 /dev/zero")
+	out, err = runBounded(t.Context(), 1000, nil, "sh", "-c", "head -c 3000000 /dev/zero")
 	if err == nil || !strings.Contains(err.Error(), "more than 1000 bytes") || !strings.Contains(err.Error(), "sh printed") {
 		t.Fatalf("3 MB under a bound of 1000: %d bytes, error %v; want an error naming the program and the bound", len(out), err)
 	}
@@ -86,5 +87,21 @@ func TestReadTail(t *testing.T) {
 	}
 	if got := errorLines(readTail(p, 100)); got != "ERROR: the end" {
 		t.Errorf("errorLines of the tail = %q", got)
+	}
+}
+
+// TestEngineEnv: a local TTS engine keeps what it inherits but the audio
+// runtime's variables, and runs in the runtime directory it is given, so
+// neither the user's sound server (XDG_RUNTIME_DIR, PULSE_SERVER) nor
+// TMPDIR and ~/.config/pulse see it.
+func TestEngineEnv(t *testing.T) {
+	environ := []string{
+		"PATH=/usr/bin", "HOME=/home/u", "XDG_RUNTIME_DIR=/run/user/1000",
+		"PULSE_SERVER=unix:/run/user/1000/pulse/native", "PULSE_RUNTIME_PATH=/run/user/1000/pulse", "TMPDIR=/tmp/t",
+	}
+	got := engineEnv(environ, "/tmp/t/voicetest-espeak-ng-1")
+	want := []string{"PATH=/usr/bin", "HOME=/home/u", "TMPDIR=/tmp/t", "XDG_RUNTIME_DIR=/tmp/t/voicetest-espeak-ng-1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("engineEnv = %q, want %q", got, want)
 	}
 }
