@@ -1,7 +1,13 @@
 package speech_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -111,4 +117,91 @@ func TestCommittedCacheMatchesEngines(t *testing.T) {
 			t.Errorf("pocketsphinx now hears %q where the committed cache says %q; re-record with -voicetest.cache=refresh", got.Text, want.Text)
 		}
 	}
+}
+
+// TestCommittedTTSEntriesAreTheEngines re-runs the engine each committed
+// TTS cache entry of the module names (provider and voice) on the entry's
+// text and speed, without the cache, and requires the entry's audio: an
+// entry whose audio another engine or voice made, or that a new engine
+// release no longer makes, fails. The README says the committed TTS
+// entries are the real engines'; this keeps it so.
+func TestCommittedTTSEntriesAreTheEngines(t *testing.T) {
+	t.Parallel() // engines run as processes; no process-wide state
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the module root %s has no go.mod: %v", root, err)
+	}
+	engines := map[string]func(...speech.Option) voicetest.TTS{
+		"flite":  func(o ...speech.Option) voicetest.TTS { return speech.Flite(o...) },
+		"espeak": func(o ...speech.Option) voicetest.TTS { return speech.Espeak(o...) },
+	}
+	checked, same := 0, 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == ".git" || n == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		dir := filepath.Dir(path)
+		if filepath.Base(dir) != "tts" || !strings.HasSuffix(filepath.ToSlash(filepath.Dir(dir)), "testdata/voicetest/cache") || !strings.HasSuffix(path, ".json") {
+			return nil
+		}
+		var meta struct {
+			Format, Kind, Provider, Model string
+			Fields                        struct {
+				Text  string
+				Speed float64
+			}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if json.Unmarshal(b, &meta) != nil || !strings.HasPrefix(meta.Format, "voicetest-cache/") || meta.Kind != "tts" {
+			return nil // a body, not an entry
+		}
+		rel, _ := filepath.Rel(root, path)
+		engine, ok := engines[meta.Provider]
+		if !ok {
+			t.Errorf("%s: provider %q is not a local engine; its audio cannot be checked here", rel, meta.Provider)
+			return nil
+		}
+		speech.SkipIfNotInstalled(t, meta.Provider)
+		c, err := cache.Open(filepath.Dir(dir), cache.WithMode(cache.Replay))
+		if err != nil {
+			return err
+		}
+		req := voicetest.SpeechRequest{Text: meta.Fields.Text, Speed: meta.Fields.Speed, Voice: meta.Model}
+		stored, err := engine(speech.WithCache(c)).Synthesize(t.Context(), req)
+		if err != nil {
+			t.Errorf("%s: replaying it as %s/%s: %v", rel, meta.Provider, meta.Model, err)
+			return nil
+		}
+		fresh, err := engine().Synthesize(t.Context(), req)
+		if err != nil {
+			return fmt.Errorf("%s: %s/%s: %w", rel, meta.Provider, meta.Model, err)
+		}
+		checked++
+		if stored.Rate != fresh.Rate || !slices.Equal(stored.Samples, fresh.Samples) {
+			t.Errorf("%s: its audio (%d samples at %d Hz) is not what %s/%s makes of %q at speed %g (%d samples at %d Hz): record it again with -voicetest.cache=refresh",
+				rel, stored.Len(), stored.Rate, meta.Provider, meta.Model, meta.Fields.Text, meta.Fields.Speed, fresh.Len(), fresh.Rate)
+			return nil
+		}
+		same++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("found no committed tts cache entry: the scan looks in the wrong place")
+	}
+	t.Logf("%d committed tts entries checked, %d of them their engines' audio", checked, same)
 }
