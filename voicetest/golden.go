@@ -256,6 +256,11 @@ type GoldenError struct {
 	Detail string
 	// Update is the command that writes the golden file ("" under Run).
 	Update string
+
+	// failedRun is set when the scenario also failed for another
+	// reason: -update would write no golden file of it, so the message
+	// says to fix that failure first rather than offer Update.
+	failedRun bool
 }
 
 // maxGoldenDiffs bounds the differences an error message lists.
@@ -265,7 +270,12 @@ func (e *GoldenError) Error() string {
 	var b strings.Builder
 	if e.Missing {
 		fmt.Fprintf(&b, "voicetest: golden %s file %s does not exist", e.Kind, e.File)
-		if e.Update != "" {
+		if e.failedRun {
+			b.WriteString("; the scenario failed, and -update writes no golden file of a failed run: fix that failure first")
+			if e.Update != "" {
+				fmt.Fprintf(&b, ", then create it with: %s", e.Update)
+			}
+		} else if e.Update != "" {
 			fmt.Fprintf(&b, "; create it with: %s", e.Update)
 		} else {
 			b.WriteString("; write it with Result.WriteGolden, or run the test with -update")
@@ -286,10 +296,26 @@ func (e *GoldenError) Error() string {
 		b.WriteString(strings.TrimRight(e.Detail, "\n"))
 	}
 	msg := clipMessage(b.String())
-	if e.Update != "" {
+	switch {
+	case e.failedRun:
+		msg += "\n  the scenario also failed for another reason, which may be what changed it: fix that first (-update writes no golden file of a failed run)"
+	case e.Update != "":
 		msg += fmt.Sprintf("\n  if the new %s is right, update the golden file: %s", e.Kind, e.Update)
 	}
 	return msg
+}
+
+// markFailedRun sets failedRun on every *GoldenError in err, one or
+// joined.
+func markFailedRun(err error) {
+	switch e := err.(type) {
+	case *GoldenError:
+		e.failedRun = true
+	case interface{ Unwrap() []error }:
+		for _, err := range e.Unwrap() {
+			markFailedRun(err)
+		}
+	}
 }
 
 // Is reports whether target is ErrGoldenMissing (for a missing file) or
@@ -453,7 +479,11 @@ func checkGolden(t testing.TB, res *Result, opts GoldenOptions, fl goldenFlags) 
 			return fmt.Errorf("voicetest: -update: %w", err)
 		}
 	}
-	return compareGoldenFiles(res, dir, opts, res.virtualTime, updateCommand(t.Name()))
+	err = compareGoldenFiles(res, dir, opts, res.virtualTime, updateCommand(t.Name()))
+	if err != nil && notUpdatable(res) != nil {
+		markFailedRun(err)
+	}
+	return err
 }
 
 // notUpdatable says why -update must not write the goldens of res: the

@@ -22,13 +22,13 @@ import (
 func TestGoldenUpdateOnlyFromAPassingRun(t *testing.T) {
 	dir := t.TempDir()
 	goldens := filepath.Join(dir, "TestGoldenUpdateOnlyFromAPassingRun")
-	run := func(check error) (*voicetest.Result, *fakeTB) {
+	run := func(check error, last string) (*voicetest.Result, *fakeTB) {
 		var res *voicetest.Result
 		var ftb *fakeTB
 		synctest.Test(t, func(t *testing.T) {
 			ftb = newFakeTB(t)
 			res = voicetest.Scenario(ftb, voicetest.Config{
-				Agent:     fixtures.ScriptedAgent(fixtures.Reply{Text: "hello there", Latency: 100 * time.Millisecond}, fixtures.Reply{Text: "again"}),
+				Agent:     fixtures.ScriptedAgent(fixtures.Reply{Text: "hello there", Latency: 100 * time.Millisecond}, fixtures.Reply{Text: last}),
 				UserVoice: &toneTTS{}, Golden: voicetest.GoldenOptions{Dir: dir},
 				Script: []voicetest.Step{
 					voicetest.UserSays("hi"), voicetest.AgentTurn(),
@@ -41,7 +41,7 @@ func TestGoldenUpdateOnlyFromAPassingRun(t *testing.T) {
 		return res, ftb
 	}
 	withFlags(t, map[string]string{"update": "true"}, func() {
-		res, ftb := run(errors.New("the booking is missing"))
+		res, ftb := run(errors.New("the booking is missing"), "again")
 		if res.Success {
 			t.Fatal("the failing check passed")
 		}
@@ -57,7 +57,7 @@ func TestGoldenUpdateOnlyFromAPassingRun(t *testing.T) {
 		}
 
 		// The same scenario passing writes them.
-		if res, ftb := run(nil); !res.Success || len(ftb.errs) != 0 {
+		if res, ftb := run(nil, "again"); !res.Success || len(ftb.errs) != 0 {
 			t.Fatalf("-update of a passing run: %v %v", res.Err, ftb.errs)
 		}
 	})
@@ -65,6 +65,30 @@ func TestGoldenUpdateOnlyFromAPassingRun(t *testing.T) {
 	if err != nil || string(b) != "user: hi\nagent: hello there\nuser: more\nagent: again\n" {
 		t.Fatalf("after a passing -update: %q, %v", b, err)
 	}
+
+	// Without -update, a failing run that also differs from its goldens
+	// (the agent's last line changed): the mismatch must not offer
+	// -update, which would refuse, but say to fix the failure first.
+	withFlags(t, map[string]string{"update": "false", "clean": "false"}, func() {
+		res, ftb := run(errors.New("the booking is missing"), "once more")
+		msg := ftb.errorText()
+		if !errors.Is(res.GoldenErr, voicetest.ErrGoldenMismatch) || strings.Contains(msg, "update the golden file") ||
+			!strings.Contains(msg, "the scenario also failed for another reason, which may be what changed it: fix that first") {
+			t.Errorf("a failed run that differs from its goldens: GoldenErr %v; report:\n%s", res.GoldenErr, msg)
+		}
+	})
+	// A missing golden file of a failed run says the same.
+	if err := os.Remove(filepath.Join(goldens, voicetest.GoldenTimelineFile)); err != nil {
+		t.Fatal(err)
+	}
+	withFlags(t, map[string]string{"update": "false", "clean": "false"}, func() {
+		res, ftb := run(errors.New("the booking is missing"), "again")
+		msg := ftb.errorText()
+		if !errors.Is(res.GoldenErr, voicetest.ErrGoldenMissing) ||
+			!strings.Contains(msg, "does not exist; the scenario failed, and -update writes no golden file of a failed run: fix that failure first, then create it with: go test") {
+			t.Errorf("a failed run whose golden file is missing: GoldenErr %v; report:\n%s", res.GoldenErr, msg)
+		}
+	})
 }
 
 // A golden file that the new run already matches within its tolerance is
