@@ -33,13 +33,13 @@ import (
 // test files, constants, composite literals (lookup tables: a slice, map
 // or struct written nowhere), function literals, tables computed by a
 // function literal called in place, and the entries of immutable, each
-// with its reason. It cannot see a method with a pointer receiver called on
+// with its reason (and, logged, those of pending). It cannot see a method with a pointer receiver called on
 // a var (x.Add()): such a var is a zero value or made by a call, which the
 // first two rules already report. Generated files (protoc's) are skipped.
 
 // immutable lists the package-level vars, by directory and name, that are
 // initialized by a call the check does not know but hold no state: tables
-// computed once and never written.
+// computed once and never written, and test flags registered in init.
 var immutable = map[string]string{
 	"adapters/wire:base64Pairs":     "base64 decoding table, built once by sync.OnceValue and only read",
 	"pcm:hasAVX":                    "CPU feature detection (sync.OnceValue of cpuid), the same answer for the process's life",
@@ -62,15 +62,21 @@ var immutable = map[string]string{
 	"pcm:wavFixtures":               "the fixtures' table (cat joins argument lists), only read",
 	"personas:takeTurnSpec":         "a ToolSpec built from constants (fmt.Sprintf, Duration.Milliseconds), only read",
 	"voicetest:holdOnScript":        "a script of Steps, values whose closures keep their state per run",
-	"adapters/livekit:server":       "PENDING: a shared livekit-server for the package's tests (lkserver.NewShared); helper lk10 works in this package",
-	"adapters/livekit:alone":        "PENDING: a gate the package's tests take turns on; helper lk10 works in this package",
-	"adapters/livekit:quiet":        "PENDING: a gate the package's tests take turns on; helper lk10 works in this package",
-	"adapters/livekit:checks":       "PENDING: a gate the package's tests take turns on; helper lk10 works in this package",
-	"adapters/livekit:dialing":      "PENDING: a latch shared by the package's tests; helper lk10 works in this package",
-	"adapters/livekit:heapChecked":  "PENDING: a latch shared by the package's tests; helper lk10 works in this package",
-	"adapters/livekit:nodeDone":     "PENDING: a latch shared by the package's tests; helper lk10 works in this package",
-	"adapters/livekit:doubles":      "PENDING: a channel (semaphore) shared by the package's tests; helper lk10 works in this package",
-	"adapters/livekit:nodeEarly":    "PENDING: a pointer shared by the package's tests (&earlyNode{}); helper lk10 works in this package",
+}
+
+// pending lists the offenders known and not yet moved, by directory and
+// name, with what they are: the test logs them and lets them through, and
+// fails once one is gone from the code (then remove it here).
+var pending = map[string]string{
+	"adapters/livekit:server":      "a shared livekit-server for the package's tests (lkserver.NewShared); helper lk10 works in this package",
+	"adapters/livekit:alone":       "a gate the package's tests take turns on; helper lk10 works in this package",
+	"adapters/livekit:quiet":       "a gate the package's tests take turns on; helper lk10 works in this package",
+	"adapters/livekit:checks":      "a gate the package's tests take turns on; helper lk10 works in this package",
+	"adapters/livekit:dialing":     "a latch shared by the package's tests; helper lk10 works in this package",
+	"adapters/livekit:heapChecked": "a latch shared by the package's tests; helper lk10 works in this package",
+	"adapters/livekit:nodeDone":    "a latch shared by the package's tests; helper lk10 works in this package",
+	"adapters/livekit:doubles":     "a channel (semaphore) shared by the package's tests; helper lk10 works in this package",
+	"adapters/livekit:nodeEarly":   "a pointer shared by the package's tests (&earlyNode{}); helper lk10 works in this package",
 }
 
 // knownImmutable are the calls whose results hold no state.
@@ -463,11 +469,18 @@ func TestNoPackageState(t *testing.T) {
 			used[f.key] = true
 			continue
 		}
+		if what, ok := pending[f.key]; ok {
+			used[f.key] = true
+			t.Logf("%s: package-level mutable state, not yet moved (%s)", f, what)
+			continue
+		}
 		t.Errorf("%s: package-level mutable state (the rule: none but test flags, in test code too)", f)
 	}
-	for key := range immutable {
-		if !used[key] {
-			t.Errorf("immutable lists %s, which the check no longer reports: remove it", key)
+	for name, list := range map[string]map[string]string{"immutable": immutable, "pending": pending} {
+		for key := range list {
+			if !used[key] {
+				t.Errorf("%s lists %s, which the check no longer reports: remove it", name, key)
+			}
 		}
 	}
 }
