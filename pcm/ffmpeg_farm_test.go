@@ -157,17 +157,19 @@ func ffmpegJobs() []ffmpegJob {
 // TestFFmpeg runs the tests that need ffmpeg's conversions (each a
 // subtest named after the test it was: ReadAudioFileLossless, …) with one
 // farm of them: a local of this test, made on the first subtest's first
-// use and shared by the subtests, which run in parallel (see each one's
-// own t.Parallel). Run one with -run 'TestFFmpeg/DTMFG711Live'.
+// use and shared by the subtests, which run in parallel with each other
+// (see each one's own t.Parallel). Run one with
+// -run 'TestFFmpeg/DTMFG711Live'.
 //
-// With -update-g711 or -update-wav, which rewrite testdata that other tests
-// read, it is not parallel: its writing subtests (G711FFmpegNow,
-// WAVFixturesRegenerate), sequential then, finish before any of the
-// package's parallel tests runs.
+// TestFFmpeg itself is sequential: its subtests, among the package's
+// longest (ReadAudioFile starts an ffmpeg per call), then run first, with
+// the test slots to themselves, before the package's parallel tests. As a
+// parallel test's subtests they would queue for slots behind every other
+// parallel test, and the longest work of the package would start last.
+// With -update-g711 or -update-wav, which rewrite testdata that other
+// tests read, the writing subtests (G711FFmpegNow, WAVFixturesRegenerate)
+// are sequential too, so they finish before any test reads it.
 func TestFFmpeg(t *testing.T) {
-	if !*updateG711 && !*updateWAV {
-		t.Parallel()
-	}
 	ctx := t.Context() // cancelled once every subtest is done
 	farm := ffmpegFarm(sync.OnceValue(func() *ffmpegConversions { return makeFFmpegConversions(ctx) }))
 	for _, test := range []struct {
