@@ -166,6 +166,8 @@ func ffmpegJobs() []ffmpegJob {
 // the test slots to themselves, before the package's parallel tests. As a
 // parallel test's subtests they would queue for slots behind every other
 // parallel test, and the longest work of the package would start last.
+// The price: while the farm's ffmpeg runs (about 0.9 s at load 5), both
+// slots wait on it (BENCHMARKS.md, Issue 21, state6).
 // With -update-g711 or -update-wav, which rewrite testdata that other
 // tests read, the writing subtests (G711FFmpegNow, WAVFixturesRegenerate)
 // are sequential too, so they finish before any test reads it.
