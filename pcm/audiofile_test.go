@@ -43,7 +43,7 @@ func stereoTestWAVBytes() []byte {
 	return buildWAV(ck("fmt ", fmtChunk(wavFormatPCM, 2, 16000, 16)), ck("data", EncodePCM16(nil, data)))
 }
 
-// TestReadAudioFileLossless: FLAC and WavPack of a 16-bit stereo file, and
+// testReadAudioFileLossless (TestFFmpeg/ReadAudioFileLossless): FLAC and WavPack of a 16-bit stereo file, and
 // FLAC of the 24-bit stereo reference file, decode through ffmpeg to
 // exactly what ReadWAV gives for the WAV files (and, for the 24-bit one, to
 // ffmpeg's own -ac 1), and the FLAC files' channels to what ReadWAVChannels
@@ -56,7 +56,7 @@ func stereoTestWAVBytes() []byte {
 // and the WavPack file's downmix (exact16's 16-bit mix) each check one
 // codec's decoding and one of the two reads. The 24-bit file (float path,
 // ties) is read both ways.
-func TestReadAudioFileLossless(t *testing.T) {
+func testReadAudioFileLossless(t *testing.T, farm ffmpegFarm) {
 	t.Parallel()
 	needFFmpeg(t)
 	dir := t.TempDir()
@@ -76,7 +76,7 @@ func TestReadAudioFileLossless(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			src := srcs[tc.in]
-			path := ffmpegOutFile(t, "lossless-"+tc.name, dir, tc.name)
+			path := farm.outFile(t, "lossless-"+tc.name, dir, tc.name)
 			if tc.downmix {
 				want, err := ReadWAVFile(src)
 				if err != nil {
@@ -113,13 +113,13 @@ func TestReadAudioFileLossless(t *testing.T) {
 	}
 }
 
-// TestReadAudioFileLossyMatchesFFmpeg: MP3, Ogg Vorbis and Ogg Opus decode
+// testReadAudioFileLossyMatchesFFmpeg (TestFFmpeg/ReadAudioFileLossyMatchesFFmpeg): MP3, Ogg Vorbis and Ogg Opus decode
 // to exactly the 16-bit samples ffmpeg's own conversion gives (mono, and
 // each channel of stereo and of mono Opus), at the stream's rate. The
 // package's shared ffmpeg runs (ffmpeg_farm_test.go) encode every file and
 // give ffmpeg's own conversion of each; a codec this ffmpeg cannot encode
 // with has its cases skipped.
-func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
+func testReadAudioFileLossyMatchesFFmpeg(t *testing.T, farm ffmpegFarm) {
 	t.Parallel()
 	needFFmpeg(t)
 	dir := t.TempDir()
@@ -127,7 +127,7 @@ func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
 		for _, ch := range []int{1, 2} {
 			name := lossyName(tc.name, ch)
 			t.Run(name, func(t *testing.T) {
-				enc, err := ffmpegOutErr("lossy-" + name)
+				enc, err := farm.outErr("lossy-" + name)
 				if errors.Is(err, context.DeadlineExceeded) {
 					t.Fatal(err)
 				}
@@ -139,7 +139,7 @@ func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
 				if err := os.WriteFile(path, enc, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				ref, err := DecodePCM16(nil, ffmpegOut(t, "lossy-"+name+".s16"))
+				ref, err := DecodePCM16(nil, farm.out(t, "lossy-"+name+".s16"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -171,20 +171,20 @@ func TestReadAudioFileLossyMatchesFFmpeg(t *testing.T) {
 	}
 }
 
-// TestReadAudioFileWAVFallback: a WAV file in an encoding ReadWAV does not
+// testReadAudioFileWAVFallback (TestFFmpeg/ReadAudioFileWAVFallback): a WAV file in an encoding ReadWAV does not
 // decode (IMA ADPCM) goes through ffmpeg; one ReadWAV decodes does not. The
 // package's shared ffmpeg runs encode the ADPCM file and decode it.
-func TestReadAudioFileWAVFallback(t *testing.T) {
+func testReadAudioFileWAVFallback(t *testing.T, farm ffmpegFarm) {
 	t.Parallel()
 	needFFmpeg(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "s16.wav")
 	stereoTestWAV(t, src)
-	adpcm := ffmpegOutFile(t, "adpcm.wav", dir, "adpcm.wav")
+	adpcm := farm.outFile(t, "adpcm.wav", dir, "adpcm.wav")
 	if _, err := ReadWAVFile(adpcm); !errors.Is(err, ErrWAVUnsupported) {
 		t.Fatalf("ReadWAVFile(ADPCM): %v, want ErrWAVUnsupported", err)
 	}
-	ref, err := DecodePCM16(nil, ffmpegOut(t, "adpcm.wav.s16"))
+	ref, err := DecodePCM16(nil, farm.out(t, "adpcm.wav.s16"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,9 +208,9 @@ func TestDTMFMulawFixture(t *testing.T) {
 	checkDigits(t, got, allDTMF, 0, 120*time.Millisecond, 60*time.Millisecond, dtmfTol)
 }
 
-// TestDTMFG711Live sends generated keys through G.711 µ-law and A-law at
+// testDTMFG711Live (TestFFmpeg/DTMFG711Live) sends generated keys through G.711 µ-law and A-law at
 // 8 kHz with ffmpeg (encode, then decode) and detects them.
-func TestDTMFG711Live(t *testing.T) {
+func testDTMFG711Live(t *testing.T, farm ffmpegFarm) {
 	t.Parallel()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("ffmpeg not installed (Debian package ffmpeg); TestDTMFMulawFixture covers µ-law")
@@ -222,11 +222,11 @@ func TestDTMFG711Live(t *testing.T) {
 	// The package's shared ffmpeg runs (ffmpeg_farm_test.go) encode the
 	// keys with both laws, then decode both.
 	for _, law := range []string{"mulaw", "alaw"} {
-		enc := ffmpegOut(t, "dtmf-"+law)
+		enc := farm.out(t, "dtmf-"+law)
 		if len(enc) != c.Len() {
 			t.Fatalf("%s: %d bytes for %d samples", law, len(enc), c.Len())
 		}
-		back, err := FromBytes(Rate8k, ffmpegOut(t, "dtmf-"+law+".s16le"))
+		back, err := FromBytes(Rate8k, farm.out(t, "dtmf-"+law+".s16le"))
 		if err != nil {
 			t.Fatal(err)
 		}

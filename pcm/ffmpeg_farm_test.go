@@ -21,10 +21,11 @@ import (
 // variants) and ffmpeg's own decodings of them. Starting ffmpeg costs about
 // 0.3 s of CPU (it loads some 200 shared libraries), far more than any of
 // these conversions, so the conversions of every test are made together,
-// once per test binary, by two ffmpeg runs: the first makes every file from
+// once per run of TestFFmpeg (whose subtests are those tests), by two
+// ffmpeg runs: the first makes every file from
 // the tests' signals and committed files, the second decodes what the first
 // encoded. Each output is mapped from its own input (-map N:a), as a run of
-// its own would make it. A test takes its files with ffmpegOut. What the
+// its own would make it. A test takes its files with the farm's out. What the
 // tests check (ReadAudioFile: one ffmpeg per call) is not batched.
 
 // ffmpegSource is an input the tests make: written into the conversions'
@@ -45,15 +46,15 @@ type ffmpegJob struct {
 	out     string
 }
 
-// ffmpegFarm is what the conversions made, by output name, or why one
-// could not be made.
-type ffmpegFarm struct {
+// ffmpegConversions is what the conversions made, by output name, or why
+// one could not be made.
+type ffmpegConversions struct {
 	noFFmpeg error // ffmpeg is not installed
 	files    map[string][]byte
 	errs     map[string]error
 }
 
-// lossyCodecs are the lossy codecs TestReadAudioFileLossyMatchesFFmpeg
+// lossyCodecs are the lossy codecs TestFFmpeg/ReadAudioFileLossyMatchesFFmpeg
 // reads, the rate each decodes at, and the names of their files.
 var lossyCodecs = []struct {
 	name, codec string
@@ -69,7 +70,7 @@ func lossyName(name string, ch int) string {
 	return map[int]string{1: "mono-", 2: "stereo-"}[ch] + name
 }
 
-// dtmfG711Config is the keys TestDTMFG711Live sends through G.711.
+// dtmfG711Config is the keys TestFFmpeg/DTMFG711Live sends through G.711.
 var dtmfG711Config = DTMFConfig{Tone: 50 * time.Millisecond, Gap: 50 * time.Millisecond, LevelDBFS: -24, TwistDB: 2}
 
 // ffmpegSources and ffmpegJobs list every test's conversions.
@@ -91,7 +92,7 @@ func ffmpegSources() []ffmpegSource {
 		}),
 		bytesSource("g711-sweep.s16le", func() ([]byte, error) { return EncodePCM16(nil, allSamples()), nil }),
 		bytesSource("g711-codes.bin", func() ([]byte, error) { return allCodes(), nil }),
-		// TestWAVReadableByFFmpeg: a file WriteWAVFile wrote.
+		// TestFFmpeg/WAVReadableByFFmpeg: a file WriteWAVFile wrote.
 		{"ours.wav", func(path string) error { return WriteWAVFile(path, testChunk(Rate16k, 4000)) }},
 	}
 	for _, ch := range []int{1, 2, 3} {
@@ -108,11 +109,11 @@ func ffmpegJobs() []ffmpegJob {
 	add := func(stage int, inOpts []string, in string, outOpts []string, out string) {
 		jobs = append(jobs, ffmpegJob{stage, inOpts, in, outOpts, out})
 	}
-	// TestReadAudioFileLossless.
+	// TestFFmpeg/ReadAudioFileLossless.
 	add(1, nil, "stereo16k.wav", []string{"-c:a", "flac"}, "lossless-s16.flac")
 	add(1, nil, "stereo16k.wav", []string{"-c:a", "wavpack"}, "lossless-s16.wv")
 	add(1, nil, refPath("s24_stereo.wav"), []string{"-c:a", "flac"}, "lossless-s24.flac")
-	// TestReadAudioFileLossyMatchesFFmpeg: each file, then ffmpeg's own
+	// TestFFmpeg/ReadAudioFileLossyMatchesFFmpeg: each file, then ffmpeg's own
 	// 16-bit conversion of it.
 	for _, c := range lossyCodecs {
 		for _, ch := range []int{1, 2} {
@@ -121,21 +122,21 @@ func ffmpegJobs() []ffmpegJob {
 			add(2, nil, name, s16, name+".s16")
 		}
 	}
-	// TestReadAudioFileWAVFallback: IMA ADPCM, and ffmpeg's decoding of it.
+	// TestFFmpeg/ReadAudioFileWAVFallback: IMA ADPCM, and ffmpeg's decoding of it.
 	add(1, nil, "stereo16k.wav", []string{"-ac", "1", "-c:a", "adpcm_ima_wav"}, "adpcm.wav")
 	add(2, nil, "adpcm.wav", s16, "adpcm.wav.s16")
-	// TestDTMFG711Live: the keys encoded with each law, then decoded.
+	// TestFFmpeg/DTMFG711Live: the keys encoded with each law, then decoded.
 	for _, law := range []string{"mulaw", "alaw"} {
 		add(1, []string{"-f", "s16le", "-ar", "8000", "-ac", "1"}, "dtmf-keys.s16le", []string{"-f", law}, "dtmf-"+law)
 		add(2, []string{"-f", law, "-ar", "8000", "-ac", "1"}, "dtmf-"+law, []string{"-f", "s16le"}, "dtmf-"+law+".s16le")
 	}
-	// TestG711FFmpegNow: the sweep encoded with each law, the codes
+	// TestFFmpeg/G711FFmpegNow: the sweep encoded with each law, the codes
 	// decoded as each law.
 	for _, law := range g711Laws {
 		add(1, []string{"-f", "s16le", "-ar", "8000", "-ac", "1"}, "g711-sweep.s16le", []string{"-f", law.ffmpegFmt}, "g711-"+law.name+".enc")
 		add(1, []string{"-f", law.ffmpegFmt, "-ar", "8000", "-ac", "1"}, "g711-codes.bin", []string{"-f", "s16le"}, "g711-"+law.name+".dec")
 	}
-	// TestWAVFixturesRegenerate: the ffmpeg fixtures, from ffmpegIn's
+	// TestFFmpeg/WAVFixturesRegenerate: the ffmpeg fixtures, from ffmpegIn's
 	// options and each fixture's own.
 	iIn := slices.Index(ffmpegIn, "-i")
 	for _, fx := range wavFixtures {
@@ -144,25 +145,67 @@ func ffmpegJobs() []ffmpegJob {
 				fx.subst(fx.args[iIn+2:len(fx.args)-1], "", ""), "fixture-"+fx.name)
 		}
 	}
-	// TestReadWAVMatchesFFmpegDecode: each committed fixture to 64-bit float.
+	// TestFFmpeg/ReadWAVMatchesFFmpegDecode: each committed fixture to 64-bit float.
 	for _, fx := range wavFixtures {
 		add(1, nil, filepath.Join("testdata", fx.name), []string{"-f", "f64le", "-c:a", "pcm_f64le"}, "decoded-"+fx.name+".f64le")
 	}
-	// TestWAVReadableByFFmpeg.
+	// TestFFmpeg/WAVReadableByFFmpeg.
 	add(1, nil, "ours.wav", s16, "ours.wav.s16")
 	return jobs
 }
 
-// ffmpegConversions runs every job once per test binary.
-var ffmpegConversions = sync.OnceValue(func() *ffmpegFarm {
-	farm := &ffmpegFarm{files: map[string][]byte{}, errs: map[string]error{}}
+// TestFFmpeg runs the tests that need ffmpeg's conversions (each a
+// subtest named after the test it was: ReadAudioFileLossless, …) with one
+// farm of them: a local of this test, made on the first subtest's first
+// use and shared by the subtests, which run in parallel with each other
+// (see each one's own t.Parallel). Run one with
+// -run 'TestFFmpeg/DTMFG711Live'.
+//
+// TestFFmpeg itself is sequential: its subtests, among the package's
+// longest (ReadAudioFile starts an ffmpeg per call), then run first, with
+// the test slots to themselves, before the package's parallel tests. As a
+// parallel test's subtests they would queue for slots behind every other
+// parallel test, and the longest work of the package would start last.
+// The price: while the farm's ffmpeg runs (about 0.9 s at load 5), both
+// slots wait on it (BENCHMARKS.md, Issue 21, state6).
+// With -update-g711 or -update-wav, which rewrite testdata that other
+// tests read, the writing subtests (G711FFmpegNow, WAVFixturesRegenerate)
+// are sequential too, so they finish before any test reads it.
+func TestFFmpeg(t *testing.T) {
+	ctx := t.Context() // cancelled once every subtest is done
+	farm := ffmpegFarm(sync.OnceValue(func() *ffmpegConversions { return makeFFmpegConversions(ctx) }))
+	for _, test := range []struct {
+		name string
+		run  func(*testing.T, ffmpegFarm)
+	}{
+		{"ReadAudioFileLossless", testReadAudioFileLossless},
+		{"ReadAudioFileLossyMatchesFFmpeg", testReadAudioFileLossyMatchesFFmpeg},
+		{"ReadAudioFileWAVFallback", testReadAudioFileWAVFallback},
+		{"DTMFG711Live", testDTMFG711Live},
+		{"G711FFmpegNow", testG711FFmpegNow},
+		{"WAVFixturesRegenerate", testWAVFixturesRegenerate},
+		{"ReadWAVMatchesFFmpegDecode", testReadWAVMatchesFFmpegDecode},
+		{"WAVReadableByFFmpeg", testWAVReadableByFFmpeg},
+	} {
+		t.Run(test.name, func(t *testing.T) { test.run(t, farm) })
+	}
+}
+
+// ffmpegFarm returns the conversions, made on its first call (TestFFmpeg's
+// sync.OnceValue).
+type ffmpegFarm func() *ffmpegConversions
+
+// makeFFmpegConversions runs every job: one ffmpeg run per stage, or, if
+// a stage's run fails, one per job of it.
+func makeFFmpegConversions(ctx context.Context) *ffmpegConversions {
+	farm := &ffmpegConversions{files: map[string][]byte{}, errs: map[string]error{}}
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		farm.noFFmpeg = err
 		return farm
 	}
 	// Bounded: a hung ffmpeg fails its tests with the phase named.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "pcm-ffmpeg-")
 	if err != nil {
@@ -218,7 +261,7 @@ var ffmpegConversions = sync.OnceValue(func() *ffmpegFarm {
 		}
 	}
 	return farm
-})
+}
 
 // runFFmpegJobs runs one ffmpeg that makes every job's output in dir.
 func runFFmpegJobs(ctx context.Context, ffmpeg, dir string, jobs []ffmpegJob) error {
@@ -259,10 +302,10 @@ func runFFmpegJobs(ctx context.Context, ffmpeg, dir string, jobs []ffmpegJob) er
 // errNoFFmpegForTests marks a conversion not made for want of ffmpeg.
 var errNoFFmpegForTests = errors.New("ffmpeg not installed (Debian package ffmpeg)")
 
-// ffmpegOutErr returns the conversion named out, or why it was not made
+// outErr returns the conversion named out, or why it was not made
 // (errNoFFmpegForTests when ffmpeg is not installed).
-func ffmpegOutErr(out string) ([]byte, error) {
-	farm := ffmpegConversions()
+func (f ffmpegFarm) outErr(out string) ([]byte, error) {
+	farm := f()
 	if farm.noFFmpeg != nil {
 		return nil, fmt.Errorf("%w: %v", errNoFFmpegForTests, farm.noFFmpeg)
 	}
@@ -276,11 +319,11 @@ func ffmpegOutErr(out string) ([]byte, error) {
 	return b, nil
 }
 
-// ffmpegOut returns the conversion named out; it skips the test when ffmpeg
-// is not installed and fails it when the conversion could not be made.
-func ffmpegOut(t *testing.T, out string) []byte {
+// out returns the conversion named out; it skips the test when ffmpeg is
+// not installed and fails it when the conversion could not be made.
+func (f ffmpegFarm) out(t *testing.T, out string) []byte {
 	t.Helper()
-	b, err := ffmpegOutErr(out)
+	b, err := f.outErr(out)
 	if errors.Is(err, errNoFFmpegForTests) {
 		t.Skip(err)
 	}
@@ -290,12 +333,12 @@ func ffmpegOut(t *testing.T, out string) []byte {
 	return b
 }
 
-// ffmpegOutFile writes the conversion named out into dir under name and
-// returns its path; it skips or fails as ffmpegOut does.
-func ffmpegOutFile(t *testing.T, out, dir, name string) string {
+// outFile writes the conversion named out into dir under name and returns
+// its path; it skips or fails as out does.
+func (f ffmpegFarm) outFile(t *testing.T, out, dir, name string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, ffmpegOut(t, out), 0o644); err != nil {
+	if err := os.WriteFile(path, f.out(t, out), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -157,10 +157,10 @@ func TestG711DecodeMatchesFFmpegFixture(t *testing.T) {
 	}
 }
 
-// TestG711FFmpegNow runs the installed ffmpeg on the same inputs and checks
+// testG711FFmpegNow (TestFFmpeg/G711FFmpegNow) runs the installed ffmpeg on the same inputs and checks
 // that it still agrees with the committed fixtures and with this package;
 // with -update-g711 it rewrites the fixtures instead.
-func TestG711FFmpegNow(t *testing.T) {
+func testG711FFmpegNow(t *testing.T, farm ffmpegFarm) {
 	if !*updateG711 { // -update-g711 writes testdata, which other tests read
 		t.Parallel()
 	}
@@ -172,8 +172,8 @@ func TestG711FFmpegNow(t *testing.T) {
 	// law.
 	for _, law := range g711Laws {
 		t.Run(law.name, func(t *testing.T) {
-			enc := ffmpegOut(t, "g711-"+law.name+".enc")
-			dec := ffmpegOut(t, "g711-"+law.name+".dec")
+			enc := farm.out(t, "g711-"+law.name+".enc")
+			dec := farm.out(t, "g711-"+law.name+".dec")
 			if *updateG711 {
 				var z bytes.Buffer
 				zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)

@@ -355,9 +355,6 @@ func (v *VAD) onFrame(dst []VADEvent, p float64) []VADEvent {
 	start := end - int64(v.fill)
 	thr := max(v.minLevel, floor*v.ratio)
 	tail := v.tailThreshold(floor)
-	if zzDebug != nil {
-		zzDebug(v.pos, p, thr, tail, floor, v.noiseMean)
-	}
 	if p >= thr {
 		if !v.inSeg {
 			v.inSeg, v.segStart, v.active = true, start, 0
@@ -520,5 +517,3 @@ func SegmentsOf(events []VADEvent) []Segment {
 	}
 	return out
 }
-
-var zzDebug func(pos int64, p, thr, tail, floor, nm float64)

@@ -148,7 +148,7 @@ func (fx wavFixture) subst(args []string, in, out string) []string {
 // (ffmpeg_farm_test.go), each output from its own input (the options of
 // ffmpegIn before -i, then the fixture's after it): starting ffmpeg costs far
 // more than writing 480 frames.
-func makeWAVFixtures(t *testing.T, dir string) map[string]string {
+func makeWAVFixtures(t *testing.T, farm ffmpegFarm, dir string) map[string]string {
 	t.Helper()
 	missing := map[string]string{}
 	src := t.TempDir()
@@ -171,7 +171,7 @@ func makeWAVFixtures(t *testing.T, dir string) map[string]string {
 			if !slices.Equal(fx.args[:iIn+2], ffmpegIn) {
 				t.Fatalf("%s: its ffmpeg arguments do not start with ffmpegIn: %v", fx.name, fx.args)
 			}
-			ffmpegOutFile(t, "fixture-"+fx.name, dir, fx.name)
+			farm.outFile(t, "fixture-"+fx.name, dir, fx.name)
 			continue
 		}
 		args := fx.subst(fx.args, input(fx), out)
@@ -204,15 +204,15 @@ func TestReadWAVFixtures(t *testing.T) {
 	}
 }
 
-// TestWAVFixturesRegenerate remakes every fixture with the installed tools
+// testWAVFixturesRegenerate (TestFFmpeg/WAVFixturesRegenerate) remakes every fixture with the installed tools
 // and checks that ReadWAV decodes it as it decodes the committed one; with
 // -update-wav it rewrites the committed fixtures.
-func TestWAVFixturesRegenerate(t *testing.T) {
+func testWAVFixturesRegenerate(t *testing.T, farm ffmpegFarm) {
 	if !*updateWAV { // -update-wav writes testdata, which other tests read
 		t.Parallel()
 	}
 	dir := t.TempDir()
-	missing := makeWAVFixtures(t, dir)
+	missing := makeWAVFixtures(t, farm, dir)
 	for _, fx := range wavFixtures {
 		t.Run(fx.name, func(t *testing.T) {
 			if why := missing[fx.name]; why != "" {
@@ -235,13 +235,13 @@ func TestWAVFixturesRegenerate(t *testing.T) {
 	}
 }
 
-// TestReadWAVMatchesFFmpegDecode has ffmpeg decode each fixture to 64-bit
+// testReadWAVMatchesFFmpegDecode (TestFFmpeg/ReadWAVMatchesFFmpegDecode) has ffmpeg decode each fixture to 64-bit
 // float, mixes the channels exactly, and checks that ReadWAV gives exactly
 // that, rounded as roundMean says. (ffmpeg's own conversions of these files
 // to 16 bits are checked in ref_fixtures_test.go.) One ffmpeg run decodes
 // every fixture, each input to its own output: starting ffmpeg costs far
 // more than decoding 480 frames.
-func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
+func testReadWAVMatchesFFmpegDecode(t *testing.T, farm ffmpegFarm) {
 	t.Parallel()
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
@@ -250,7 +250,7 @@ func TestReadWAVMatchesFFmpegDecode(t *testing.T) {
 	// The package's shared ffmpeg run (ffmpeg_farm_test.go) decodes every
 	// fixture; with -update-wav, which rewrites them, a run of this test's
 	// own decodes them once they are written.
-	decoded := func(t *testing.T, fx wavFixture) []byte { return ffmpegOut(t, "decoded-"+fx.name+".f64le") }
+	decoded := func(t *testing.T, fx wavFixture) []byte { return farm.out(t, "decoded-"+fx.name+".f64le") }
 	if *updateWAV {
 		dir := t.TempDir()
 		args := []string{"-nostdin", "-hide_banner", "-loglevel", "error"}

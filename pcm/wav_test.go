@@ -252,12 +252,14 @@ func TestReadWAVAgreesWithGoAudio(t *testing.T) {
 	}
 }
 
-func TestWAVReadableByFFmpeg(t *testing.T) {
+// testWAVReadableByFFmpeg (TestFFmpeg/WAVReadableByFFmpeg): ffmpeg decodes a
+// file WriteWAVFile wrote to the samples written.
+func testWAVReadableByFFmpeg(t *testing.T, farm ffmpegFarm) {
 	t.Parallel()
 	// The package's shared ffmpeg run (ffmpeg_farm_test.go) decodes what
 	// WriteWAVFile wrote of testChunk(Rate16k, 4000).
 	c := testChunk(Rate16k, 4000)
-	out, err := ffmpegOutErr("ours.wav.s16")
+	out, err := farm.outErr("ours.wav.s16")
 	if errors.Is(err, errNoFFmpegForTests) {
 		t.Skip(err)
 	}

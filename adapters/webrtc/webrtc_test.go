@@ -296,3 +296,28 @@ func testPlainBot(t *testing.T, n *network) {
 		t.Errorf("the bot's message arrived as %+v", ev)
 	}
 }
+
+// TestConnectionIDsPerBot: each bot numbers its peer connections (Call.PCID)
+// from 1, whatever other bots of the process have made: the count is the
+// bot's, not the package's.
+func TestConnectionIDsPerBot(t *testing.T) { onVirtualTime(t, testConnectionIDsPerBot) }
+
+func testConnectionIDsPerBot(t *testing.T, n *network) {
+	for i := range 2 {
+		bot := n.bot(t, webrtcpeer.Config{})
+		conn, err := n.agent(bot.URL).Connect(t.Context(), voicetest.Session{Name: t.Name(), Rate: 16000, Logf: voicetest.TestLogf(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.Close(); err != nil { // before the next bot's call: one open at a time
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range bot.Calls() {
+			ids = append(ids, c.PCID)
+		}
+		if len(ids) != 1 || ids[0] != "SmallWebRTCConnection#1" {
+			t.Errorf("bot %d: connection IDs %q, want [SmallWebRTCConnection#1]", i+1, ids)
+		}
+	}
+}

@@ -17,10 +17,10 @@ import (
 // agent served over a WebSocket of raw PCM16 (a test double written for
 // this test) that streams its speech in bursts with seeded random pauses
 // and random silent padding, reached through wscodec like a deployed
-// agent. TestRemoteSTT talks to it live with Config.AgentSTT
-// (pocketsphinx behind the cache); TestDeployed talks to it through a
+// agent. TestRemote/STT talks to it live with Config.AgentSTT
+// (pocketsphinx behind the cache); TestRemote/Deployed talks to it through a
 // cassette, and with SAMPLE_DEPLOYED_DOWN set runs with no agent at all.
-// Each test talks to it once per seed of SAMPLE_SEED (a comma-separated
+// Each subtest talks to it once per seed of SAMPLE_SEED (a comma-separated
 // list), each seed being another way for the same speech to arrive.
 //
 // The lines are short: what is checked is that a conversation recorded on
@@ -99,44 +99,27 @@ func seeds(t *testing.T) []uint64 {
 	return out
 }
 
-// sharedCache is the cache of the agent's turns' transcripts and of the
-// speech synthesised on the real clock (see agentSTT and fliteTTS).
-var sharedCache = sync.OnceValues(func() (*cache.Cache, error) {
-	return cache.Open(cache.DefaultDir, cache.WithName("TestRemoteSTT|TestDeployed"))
-})
+// testCache returns shared, the cache TestRemote opened, if there is one
+// (on the real clock), else a cache of t's own (in a bubble: a bubble's
+// channels are its own, so there each subtest keeps its own cache, and
+// every turn replays).
+func testCache(t *testing.T, shared *cache.Cache) *cache.Cache {
+	if shared != nil {
+		return shared
+	}
+	return cache.ForTest(t)
+}
 
 // agentSTT returns the STT of the agent's turns: pocketsphinx behind the
-// cache, with the agent's lines as its grammar. On the real clock both tests record the same three turns at the
-// same time, and a cache produces a key once only among the callers of
-// that one cache (single flight), so there they share a cache and each
-// turn is transcribed once, not twice. In a bubble each test keeps the
-// cache of its own test (a bubble's channels are its own), and every
-// turn replays.
-func agentSTT(t *testing.T) voicetest.STT {
-	phrases := speech.WithPhrases(replies...)
-	if !realClock() {
-		return speech.Pocketsphinx(speech.WithCache(cache.ForTest(t)), phrases)
-	}
-	c, err := sharedCache()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return speech.Pocketsphinx(speech.WithCache(c), phrases)
+// cache, with the agent's lines as its grammar.
+func agentSTT(t *testing.T, shared *cache.Cache) voicetest.STT {
+	return speech.Pocketsphinx(speech.WithCache(testCache(t, shared)), speech.WithPhrases(replies...))
 }
 
 // fliteTTS returns flite behind the cache, for the user's lines and the
-// agent's. On the real clock both tests synthesise the same five lines at
-// the same time, so there they share the cache of agentSTT and each line
-// is synthesised once, not twice; in a bubble each test keeps its own.
-func fliteTTS(t *testing.T) voicetest.TTS {
-	if !realClock() {
-		return speech.Flite(speech.WithCache(cache.ForTest(t)), speech.WithVoice("slt"))
-	}
-	c, err := sharedCache()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return speech.Flite(speech.WithCache(c), speech.WithVoice("slt"))
+// agent's.
+func fliteTTS(t *testing.T, shared *cache.Cache) voicetest.TTS {
+	return speech.Flite(speech.WithCache(testCache(t, shared)), speech.WithVoice("slt"))
 }
 
 // onClock runs f on the real clock (SAMPLE_CLOCK=real) or in a synctest
@@ -307,7 +290,7 @@ func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) 
 	return "ws://127.0.0.1/agent", l.dial
 }
 
-// config is the scenario of both tests. On the real clock it runs
+// config is the scenario of both subtests. On the real clock it runs
 // PaceFast: the user's audio goes as fast as the agent takes it, and an
 // agent turn ends TailSilence after the agent's last audio, without
 // waiting for that audio to play out. With the fast-paced agent, the
@@ -315,7 +298,7 @@ func burstyAgent(t *testing.T, tts voicetest.TTS, seed uint64) (string, dialer) 
 // and the engines, not on the 8 s it lasts. The frames sent
 // are the same under either pacing, so the cassette recorded on the real
 // clock under PaceFast replays on virtual time under PaceRealTime.
-func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Config {
+func config(t *testing.T, shared *cache.Cache, agent voicetest.Agent, tts voicetest.TTS) voicetest.Config {
 	pacing := voicetest.PaceRealTime
 	if realClock() {
 		pacing = voicetest.PaceFast
@@ -325,7 +308,7 @@ func config(t *testing.T, agent voicetest.Agent, tts voicetest.TTS) voicetest.Co
 		Pacing:    pacing,
 		Rate:      rate,
 		UserVoice: tts,
-		AgentSTT:  agentSTT(t),
+		AgentSTT:  agentSTT(t, shared),
 		Golden:    voicetest.GoldenOptions{TimeTolerance: time.Second},
 		Timeouts:  voicetest.Timeouts{FirstChunk: 10 * time.Second},
 		Script: []voicetest.Step{
@@ -360,35 +343,44 @@ func check(t *testing.T, seed uint64, res *voicetest.Result) {
 	t.Logf("%s, seed %d: %d agent turns transcribed", t.Name(), seed, agent)
 }
 
-// TestRemoteSTT talks to the agent live and transcribes its replies.
-func TestRemoteSTT(t *testing.T) {
-	t.Parallel()
-	for _, seed := range seeds(t) {
-		onClock(t, func(t *testing.T) {
-			tts := fliteTTS(t)
-			check(t, seed, voicetest.Scenario(t, config(t, remoteAgent(burstyAgent(t, tts, seed)), tts)))
-		})
+// TestRemote talks to the agent in two parallel subtests: STT live,
+// transcribing its replies, and Deployed through a cassette. On the real
+// clock both record the same three turns at the same time, and a cache
+// produces a key once only among the callers of that one cache (single
+// flight), so there they share the cache this test opens: each turn is
+// transcribed, and each line synthesised, once, not twice.
+func TestRemote(t *testing.T) {
+	var shared *cache.Cache
+	if realClock() {
+		shared = cache.ForTest(t) // closed once both subtests are done
 	}
-}
-
-// TestDeployed talks to the agent through a cassette.
-func TestDeployed(t *testing.T) {
-	t.Parallel()
-	for _, seed := range seeds(t) {
-		onClock(t, func(t *testing.T) {
-			tts := fliteTTS(t)
-			url, dial := "ws://127.0.0.1:9/nothing-listens-here", dialer(nil)
-			if os.Getenv("SAMPLE_DEPLOYED_DOWN") == "" {
-				url, dial = burstyAgent(t, tts, seed)
-			}
-			var opts []cassette.Option
-			if name := os.Getenv("SAMPLE_CASSETTE"); name != "" {
-				opts = append(opts, cassette.WithName(name))
-			}
-			a := cassette.New(t, remoteAgent(url, dial), opts...)
-			check(t, seed, voicetest.Scenario(t, config(t, a, tts)))
-		})
-	}
+	t.Run("STT", func(t *testing.T) {
+		t.Parallel()
+		for _, seed := range seeds(t) {
+			onClock(t, func(t *testing.T) {
+				tts := fliteTTS(t, shared)
+				check(t, seed, voicetest.Scenario(t, config(t, shared, remoteAgent(burstyAgent(t, tts, seed)), tts)))
+			})
+		}
+	})
+	t.Run("Deployed", func(t *testing.T) {
+		t.Parallel()
+		for _, seed := range seeds(t) {
+			onClock(t, func(t *testing.T) {
+				tts := fliteTTS(t, shared)
+				url, dial := "ws://127.0.0.1:9/nothing-listens-here", dialer(nil)
+				if os.Getenv("SAMPLE_DEPLOYED_DOWN") == "" {
+					url, dial = burstyAgent(t, tts, seed)
+				}
+				var opts []cassette.Option
+				if name := os.Getenv("SAMPLE_CASSETTE"); name != "" {
+					opts = append(opts, cassette.WithName(name))
+				}
+				a := cassette.New(t, remoteAgent(url, dial), opts...)
+				check(t, seed, voicetest.Scenario(t, config(t, shared, a, tts)))
+			})
+		}
+	})
 }
 `
 
@@ -488,7 +480,7 @@ func files(t *testing.T, pattern string) []string {
 // agent whose speech arrives in bursts at random times: recorded once,
 // five more conversations in record mode (each with other bursts and
 // pauses) add no cache entry, -check then passes (with yet others), and
-// the cassette of TestDeployed is recorded, replayed with the agent down,
+// the cassette of TestRemote/Deployed is recorded, replayed with the agent down,
 // checked and pruned like cache entries. The first run records on the
 // real clock, over TCP; the others run on virtual time over in-memory
 // connections (see remoteTest), so they also show that what was recorded
@@ -541,12 +533,12 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	s.setenv("GOMAXPROCS", "1")
 	t.Parallel()
 	out := recorded()
-	mustContain(t, out, "ok   TestRemoteSTT", "ok   TestDeployed", "voicetest-update: ok")
+	mustContain(t, out, "ok   TestRemote/STT", "ok   TestRemote/Deployed", "ok   TestRemote (", "voicetest-update: ok")
 	entries := files(t, stt)
 	if len(entries) < 6 {
 		t.Fatalf("%d STT entries and bodies recorded, want at least one per agent turn (3)\n%s", len(entries), out)
 	}
-	cassetteFiles := files(t, filepath.Join(pkg, "cassettes", "TestDeployed", "*"))
+	cassetteFiles := files(t, filepath.Join(pkg, "cassettes", "TestRemote", "Deployed", "*"))
 	if len(cassetteFiles) != 4 {
 		t.Fatalf("cassette files %v, want an index and 3 bodies\n%s", cassetteFiles, out)
 	}
@@ -572,7 +564,7 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	recordedFiles := hashFiles(t, pkg)
 	out = s.runTestBinary(t, "remote", map[string]string{"SAMPLE_SEED": strings.Join(list, ","), "VOICETEST_CACHE": "record", "GOLDIE_UPDATE": "1"}, "-test.v")
 	for _, seed := range seeds {
-		for _, test := range []string{"TestRemoteSTT", "TestDeployed"} {
+		for _, test := range []string{"TestRemote/STT", "TestRemote/Deployed"} {
 			mustContain(t, out, test+", seed "+strconv.Itoa(seed)+": 3 agent turns transcribed")
 		}
 	}
@@ -580,7 +572,7 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 		t.Errorf("seeds %v added, changed or removed cache or cassette files (their keys changed): %v\n%s", seeds, changed, out)
 	}
 
-	// A cassette no test uses (a copy of TestDeployed's under another
+	// A cassette no test uses (a copy of TestRemote/Deployed's under another
 	// test's name).
 	stale := filepath.Join(pkg, "cassettes", "TestGone")
 	if err := os.MkdirAll(stale, 0o755); err != nil {
@@ -595,16 +587,16 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	}
 	goneIndex := filepath.Join("remote", "testdata", "voicetest", "cassettes", "TestGone", "cassette.json")
 
-	// CI: replay only, with yet other bursts, and TestDeployed with no
-	// agent to reach: both tests pass and nothing changes. The unused
+	// CI: replay only, with yet other bursts, and TestRemote/Deployed with no
+	// agent to reach: both subtests pass and nothing changes. The unused
 	// cassette fails the check.
 	s.setenv("SAMPLE_SEED", "7")
 	s.setenv("SAMPLE_DEPLOYED_DOWN", "1")
 	// -v shows each test's log.
 	out = s.update(t, exitFail, "-check", "-v", "./remote")
-	mustContain(t, out, "cache replay, goldens compared", "  ok   TestRemoteSTT", "  ok   TestDeployed", "ok   example.com/sample/remote",
+	mustContain(t, out, "cache replay, goldens compared", "  ok   TestRemote/STT", "  ok   TestRemote/Deployed", "ok   example.com/sample/remote",
 		"cache files: 0 added, 0 changed, 0 removed", "cassette files: 0 added, 0 changed, 0 removed")
-	mustContain(t, out, "TestRemoteSTT, seed 7: 3 agent turns transcribed", "TestDeployed, seed 7: 3 agent turns transcribed")
+	mustContain(t, out, "TestRemote/STT, seed 7: 3 agent turns transcribed", "TestRemote/Deployed, seed 7: 3 agent turns transcribed")
 	mustContain(t, out, "check: 4 cassette file(s) unused by any test", "  ? "+goneIndex, "voicetest-update: FAIL")
 	// Every entry recorded on the real clock is used on virtual time.
 	if strings.Contains(out, "cache file(s) unused") {
@@ -617,7 +609,7 @@ func TestRemoteAgentCacheAndCassettes(t *testing.T) {
 	s.setenv("SAMPLE_CASSETTE", "booking")
 	out = s.update(t, exitOK, "./remote")
 	mustContain(t, out, "cassette files: 4 added, 0 changed, 0 removed", "pruned 8 unused cassette file(s):",
-		"  - "+filepath.Join("remote", "testdata", "voicetest", "cassettes", "TestDeployed", "cassette.json"), "voicetest-update: ok")
+		"  - "+filepath.Join("remote", "testdata", "voicetest", "cassettes", "TestRemote", "Deployed", "cassette.json"), "voicetest-update: ok")
 	mustContain(t, out, "  - "+goneIndex)
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the pruned cassette's directory is still there: %v", err)

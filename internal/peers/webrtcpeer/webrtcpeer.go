@@ -202,6 +202,7 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[string]*conn
 	closing bool // under mu: Close has begun, goTracked starts nothing
+	lastID  int  // under mu: the number of the last connection made (newConn)
 	wg      sync.WaitGroup
 }
 
@@ -398,11 +399,6 @@ type conn struct {
 	turn int
 }
 
-var idSeq struct {
-	sync.Mutex
-	n int
-}
-
 func (s *Server) newConn(in offerIn) (*conn, error) {
 	pc, err := s.api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
@@ -414,10 +410,10 @@ func (s *Server) newConn(in offerIn) (*conn, error) {
 		return nil, err
 	}
 	enc.SetBitrate(48000)
-	idSeq.Lock()
-	idSeq.n++
-	id := "SmallWebRTCConnection#" + strconv.Itoa(idSeq.n)
-	idSeq.Unlock()
+	s.mu.Lock()
+	s.lastID++
+	id := "SmallWebRTCConnection#" + strconv.Itoa(s.lastID)
+	s.mu.Unlock()
 	rd := in.RequestData
 	if len(rd) == 0 {
 		rd = in.RequestData2
