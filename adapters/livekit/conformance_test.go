@@ -232,6 +232,13 @@ func subject(inLane bool) conformance.Subject {
 			}
 			started.Add(1)
 			w := lkagent.New(t, cfg)
+			t.Cleanup(func() {
+				if t.Failed() {
+					// What the double heard and why it did not answer
+					// (a line it could not transcribe, say).
+					t.Logf("the agent double's jobs: %+v", w.Jobs())
+				}
+			})
 			if len(cfg.Send) > 50 {
 				// The flood's backlog in the double's data channels is in
 				// this process's heap: bounded, whatever the CPU left to
