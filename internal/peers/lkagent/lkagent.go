@@ -213,6 +213,13 @@ type Worker struct {
 	jobs   []*Job
 	regd   chan struct{}
 	err    error
+	// hold, set by the package's tests, runs on a goroutine of each
+	// session once it has joined its room and met the participants
+	// already there: one the session waits
+	// for before its job ends but cannot stop, as an SDK call that
+	// ignores the session's end (PublishDataPacket waits up to its
+	// connect timeout for a publisher connection).
+	hold func()
 }
 
 // New starts a worker for tb, stopped when tb ends, and waits until the
@@ -233,7 +240,10 @@ func New(tb testing.TB, cfg Config) *Worker {
 }
 
 // Start starts a worker; Close stops it.
-func Start(cfg Config) *Worker {
+func Start(cfg Config) *Worker { return start(cfg, nil) }
+
+// start starts a worker whose sessions each run hold (see Worker.hold).
+func start(cfg Config, hold func()) *Worker {
 	if cfg.EndSilence == 0 {
 		cfg.EndSilence = 250 * time.Millisecond
 	}
@@ -244,7 +254,7 @@ func Start(cfg Config) *Worker {
 		cfg.SendGap = 30 * time.Millisecond
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Worker{cfg: cfg, ctx: ctx, cancel: cancel, regd: make(chan struct{})}
+	w := &Worker{cfg: cfg, ctx: ctx, cancel: cancel, regd: make(chan struct{}), hold: hold}
 	w.wg.Add(1)
 	go w.run()
 	return w
@@ -444,6 +454,16 @@ type speech struct {
 // Close, and the test, 10 s.
 var errEnded = errors.New("lkagent: the session has ended")
 
+// ended returns errEnded for an error of a send that the session's end
+// overtook (run leaves the room while its goroutines may be sending),
+// and err otherwise.
+func (s *session) ended(err error) error {
+	if err != nil && s.ctx.Err() != nil {
+		return errEnded
+	}
+	return err
+}
+
 // errorf records an error of the job.
 func (s *session) errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
@@ -490,10 +510,10 @@ func (s *session) run(url, token string) error {
 	if err != nil {
 		return fmt.Errorf("joining the room: %w", err)
 	}
-	defer room.Disconnect()
 	s.setState("initializing")
 	pub, err := room.LocalParticipant.PublishTrack(out, &lksdk.TrackPublicationOptions{Name: "agent", Source: livekit.TrackSource_MICROPHONE})
 	if err != nil {
+		room.Disconnect()
 		return fmt.Errorf("publishing the agent's track: %w", err)
 	}
 	s.mu.Lock()
@@ -501,6 +521,9 @@ func (s *session) run(url, token string) error {
 	s.mu.Unlock()
 	for _, rp := range room.GetRemoteParticipants() {
 		s.link(rp)
+	}
+	if s.w.hold != nil {
+		s.go_(s.w.hold)
 	}
 	<-s.ctx.Done()
 	s.mu.Lock()
@@ -511,6 +534,12 @@ func (s *session) run(url, token string) error {
 		s.busy.Done() // its func will not run
 	}
 	s.mu.Unlock()
+	// Leave first, then wait for the session's goroutines: one may be in
+	// an SDK call that does not heed the session's end (PublishDataPacket
+	// waits up to its connect timeout for the publisher connection), and
+	// until the agent leaves, the caller sees it on the line (a hang-up
+	// that did not happen). What they send after this fails (errEnded).
+	room.Disconnect()
 	s.busy.Wait()
 	return nil
 }
@@ -689,7 +718,7 @@ func (s *session) send(m Message) error {
 		if err := proto.Unmarshal(m.Packet, &p); err != nil {
 			return err
 		}
-		return lp.PublishDataPacket(rawPacket{&p}, lksdk.WithDataPublishReliable(true))
+		return s.ended(lp.PublishDataPacket(rawPacket{&p}, lksdk.WithDataPublishReliable(true)))
 	case m.Attributes != nil:
 		lp.SetAttributes(m.Attributes)
 		return nil
@@ -731,7 +760,7 @@ func (o *outStream) publish(p *livekit.DataPacket) error {
 	if o.to != nil {
 		opts = append(opts, lksdk.WithDataPublishDestination(o.to))
 	}
-	return o.s.room.LocalParticipant.PublishDataPacket(rawPacket{p}, opts...)
+	return o.s.ended(o.s.room.LocalParticipant.PublishDataPacket(rawPacket{p}, opts...))
 }
 
 // write sends b in chunks of at most 15000 bytes (the SDK's chunk size;
@@ -933,7 +962,7 @@ func (s *session) legacyTranscript(seg, trackSID, text string) {
 	if s.ctx.Err() != nil {
 		return // see errEnded
 	}
-	if err := s.room.LocalParticipant.PublishDataPacket(rawPacket{p}, lksdk.WithDataPublishReliable(true)); err != nil {
+	if err := s.ended(s.room.LocalParticipant.PublishDataPacket(rawPacket{p}, lksdk.WithDataPublishReliable(true))); err != nil && !errors.Is(err, errEnded) {
 		s.errorf("publishing a legacy transcript: %v", err)
 	}
 }
