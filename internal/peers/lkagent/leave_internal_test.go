@@ -2,6 +2,7 @@ package lkagent
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -110,6 +111,11 @@ func TestLeavesWhileBusy(t *testing.T) {
 	}
 	if j := w.Jobs(); len(j) != 1 || j[0].Ended {
 		t.Fatalf("jobs %+v, want one, not ended while its goroutine is held", j)
+	}
+	// What the job says of its leave: the room's connection state then
+	// (the SDK's names; "connected" unless the signal connection was down).
+	if j := w.Jobs()[0]; !slices.Contains([]string{"connected", "reconnecting", "disconnected"}, j.LeftState) {
+		t.Errorf("the job's LeftState is %q, want the room's connection state when the agent left", j.LeftState)
 	}
 
 	letGo()

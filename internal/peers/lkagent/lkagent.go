@@ -201,6 +201,14 @@ type Job struct {
 	// after it sent one of Config.Send: below MaxBuffered plus that
 	// message (see MaxBuffered).
 	PeakBuffered int
+	// Reconnects counts the times the SDK began to reconnect the
+	// agent's signal connection, and LeftState is the room's connection
+	// state ("connected", "reconnecting", ...) when the agent left it:
+	// a leave sent while the signal connection is down may never reach
+	// the server, which then keeps the agent in the room for a while.
+	// They explain an agent seen "still on the line" after it left.
+	Reconnects int
+	LeftState  string
 }
 
 // Worker is a running agent worker.
@@ -485,6 +493,7 @@ func (s *session) run(url, token string) error {
 			}
 		},
 		OnDisconnected: func() { s.stop() },
+		OnReconnecting: func() { s.w.update(s.job, func(j *Job) { j.Reconnects++ }) },
 		ParticipantCallback: lksdk.ParticipantCallback{
 			OnTrackSubscribed: s.trackSubscribed,
 			OnDataPacket:      s.dataPacket,
@@ -539,6 +548,8 @@ func (s *session) run(url, token string) error {
 	// waits up to its connect timeout for the publisher connection), and
 	// until the agent leaves, the caller sees it on the line (a hang-up
 	// that did not happen). What they send after this fails (errEnded).
+	state := string(room.ConnectionState())
+	s.w.update(s.job, func(j *Job) { j.LeftState = state })
 	room.Disconnect()
 	s.busy.Wait()
 	return nil
