@@ -16,15 +16,17 @@ import (
 )
 
 // The live tests call the real services, each gated on the service's
-// credentials or URL, with a caller spoken by flite (speech.Flite). They
-// live here, over every wire adapter at once, rather than in each
-// protocol's package: speech holds the OpenAI engines too, so importing it
-// links openai-go into a test binary, and the protocol packages' own test
-// binaries need nothing of it. No test needs the internet or a key; run
-// one with e.g. `TWILIO_BOT_URL=wss://… go test ./adapters -run TestLiveTwilio`.
-// Gemini's (TestLiveGemini) lives in adapters/gemini instead: the Gemini
-// adapter links google.golang.org/genai, whose ~120 MB of objects this
-// test binary would otherwise link again at every `go test ./...`.
+// credentials or URL, with a caller spoken by flite (speech.Flite), and
+// skip with the variables to set without them. No test needs the internet
+// or a key; run one with e.g. `TWILIO_BOT_URL=wss://… go test ./adapters
+// -run TestLiveTwilio`. These five live here, over the wire adapters that
+// had one first; the others live in their protocol's package, next to
+// its tests: TestLiveGemini in adapters/gemini (the Gemini adapter links
+// google.golang.org/genai, whose ~120 MB of objects this test binary
+// would otherwise link again at every `go test ./...`), TestLiveVapi,
+// TestLiveWebRTC and TestLiveLiveKit in adapters/vapi, adapters/webrtc and
+// adapters/livekit (the last two link cgo Opus, which this binary does
+// not), and TestRealTwilio (a real phone call) in adapters/twiliophone.
 
 // TestLiveTwilio calls a real bot that serves Twilio Media Streams, to
 // show how a suite points at one: twilio.New(url) plays Twilio's side of a
