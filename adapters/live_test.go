@@ -24,9 +24,10 @@ import (
 // its tests: TestLiveGemini in adapters/gemini (the Gemini adapter links
 // google.golang.org/genai, whose ~120 MB of objects this test binary
 // would otherwise link again at every `go test ./...`), TestLiveVapi,
-// TestLiveWebRTC and TestLiveLiveKit in adapters/vapi, adapters/webrtc and
-// adapters/livekit (the last two link cgo Opus, which this binary does
-// not), and TestRealTwilio (a real phone call) in adapters/twiliophone.
+// TestLiveWebRTC, TestLiveLiveKit and TestLiveWebSocket in adapters/vapi,
+// adapters/webrtc, adapters/livekit and adapters/wscodec (webrtc and
+// livekit link cgo Opus, which this binary does not), and TestRealTwilio
+// (a real phone call) in adapters/twiliophone.
 
 // TestLiveTwilio calls a real bot that serves Twilio Media Streams, to
 // show how a suite points at one: twilio.New(url) plays Twilio's side of a
