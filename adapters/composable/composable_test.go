@@ -14,6 +14,7 @@ import (
 
 	"github.com/voicetest-go/voicetest/adapters/composable"
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/internal/peers/fakeopenai"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -152,6 +153,7 @@ func TestComposableConnConversation(t *testing.T) {
 		if c := conn.Capabilities(); !c.VirtualTime || !c.TurnEnd || !c.NativeInterrupt || !c.ToolEvents || !c.Audio || !c.DTMF {
 			t.Errorf("capabilities %+v", c)
 		}
+		readmecaps.Check(t, "`composable`", conn.Capabilities())
 
 		start := time.Now()
 		lines, text, audio := compEvents(t, conn, isKindOf(voicetest.AgentTurnEnd))

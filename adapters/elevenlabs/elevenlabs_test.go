@@ -12,6 +12,7 @@ import (
 
 	"github.com/voicetest-go/voicetest/adapters/elevenlabs"
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/internal/peers/elevenpeer"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -107,6 +108,7 @@ func TestElevenLabsConversation(t *testing.T) {
 				if caps.InputFormat != wantIn {
 					t.Errorf("InputFormat %+v, want %+v from the metadata", caps.InputFormat, wantIn)
 				}
+				readmecaps.Check(t, "`elevenlabs`", caps)
 
 				r := recvQuiet(t, conn, 300*time.Millisecond)
 				if final, _ := adaptertest.TurnText(r.Events, voicetest.AgentTranscript); final != "Hello from the override" {
@@ -555,6 +557,7 @@ func testElevenLabsCapabilities(t *testing.T) {
 	if got := conn.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %+v, want %+v", got, want)
 	}
+	readmecaps.Check(t, "`elevenlabs`", conn.Capabilities())
 	for name, err := range map[string]error{
 		"SendDTMF":  conn.SendDTMF(t.Context(), "1"),
 		"Interrupt": conn.Interrupt(t.Context()),

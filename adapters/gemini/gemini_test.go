@@ -11,6 +11,7 @@ import (
 
 	"github.com/voicetest-go/voicetest/adapters/gemini"
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/internal/peers/geminipeer"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -75,6 +76,7 @@ func TestGeminiSetup(t *testing.T) {
 func TestGeminiTurn(t *testing.T) {
 	peer := geminipeer.New(t, geminipeer.Config{SpuriousPair: true})
 	conn := adaptertest.DialAgent(t, agent(peer), adaptertest.Session(t, 24000))
+	readmecaps.Check(t, "`gemini`", conn.Capabilities())
 	ctx := t.Context()
 	say(t, ctx, conn, "A table for two.")
 	r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/handler"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
 	"github.com/voicetest-go/voicetest/voicetest/fixtures"
@@ -679,6 +680,7 @@ func TestHandlerCapabilities(t *testing.T) {
 		if text != want {
 			t.Errorf("text mode capabilities %+v, want %+v", text, want)
 		}
+		readmecaps.Check(t, "`handler`", text, "text mode")
 		audio := connect(t, handler.New(echo, handler.AudioMode(fixtures.FakeTTS(), fixtures.FakeSTT())), 8000).conn.Capabilities()
 		want.Text, want.Audio = false, true
 		want.InputFormat = voicetest.AudioFormat{Encoding: "pcm16", Rate: 8000}
@@ -686,6 +688,7 @@ func TestHandlerCapabilities(t *testing.T) {
 		if audio != want {
 			t.Errorf("audio mode capabilities %+v, want %+v", audio, want)
 		}
+		readmecaps.Check(t, "`handler`", audio, "audio mode")
 	})
 }
 

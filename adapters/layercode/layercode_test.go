@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/layercode"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/internal/peers/layercodepeer"
@@ -157,6 +158,7 @@ func testLayerCodeConversation(t *testing.T) {
 	if caps != want {
 		t.Errorf("Capabilities = %+v, want %+v", caps, want)
 	}
+	readmecaps.Check(t, "`layercode`", caps)
 
 	greeting := lcCollect(t, conn, rate, 500*time.Millisecond, nil)
 	if greeting.text != "Hello, how can I help?" {
@@ -576,6 +578,7 @@ func testLayerCodePushToTalk(t *testing.T) {
 	if conn.Capabilities().NativeVAD {
 		t.Errorf("push to talk: NativeVAD true, want false (EndUtterance marks the turn)")
 	}
+	readmecaps.Check(t, "`layercode`", conn.Capabilities(), "push-to-talk")
 	adaptertest.SendPaced(t, t.Context(), conn, adaptertest.Tone(rate, 700, 200*time.Millisecond, 8000))
 	if err := conn.EndUtterance(t.Context()); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	lkproto "github.com/livekit/protocol/livekit"
 	lksdk "github.com/livekit/server-sdk-go/v2"
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/internal/peers/lkagent"
 	"github.com/voicetest-go/voicetest/internal/peers/lkserver"
 	"github.com/voicetest-go/voicetest/pcm"
@@ -39,6 +40,7 @@ func TestRoomDeletedMidReply(t *testing.T) {
 		t.Fatalf("Connect: %v", err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
+	readmecaps.Check(t, "`livekit`", conn.Capabilities())
 	// One word: what the caller says is not the point (the double's reply
 	// is fixed), and each burst of fake speech after Opus and WebRTC is a
 	// chance for the double's transcription to fail under load (four

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/pipecat"
 	"github.com/voicetest-go/voicetest/internal/peers/pipecatpeer"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -57,6 +58,7 @@ func TestPipecatTwilio(t *testing.T) {
 	if caps.InputFormat.Encoding != "mulaw" || caps.InputFormat.Rate != 8000 || !caps.DTMF || caps.NativeInterrupt || caps.StreamingTranscripts {
 		t.Errorf("capabilities %+v", caps)
 	}
+	readmecaps.Check(t, "`pipecat`, Twilio", caps)
 	say(t, ctx, conn, "Hello.")
 	if r := adaptertest.RecvUntil(t, ctx, conn, func(ev voicetest.AgentEvent) bool { return ev.Kind == voicetest.AgentAudio }); r.Audio == 0 {
 		t.Error("no reply audio")
@@ -107,6 +109,7 @@ func TestPipecatProtobufRTVI(t *testing.T) {
 	conn := dial(t, bot, pipecat.Protobuf, true)
 	ctx := t.Context()
 	say(t, ctx, conn, "A table for two.")
+	readmecaps.Check(t, "`pipecat`, protobuf", conn.Capabilities(), "RTVI")
 	r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
 	user, _ := adaptertest.TurnText(r.Events, voicetest.UserTranscript)
 	agent, deltas := adaptertest.TurnText(r.Events, voicetest.AgentTranscript)
@@ -248,6 +251,7 @@ func TestPipecatUnsupported(t *testing.T) {
 	t.Run("protobuf", func(t *testing.T) {
 		bot := pipecatpeer.New(t, pipecatpeer.Config{})
 		conn := dial(t, bot, pipecat.Protobuf, false)
+		readmecaps.Check(t, "`pipecat`, protobuf", conn.Capabilities())
 		for name, err := range map[string]error{
 			"SendText": conn.SendText(t.Context(), "hi"),
 			"SendDTMF": conn.SendDTMF(t.Context(), "1"),

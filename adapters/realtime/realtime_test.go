@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/realtime"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/internal/peers/realtimepeer"
@@ -199,6 +200,7 @@ func testRealtimeServerVAD(t *testing.T) {
 	if !conn.Capabilities().NativeVAD {
 		t.Error("NativeVAD false under server turn detection")
 	}
+	readmecaps.Check(t, "`realtime`", conn.Capabilities(), "TurnDetection")
 	for _, want := range []string{"heard you", "again"} {
 		adaptertest.Say(t, ctx, conn, 24000, "hello hello")
 		r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))
@@ -765,6 +767,7 @@ func TestRealtimeCapabilities(t *testing.T) {
 	if got := conn.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %+v, want %+v", got, want)
 	}
+	readmecaps.Check(t, "`realtime`", conn.Capabilities())
 	err := conn.SendDTMF(t.Context(), "1")
 	var ue *voicetest.UnsupportedError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "in-band") {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/twilio"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
@@ -189,6 +190,7 @@ func TestTwilioCallerMarks(t *testing.T) {
 				if conn.Capabilities().NativeVAD {
 					t.Error("NativeVAD still claimed with CallerMarks")
 				}
+				readmecaps.Check(t, "`twilio`", conn.Capabilities(), "CallerMarks")
 				for turn := 1; turn <= 2; turn++ {
 					// No trailing silence: only the mark ends the utterance.
 					adaptertest.SendPaced(t, ctx, conn, adaptertest.Tone(24000, 440, 200*time.Millisecond, 9000))
@@ -532,6 +534,7 @@ func TestTwilioUnsupported(t *testing.T) {
 	if caps != want {
 		t.Errorf("Capabilities() = %+v, want %+v", caps, want)
 	}
+	readmecaps.Check(t, "`twilio`", caps)
 	for name, err := range map[string]error{
 		"SendText":  conn.SendText(t.Context(), "hello"),
 		"Interrupt": conn.Interrupt(t.Context()),

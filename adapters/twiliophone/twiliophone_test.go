@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/twiliophone"
 	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
 	"github.com/voicetest-go/voicetest/internal/peers/twiliocarrier"
@@ -91,6 +92,19 @@ func testRejectsOtherCallers(t *testing.T) {
 	if c, _ := carrier.WaitCall(t.Context(), 0, func(c twiliocarrier.Call) bool { return c.Status == "completed" }); c.Streams != 0 {
 		t.Errorf("the rejected call opened %d streams", c.Streams)
 	}
+}
+
+// TestREADMECapabilities: the README's capabilities row of twiliophone
+// says what a Conn on a call declares.
+func TestREADMECapabilities(t *testing.T) { synctest.Test(t, testREADMECapabilities) }
+
+func testREADMECapabilities(t *testing.T) {
+	n := adaptertest.NewMemNet(t)
+	carrier := line(t, twiliobot.Config{}, twiliocarrier.Config{}, n)
+	a := dialer(carrier, twiliocarrier.DefaultAuthToken)
+	a.Listener, a.HTTPClient = n.Listen(), n.HTTPClient()
+	conn := adaptertest.DialAgent(t, a, adaptertest.Session(t, 16000))
+	readmecaps.Check(t, "`twiliophone`", conn.Capabilities())
 }
 
 // TestDTMF: key presses update the live call with <Play digits>; the

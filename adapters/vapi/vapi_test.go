@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/vapi"
 	"github.com/voicetest-go/voicetest/internal/peers/vapipeer"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -132,6 +133,7 @@ func testTurnEndAndDeltas(t *testing.T) {
 	a.NetDial, a.HTTPClient = n.Dial, n.HTTPClient()
 	conn := adaptertest.DialAgent(t, a, adaptertest.Session(t, 16000))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	readmecaps.Check(t, "`vapi`", conn.Capabilities())
 	defer cancel()
 	adaptertest.SayFake(t, ctx, conn, 16000, "When do you open?")
 	r := adaptertest.RecvUntil(t, ctx, conn, adaptertest.IsKind(voicetest.AgentTurnEnd))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/webrtc"
 	"github.com/voicetest-go/voicetest/internal/peers/webrtcpeer"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -84,6 +85,7 @@ func testSignalling(t *testing.T, n *network) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	readmecaps.Check(t, "`webrtc`", conn.Capabilities(), "RTVI")
 	adaptertest.CloseConn(t, conn)
 	deadline := time.Now().Add(10 * time.Second)
 	var c webrtcpeer.Call
@@ -285,6 +287,7 @@ func testPlainBot(t *testing.T, n *network) {
 	if caps.StreamingTranscripts || caps.TurnEnd || caps.Text || caps.DTMF || caps.ToolEvents || caps.NativeInterrupt || !caps.NativeVAD {
 		t.Errorf("Capabilities() = %+v: a plain bot gives audio only, and detects the end of speech itself", caps)
 	}
+	readmecaps.Check(t, "`webrtc`", caps)
 	for name, err := range map[string]error{"SendText": conn.SendText(t.Context(), "hi"), "SendDTMF": conn.SendDTMF(t.Context(), "1"), "Interrupt": conn.Interrupt(t.Context())} {
 		var ue *voicetest.UnsupportedError
 		if !errors.As(err, &ue) || ue.Adapter != "webrtc" || ue.Alternative == "" {

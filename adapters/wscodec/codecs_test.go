@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/wscodec"
 	"github.com/voicetest-go/voicetest/pcm"
 	"github.com/voicetest-go/voicetest/voicetest"
@@ -139,6 +140,7 @@ func TestJSONEncode(t *testing.T) {
 	if !vad.Capabilities().NativeVAD {
 		t.Error("NativeVAD option not declared in Capabilities")
 	}
+	readmecaps.Check(t, "`wscodec`, JSON", vad.Capabilities(), "NativeVAD")
 	if _, _, err := wscodec.JSONBase64(wscodec.JSONOptions{Rate: -8000}).Open(voicetest.Session{Rate: 24000}); !errors.Is(err, pcm.ErrBadRate) {
 		t.Errorf("negative rate: %v, want ErrBadRate", err)
 	}

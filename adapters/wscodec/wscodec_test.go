@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest"
+	"github.com/voicetest-go/voicetest/adapters/internal/adaptertest/readmecaps"
 	"github.com/voicetest-go/voicetest/adapters/wire"
 	"github.com/voicetest-go/voicetest/adapters/wscodec"
 	"github.com/voicetest-go/voicetest/internal/peers/twiliobot"
@@ -44,6 +45,7 @@ func TestWebSocketJSONConversation(t *testing.T) {
 		caps.InputFormat != (voicetest.AudioFormat{Encoding: "pcm16", Rate: wire}) {
 		t.Errorf("Capabilities() = %+v", caps)
 	}
+	readmecaps.Check(t, "`wscodec`, JSON", caps, "Transcripts", "TurnEnd", "ToolEvents")
 	// Audio comes between data and the transcript; the resampler's last few
 	// ms of it come with turn_end, which completes its window.
 	const turnKinds = "tool_call tool_result data agent_transcript agent_turn_end"
@@ -112,6 +114,7 @@ func TestWebSocketRawConversation(t *testing.T) {
 	if got := conn.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %+v, want %+v", got, want)
 	}
+	readmecaps.Check(t, "`wscodec`, raw PCM", conn.Capabilities())
 	ev, err := conn.Recv(ctx)
 	if err != nil || ev.Kind != voicetest.AgentLog || ev.Text != `{"status":"ready"}` {
 		t.Fatalf("first event = %+v, %v; want the bot's text frame as a log", ev, err)
